@@ -1,0 +1,28 @@
+# The two commands that do everything on a fresh machine: `make demo` and `make test`.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps configure build test demo bench clean
+
+all: build
+
+deps:
+	scripts/install-deps
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+
+build: configure
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 900
+
+demo: build
+	scripts/demo $(BUILD_DIR)/apps/nimbus
+
+bench: build
+	bench/foundation.sh $(BUILD_DIR)/apps/nimbus
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,139 @@
+#include "args.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace nimbus::cli {
+namespace {
+
+std::string ShortDouble(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+}  // namespace
+
+ArgParser::ArgParser(std::string command, std::string usage, std::string about)
+    : command_(std::move(command)), usage_(std::move(usage)), about_(std::move(about)) {}
+
+void ArgParser::AddString(const std::string& name, const std::string& value_name, const std::string& help,
+                          std::string* target) {
+  options_.push_back({name, value_name, help, target, target->empty() ? "" : *target});
+}
+
+void ArgParser::AddInt(const std::string& name, const std::string& value_name, const std::string& help,
+                       int64_t* target) {
+  options_.push_back({name, value_name, help, target, std::to_string(*target)});
+}
+
+void ArgParser::AddDouble(const std::string& name, const std::string& value_name, const std::string& help,
+                          double* target) {
+  options_.push_back({name, value_name, help, target, ShortDouble(*target)});
+}
+
+void ArgParser::AddSwitch(const std::string& name, const std::string& help, bool* target) {
+  options_.push_back({name, "", help, target, ""});
+}
+
+void ArgParser::Require(const std::string& name) {
+  if (Option* option = Find(name)) {
+    option->required = true;
+    option->default_text.clear();
+  }
+}
+
+ArgParser::Option* ArgParser::Find(const std::string& name) {
+  for (Option& option : options_) {
+    if (option.name == name) return &option;
+  }
+  return nullptr;
+}
+
+Status ArgParser::Assign(Option& option, const std::string& value) {
+  const std::string flag = "--" + option.name;
+  if (auto* text = std::get_if<std::string*>(&option.target)) {
+    if (value.empty()) return InvalidArgument(flag + ": needs a non-empty value");
+    **text = value;
+  } else if (auto* integer = std::get_if<int64_t*>(&option.target)) {
+    int64_t parsed = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (error != std::errc() || end != value.data() + value.size()) {
+      return InvalidArgument(flag + ": '" + value + "' is not an integer");
+    }
+    **integer = parsed;
+  } else if (auto* real = std::get_if<double*>(&option.target)) {
+    double parsed = 0;
+    const char* begin = value.data() + (value.starts_with('+') ? 1 : 0);
+    const auto [end, error] = std::from_chars(begin, value.data() + value.size(), parsed);
+    if (error != std::errc() || end != value.data() + value.size() || !std::isfinite(parsed)) {
+      return InvalidArgument(flag + ": '" + value + "' is not a finite number");
+    }
+    **real = parsed;
+  }
+  return Status::Ok();
+}
+
+Status ArgParser::Parse(int argc, char** argv, int first) {
+  const std::string see_help = " (see 'nimbus " + command_ + " --help')";
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      help_requested_ = true;
+      return Status::Ok();
+    }
+    if (!arg.starts_with("--")) return InvalidArgument("unexpected argument '" + arg + "'" + see_help);
+    std::string name = arg.substr(2);
+    std::string value;
+    bool has_value = false;
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    Option* option = Find(name);
+    if (option == nullptr) return InvalidArgument("unknown option --" + name + see_help);
+    if (given_.count(name) > 0) return InvalidArgument("option --" + name + " given twice");
+    given_.insert(name);
+    if (auto* flag = std::get_if<bool*>(&option->target)) {
+      if (has_value) return InvalidArgument("option --" + name + " takes no value");
+      **flag = true;
+      continue;
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) return InvalidArgument("option --" + name + " needs a value " + option->value_name);
+      value = argv[++i];
+    }
+    NIMBUS_RETURN_IF_ERROR(Assign(*option, value));
+  }
+  for (const Option& option : options_) {
+    if (option.required && given_.count(option.name) == 0) {
+      return InvalidArgument("missing required option --" + option.name + see_help);
+    }
+  }
+  return Status::Ok();
+}
+
+std::string ArgParser::Help() const {
+  std::string out = "usage: nimbus " + command_ + " " + usage_ + "\n\n" + about_ + "\n\noptions:\n";
+  for (const Option& option : options_) {
+    std::string left = "  --" + option.name + (option.value_name.empty() ? "" : " " + option.value_name);
+    if (left.size() < 28) {
+      left.resize(28, ' ');
+    } else {
+      left += "\n" + std::string(28, ' ');
+    }
+    out += left + option.help;
+    if (option.required) {
+      out += " (required)";
+    } else if (!option.default_text.empty()) {
+      out += " (default " + option.default_text + ")";
+    }
+    out += "\n";
+  }
+  out += "  --help                    show this help\n";
+  return out;
+}
+
+}  // namespace nimbus::cli

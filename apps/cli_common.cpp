@@ -1,0 +1,40 @@
+#include "cli_common.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "commands.h"
+
+namespace nimbus::cli {
+
+bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code) {
+  const Status status = parser.Parse(argc, argv, 2);
+  if (!status.ok()) {
+    std::fprintf(stderr, "nimbus %s: %s\n", parser.command().c_str(), status.message().c_str());
+    *exit_code = kExitUsage;
+    return false;
+  }
+  if (parser.help_requested()) {
+    std::fputs(parser.Help().c_str(), stdout);
+    *exit_code = kExitOk;
+    return false;
+  }
+  return true;
+}
+
+int ReportError(const std::string& command, const Status& status) {
+  std::fprintf(stderr, "nimbus %s: error: %s\n", command.c_str(), status.message().c_str());
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kDataLoss:
+      return kExitUsage;
+    default:
+      return kExitFailure;
+  }
+}
+
+bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+}  // namespace nimbus::cli

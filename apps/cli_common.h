@@ -1,0 +1,22 @@
+// Helpers shared by the subcommands: parsing boilerplate and error printing.
+#pragma once
+
+#include <string>
+
+#include "args.h"
+#include "nimbus/core/status.h"
+
+namespace nimbus::cli {
+
+// Parses; prints help (returns 0 through *exit_code) or the error (returns 2). Returns true
+// when the command should go on.
+bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code);
+
+// Prints "nimbus COMMAND: error: ..." to stderr and returns the exit code for the status:
+// 2 for bad input (invalid argument, not found, data loss), 1 otherwise.
+int ReportError(const std::string& command, const Status& status);
+
+// True when standard error is a terminal (progress lines go there only then).
+bool StderrIsTerminal();
+
+}  // namespace nimbus::cli

@@ -1,0 +1,17 @@
+// The nimbus subcommands. Each returns the process exit status: 0 on success, 1 when a run
+// failed (a worker failure, an I/O error mid-way), 2 for bad usage or bad input.
+#pragma once
+
+namespace nimbus::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+int RunGen(int argc, char** argv);
+int RunSplit(int argc, char** argv);
+int RunTrain(int argc, char** argv);
+int RunPredict(int argc, char** argv);
+int RunEval(int argc, char** argv);
+
+}  // namespace nimbus::cli

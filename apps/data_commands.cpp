@@ -1,0 +1,185 @@
+// nimbus gen, split, predict and eval.
+#include <cstdio>
+#include <string>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "evaluation.h"
+#include "model.h"
+#include "nimbus/core/clock.h"
+#include "nimbus/core/file_io.h"
+#include "nimbus/data/libsvm_reader.h"
+#include "nimbus/data/manifest.h"
+#include "nimbus/data/synthetic.h"
+
+namespace nimbus::cli {
+namespace {
+
+Result<SyntheticTask> ParseTask(const std::string& name) {
+  if (name == "classification") return SyntheticTask::kClassification;
+  if (name == "regression") return SyntheticTask::kRegression;
+  return InvalidArgument("--task: unknown task '" + name + "' (choose classification or regression)");
+}
+
+// Reads labelled data for a model: its labels must be the model's two labels.
+Result<Dataset> ReadDataForModel(const Model& model, const std::string& path) {
+  LibsvmReadOptions options;
+  options.label_mode = model.labels.binary ? LabelMode::kBinary : LabelMode::kRegression;
+  if (model.labels.binary) options.expected_labels = model.labels;
+  return ReadLibsvmFile(path, options);
+}
+
+}  // namespace
+
+int RunGen(int argc, char** argv) {
+  SyntheticOptions options;
+  std::string out, task = "classification";
+  int64_t seed = 1;
+  ArgParser parser("gen", "--rows N --cols D --nnz-per-row K --seed S --out FILE.svm",
+                   "Writes synthetic sparse data in LIBSVM format: rows of unit length with K nonzeros each and\n"
+                   "labels drawn from a planted sparse model. The same seed always gives the same file.");
+  parser.AddInt("rows", "N", "number of rows (examples)", &options.rows);
+  parser.AddInt("cols", "D", "number of features", &options.cols);
+  parser.AddInt("nnz-per-row", "K", "nonzeros in every row", &options.nnz_per_row);
+  parser.AddInt("seed", "S", "random seed", &seed);
+  parser.AddString("out", "FILE.svm", "output file", &out);
+  parser.AddInt("planted-nonzeros", "P", "nonzeros of the planted model (0: a tenth of the features)",
+                &options.planted_nonzeros);
+  parser.AddString("task", "T", "classification (labels +1/-1) or regression (real targets)", &task);
+  parser.AddDouble("noise", "X", "regression: standard deviation of the target noise", &options.noise);
+  parser.Require("rows");
+  parser.Require("cols");
+  parser.Require("nnz-per-row");
+  parser.Require("out");
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+  if (seed < 0) return ReportError("gen", InvalidArgument("--seed: must be >= 0"));
+  options.seed = static_cast<uint64_t>(seed);
+  Result<SyntheticTask> parsed_task = ParseTask(task);
+  if (!parsed_task.ok()) return ReportError("gen", parsed_task.status());
+  options.task = *parsed_task;
+
+  Stopwatch watch;
+  Result<SyntheticSummary> summary = WriteSyntheticLibsvm(options, out);
+  if (!summary.ok()) return ReportError("gen", summary.status());
+  std::printf("wrote %s: %lld rows, %lld features, %lld nonzeros, planted model with %zu nonzeros", out.c_str(),
+              static_cast<long long>(summary->rows), static_cast<long long>(options.cols),
+              static_cast<long long>(summary->nnz), summary->planted.size());
+  if (options.task == SyntheticTask::kClassification) {
+    std::printf(", %lld positive rows", static_cast<long long>(summary->positives));
+  }
+  std::printf(" (%.2f s)\n", watch.ElapsedSeconds());
+  return kExitOk;
+}
+
+int RunSplit(int argc, char** argv) {
+  std::string data, out, task = "classification";
+  int64_t shards = 0;
+  ArgParser parser("split", "--data FILE.svm --shards K --out DIR",
+                   "Splits a LIBSVM file into K row shards of nearly equal nonzeros, written in the binary\n"
+                   "shard format with a manifest.json, for workers that load their own shard.");
+  parser.AddString("data", "FILE.svm", "LIBSVM input file", &data);
+  parser.AddInt("shards", "K", "number of shards (one per worker)", &shards);
+  parser.AddString("out", "DIR", "output store: a directory (created if missing)", &out);
+  parser.AddString("task", "T", "classification (two labels, mapped to -1/+1) or regression (real targets)", &task);
+  parser.Require("data");
+  parser.Require("shards");
+  parser.Require("out");
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+  Result<SyntheticTask> parsed_task = ParseTask(task);
+  if (!parsed_task.ok()) return ReportError("split", parsed_task.status());
+  if (shards < 1 || shards > 1000000) return ReportError("split", InvalidArgument("--shards: must be in [1, 1000000]"));
+
+  Stopwatch watch;
+  LibsvmReadOptions read_options;
+  read_options.label_mode = *parsed_task == SyntheticTask::kClassification ? LabelMode::kBinary : LabelMode::kRegression;
+  Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
+  if (!dataset.ok()) return ReportError("split", dataset.status());
+  Result<std::unique_ptr<Store>> store = OpenStore(out, /*create=*/true);
+  if (!store.ok()) return ReportError("split", store.status());
+  Result<Manifest> manifest = WriteShards(*dataset, static_cast<int>(shards), data, **store);
+  if (!manifest.ok()) return ReportError("split", manifest.status());
+  std::printf("wrote %zu shards of %s to %s: %lld rows, %lld features, %lld nonzeros, %s (%.2f s)\n",
+              manifest->shards.size(), data.c_str(), out.c_str(), static_cast<long long>(manifest->rows),
+              static_cast<long long>(manifest->cols), static_cast<long long>(manifest->nnz),
+              manifest->encoding.Describe().c_str(), watch.ElapsedSeconds());
+  return kExitOk;
+}
+
+int RunPredict(int argc, char** argv) {
+  std::string model_path, data, out;
+  bool scores = false;
+  ArgParser parser("predict", "--model MODEL --data FILE.svm [--out FILE]",
+                   "Writes one prediction per row of the data: the predicted label in the data's own encoding\n"
+                   "(or the predicted value, for regression). Reads nimbus JSON and liblinear models.");
+  parser.AddString("model", "MODEL", "model file (nimbus JSON or liblinear format)", &model_path);
+  parser.AddString("data", "FILE.svm", "LIBSVM data to predict", &data);
+  parser.AddString("out", "FILE", "output file (default: standard output)", &out);
+  parser.AddSwitch("scores", "add a second column: the probability of the positive label for logistic models,\n"
+                   "                            the decision value otherwise", &scores);
+  parser.Require("model");
+  parser.Require("data");
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+
+  Result<Model> model = ReadModel(model_path);
+  if (!model.ok()) return ReportError("predict", model.status());
+  LibsvmReadOptions read_options;
+  read_options.label_mode = LabelMode::kRegression;  // prediction ignores the labels' values
+  Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
+  if (!dataset.ok()) return ReportError("predict", dataset.status());
+
+  const std::vector<double> values = DecisionValues(*model, *dataset);
+  std::string text;
+  char line[96];
+  for (double value : values) {
+    const double predicted = model->labels.binary ? model->labels.Decode(value) : value;
+    if (!scores) {
+      std::snprintf(line, sizeof line, "%s\n", FormatLabel(predicted).c_str());
+    } else {
+      const double score = model->loss == Loss::kLogistic ? 1.0 / (1.0 + std::exp(-value)) : value;
+      std::snprintf(line, sizeof line, "%s %.17g\n", FormatLabel(predicted).c_str(), score);
+    }
+    text += line;
+  }
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  const Status written = WriteFileAtomically(out, text);
+  return written.ok() ? kExitOk : ReportError("predict", written);
+}
+
+int RunEval(int argc, char** argv) {
+  std::string model_path, data;
+  double l1 = -1, l2 = -1;
+  bool json = false;
+  ArgParser parser("eval", "--model MODEL --data FILE.svm",
+                   "Measures a model on labelled data: accuracy, log loss and AUC for classifiers, MSE and R^2\n"
+                   "for regression, and the objective F with the model's regularization (or --l1/--l2).");
+  parser.AddString("model", "MODEL", "model file (nimbus JSON or liblinear format)", &model_path);
+  parser.AddString("data", "FILE.svm", "LIBSVM data with labels", &data);
+  parser.AddDouble("l1", "X", "L1 weight for the objective (default: the model's; liblinear models: 0)", &l1);
+  parser.AddDouble("l2", "X", "L2 weight for the objective (default: the model's; liblinear models: 0)", &l2);
+  parser.AddSwitch("json", "print one JSON object instead of text", &json);
+  parser.Require("model");
+  parser.Require("data");
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+
+  Result<Model> model = ReadModel(model_path);
+  if (!model.ok()) return ReportError("eval", model.status());
+  if (parser.Given("l1")) model->regularizer.l1 = l1;
+  if (parser.Given("l2")) model->regularizer.l2 = l2;
+  if (model->regularizer.l1 < 0 || model->regularizer.l2 < 0) {
+    return ReportError("eval", InvalidArgument("--l1, --l2: must be >= 0"));
+  }
+  Result<Dataset> dataset = ReadDataForModel(*model, data);
+  if (!dataset.ok()) return ReportError("eval", dataset.status());
+  const Evaluation evaluation = Evaluate(*model, *dataset);
+  std::fputs(json ? (evaluation.ToJson() + "\n").c_str() : evaluation.Report().c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace nimbus::cli

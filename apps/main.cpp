@@ -1,0 +1,37 @@
+// nimbus: consensus ADMM for regularized learning across elastic workers.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: nimbus COMMAND [options]   ('nimbus COMMAND --help' for a command's options)\n"
+    "\n"
+    "commands:\n"
+    "  gen       write synthetic sparse data with a planted model (LIBSVM format)\n"
+    "  split     split a LIBSVM file into binary row shards plus manifest.json\n"
+    "  train     solve an L1/L2-regularized problem with consensus ADMM across workers\n"
+    "  predict   predict labels for LIBSVM data with a trained model\n"
+    "  eval      accuracy, log loss, AUC (or MSE, R^2) and objective of a model on data\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace nimbus::cli;
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? kExitUsage : kExitOk;
+  }
+  const std::string command = argv[1];
+  if (command == "gen") return RunGen(argc, argv);
+  if (command == "split") return RunSplit(argc, argv);
+  if (command == "train") return RunTrain(argc, argv);
+  if (command == "predict") return RunPredict(argc, argv);
+  if (command == "eval") return RunEval(argc, argv);
+  std::fprintf(stderr, "nimbus: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return kExitUsage;
+}

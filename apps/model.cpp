@@ -1,0 +1,228 @@
+#include "model.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "nimbus/core/file_io.h"
+#include "nimbus/core/json_writer.h"
+
+namespace nimbus::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+// liblinear's name for the solver that solves the same problem.
+const char* LiblinearSolverType(const Model& model) {
+  const bool l1 = model.regularizer.l1 > 0;
+  switch (model.loss) {
+    case Loss::kLogistic: return l1 ? "L1R_LR" : "L2R_LR";
+    case Loss::kSquaredHinge: return l1 ? "L1R_L2LOSS_SVC" : "L2R_L2LOSS_SVC";
+    case Loss::kSquared: return "L2R_L2LOSS_SVR";
+  }
+  return "L2R_LR";
+}
+
+Result<Loss> LossOfLiblinearSolver(const std::string& solver) {
+  if (solver == "L1R_LR" || solver == "L2R_LR" || solver == "L2R_LR_DUAL") return Loss::kLogistic;
+  if (solver == "L1R_L2LOSS_SVC" || solver == "L2R_L2LOSS_SVC" || solver == "L2R_L2LOSS_SVC_DUAL") {
+    return Loss::kSquaredHinge;
+  }
+  if (solver == "L2R_L2LOSS_SVR" || solver == "L2R_L2LOSS_SVR_DUAL") return Loss::kSquared;
+  return InvalidArgument("liblinear solver_type " + solver + " is not a loss nimbus supports");
+}
+
+Result<Model> ParseJsonModel(const std::string& text, const std::string& path) {
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::parse_error& error) {
+    return InvalidArgument(path + ": not valid JSON: " + error.what());
+  }
+  Model model;
+  try {
+    if (root.value("format", "") != "nimbus-model") return InvalidArgument(path + ": format is not 'nimbus-model'");
+    if (root.at("version").get<int>() != 1) return InvalidArgument(path + ": unsupported model version");
+    NIMBUS_ASSIGN_OR_RETURN(model.loss, ParseLoss(root.at("loss").get<std::string>()));
+    model.regularizer.l1 = root.at("l1").get<double>();
+    model.regularizer.l2 = root.at("l2").get<double>();
+    model.intercept = root.at("intercept").get<bool>();
+    model.cols = root.at("cols").get<int64_t>();
+    if (model.cols < 0 || model.cols > 2147483647) return InvalidArgument(path + ": field 'cols' out of range");
+    const Json& labels = root.at("labels");
+    model.labels.binary = labels.at("binary").get<bool>();
+    model.labels.negative = labels.at("negative").get<double>();
+    model.labels.positive = labels.at("positive").get<double>();
+    model.weights.assign(static_cast<std::size_t>(model.cols) + (model.intercept ? 1 : 0), 0.0);
+    const auto indices = root.at("weights").at("indices").get<std::vector<int64_t>>();
+    const auto values = root.at("weights").at("values").get<std::vector<double>>();
+    if (indices.size() != values.size()) return InvalidArgument(path + ": weights.indices and weights.values differ in length");
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      if (indices[k] < 1 || indices[k] > model.cols) {
+        return InvalidArgument(path + ": weights.indices[" + std::to_string(k) + "] = " + std::to_string(indices[k]) +
+                               " is outside 1.." + std::to_string(model.cols));
+      }
+      model.weights[static_cast<std::size_t>(indices[k] - 1)] = values[k];
+    }
+    if (model.intercept) model.weights.back() = root.at("bias").get<double>();
+  } catch (const Json::exception& error) {
+    return InvalidArgument(path + ": malformed model: " + error.what());
+  }
+  return model;
+}
+
+Result<Model> ParseLiblinearModel(const std::string& text, const std::string& path) {
+  Model model;
+  model.origin = "liblinear";
+  std::istringstream in(text);
+  std::string line;
+  int line_number = 0;
+  double bias = -1;
+  bool have_solver = false, have_features = false;
+  std::vector<double> labels;
+  auto error = [&](const std::string& why) { return InvalidArgument(path + ":" + std::to_string(line_number) + ": " + why); };
+  while (std::getline(in, line)) {
+    ++line_number;
+    std::istringstream fields(line);
+    std::string key;
+    fields >> key;
+    if (key == "solver_type") {
+      std::string solver;
+      fields >> solver;
+      NIMBUS_ASSIGN_OR_RETURN(model.loss, LossOfLiblinearSolver(solver));
+      have_solver = true;
+    } else if (key == "nr_class") {
+      int classes = 0;
+      fields >> classes;
+      if (classes != 2) return error("nr_class " + std::to_string(classes) + ": only binary models are supported");
+    } else if (key == "label") {
+      double label = 0;
+      while (fields >> label) labels.push_back(label);
+      if (labels.size() != 2) return error("expected two labels");
+    } else if (key == "nr_feature") {
+      if (!(fields >> model.cols) || model.cols < 0) return error("bad nr_feature");
+      have_features = true;
+    } else if (key == "bias") {
+      if (!(fields >> bias)) return error("bad bias");
+    } else if (key == "w") {
+      break;
+    } else if (!key.empty()) {
+      return error("unknown header field '" + key + "'");
+    }
+  }
+  if (!have_solver || !have_features) return InvalidArgument(path + ": missing solver_type or nr_feature");
+  model.intercept = bias >= 0;
+  model.labels.binary = IsClassification(model.loss);
+  if (model.labels.binary) {
+    if (labels.size() != 2) return InvalidArgument(path + ": a classifier needs a 'label' line");
+    // liblinear predicts label[0] where w.x > 0.
+    model.labels.positive = labels[0];
+    model.labels.negative = labels[1];
+  }
+  const std::size_t count = static_cast<std::size_t>(model.cols) + (model.intercept ? 1 : 0);
+  model.weights.resize(count);
+  for (std::size_t j = 0; j < count; ++j) {
+    ++line_number;
+    if (!(in >> model.weights[j])) return error("expected " + std::to_string(count) + " weights");
+  }
+  // liblinear's bias feature has value `bias`; nimbus's intercept multiplies 1.
+  if (model.intercept) model.weights.back() *= bias;
+  return model;
+}
+
+}  // namespace
+
+std::vector<double> Model::WeightsFor(int64_t data_cols) const {
+  const int64_t cols_used = std::max(cols, data_cols);
+  std::vector<double> padded(static_cast<std::size_t>(cols_used) + (intercept ? 1 : 0), 0.0);
+  std::copy(weights.begin(), weights.begin() + cols, padded.begin());
+  if (intercept) padded.back() = weights.back();
+  return padded;
+}
+
+ProblemSpec Model::Spec(int64_t rows, int64_t data_cols) const {
+  ProblemSpec spec;
+  spec.loss = loss;
+  spec.regularizer = regularizer;
+  spec.intercept = intercept;
+  spec.rows = rows;
+  spec.cols = std::max(cols, data_cols);
+  return spec;
+}
+
+Result<ModelFormat> ParseModelFormat(const std::string& name) {
+  if (name == "json") return ModelFormat::kJson;
+  if (name == "liblinear") return ModelFormat::kLiblinear;
+  return InvalidArgument("unknown model format '" + name + "' (choose json or liblinear)");
+}
+
+std::string ModelToJson(const Model& model) {
+  JsonWriter json(1);
+  json.BeginObject()
+      .Field("format", "nimbus-model")
+      .Field("version", 1)
+      .Field("loss", LossName(model.loss))
+      .Field("l1", model.regularizer.l1)
+      .Field("l2", model.regularizer.l2)
+      .Field("intercept", model.intercept)
+      .Field("cols", model.cols);
+  if (model.intercept) json.Field("bias", model.weights.back());
+  json.Key("labels")
+      .BeginObject()
+      .Field("binary", model.labels.binary)
+      .Field("negative", model.labels.negative)
+      .Field("positive", model.labels.positive)
+      .EndObject();
+  // Sparse, 1-based like LIBSVM: an L1 model over millions of features stays small.
+  std::string indices = "[", values = "[";
+  for (int64_t j = 0; j < model.cols; ++j) {
+    const double w = model.weights[static_cast<std::size_t>(j)];
+    if (w == 0.0) continue;
+    if (indices.size() > 1) {
+      indices += ',';
+      values += ',';
+    }
+    indices += std::to_string(j + 1);
+    AppendJsonNumber(values, w);
+  }
+  json.Key("weights").BeginObject().Key("indices").Raw(indices + "]").Key("values").Raw(values + "]").EndObject();
+  return json.EndObject().Take() + "\n";
+}
+
+Result<std::string> ModelToLiblinear(const Model& model) {
+  std::string out = "solver_type " + std::string(LiblinearSolverType(model)) + "\n";
+  out += "nr_class 2\n";
+  if (model.labels.binary) {
+    for (double label : {model.labels.positive, model.labels.negative}) {
+      if (label != std::round(label) || std::abs(label) > 2e9) {
+        return InvalidArgument("liblinear model files hold integer labels; label " + FormatLabel(label) + " is not one");
+      }
+    }
+    out += "label " + FormatLabel(model.labels.positive) + " " + FormatLabel(model.labels.negative) + "\n";
+  }
+  out += "nr_feature " + std::to_string(model.cols) + "\n";
+  out += model.intercept ? "bias 1\n" : "bias -1\n";
+  out += "w\n";
+  char text[40];
+  for (double w : model.weights) {
+    std::snprintf(text, sizeof text, "%.17g \n", w);
+    out += text;
+  }
+  return out;
+}
+
+Status WriteModel(const Model& model, ModelFormat format, const std::string& path) {
+  if (format == ModelFormat::kJson) return WriteFileAtomically(path, ModelToJson(model));
+  NIMBUS_ASSIGN_OR_RETURN(std::string text, ModelToLiblinear(model));
+  return WriteFileAtomically(path, text);
+}
+
+Result<Model> ReadModel(const std::string& path) {
+  NIMBUS_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') return ParseJsonModel(text, path);
+  if (text.compare(0, 11, "solver_type") == 0) return ParseLiblinearModel(text, path);
+  return InvalidArgument(path + ": neither a nimbus JSON model nor a liblinear model");
+}
+
+}  // namespace nimbus::cli

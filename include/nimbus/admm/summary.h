@@ -1,0 +1,55 @@
+// The outcome of a solve. Running out of iterations is an outcome, not an error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nimbus {
+
+enum class Termination {
+  kConverged,        // Boyd's stop test passed
+  kMaxIterations,    // the iteration cap was reached
+  kTargetObjective,  // F(z) reached the requested target
+  kUserStopped,      // the iteration callback asked to stop
+  kWorkerFailed,     // a worker failed and the run could not go on
+};
+const char* TerminationName(Termination termination);  // "converged", "max_iterations", ...
+
+struct Summary {
+  Termination termination = Termination::kMaxIterations;
+  std::string message;   // a sentence on why the solve ended
+  int iterations = 0;    // ADMM iterations whose z was produced and tested
+  int rounds = 0;        // rounds run on the workers (iterations + 1: the stop test lags one round)
+  double objective = 0;  // F at the returned model, exactly
+  double primal_residual = 0;
+  double dual_residual = 0;
+  double eps_primal = 0;
+  double eps_dual = 0;
+  double rho = 0;          // at the end
+  double initial_rho = 0;
+  int rho_updates = 0;
+  int64_t nnz = 0;         // nonzeros of the returned model (intercept excluded)
+  double load_seconds = 0;   // the master reading the data before the solve (set by the caller)
+  double setup_seconds = 0;  // starting workers and loading shards
+  double solve_seconds = 0;  // the ADMM rounds
+  double master_seconds = 0; // z-updates, residuals and bookkeeping on the master
+  double wait_seconds = 0;   // the master waiting for replies
+  double worker_compute_seconds = 0;  // summed over workers and rounds
+  int64_t data_passes = 0;   // summed over workers: passes over a shard's nonzeros
+  int64_t local_iterations = 0;
+  int64_t cg_iterations = 0;
+  std::string runtime;
+  int workers = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t data_nnz = 0;
+
+  bool ok() const { return termination != Termination::kWorkerFailed; }
+  std::string BriefReport() const;
+  std::string FullReport() const;
+  // One JSON object with the fields above (the --summary-json contract of design.md); with
+  // an event name, its first field is "event" (for traces).
+  std::string ToJson(const std::string& event = "") const;
+};
+
+}  // namespace nimbus

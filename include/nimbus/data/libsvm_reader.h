@@ -1,0 +1,37 @@
+// Reader for LIBSVM / SVMlight text: one example per line,
+//
+//     <label> <index>:<value> <index>:<value> ... [# comment]
+//
+// with 1-based, strictly ascending indices. Blank and comment-only lines are skipped; CRLF
+// line ends and trailing blanks are accepted. Any other deviation is an error whose message
+// starts with "FILE:LINE: ".
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "nimbus/core/status.h"
+#include "nimbus/data/dataset.h"
+
+namespace nimbus {
+
+enum class LabelMode {
+  kBinary,      // exactly two distinct labels; the larger maps to +1
+  kRegression,  // labels are real-valued targets, kept as they are
+};
+
+struct LibsvmReadOptions {
+  LabelMode label_mode = LabelMode::kBinary;
+  // For prediction: labels must be the model's two values, mapped as the model maps them
+  // (a test file may hold only one of them).
+  std::optional<LabelEncoding> expected_labels;
+
+  Status Validate() const;
+};
+
+// The largest feature index accepted (indices are stored as 32-bit, as in liblinear).
+inline constexpr uint64_t kMaxFeatureIndex = 2147483647;
+
+Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions& options = {});
+
+}  // namespace nimbus

@@ -1,0 +1,51 @@
+// The binary shard format: a row block of a data set as CSR arrays behind a checked header.
+//
+//   offset  size  field
+//        0     8  magic "NIMBSHRD"
+//        8     4  format version (1)
+//       12     4  flags: bit 0 = labels are a binary encoding
+//       16     8  rows
+//       24     8  cols (the whole data set's feature count)
+//       32     8  nnz
+//       40     8  first_row (this shard's first row in the whole data set)
+//       48     8  label_negative (file value of -1)
+//       56     8  label_positive (file value of +1)
+//       64     8  payload checksum (XXH3-64 of every byte after the header)
+//       72     8  header checksum (XXH3-64 of bytes 0..71)
+//       80        payload: row_ptr (rows+1 x int64, from 0), labels (rows x f64),
+//                 values (nnz x f64), col_idx (nnz x u32, 0-based)
+//
+// All little-endian. Loading maps the file and points the Dataset into it: no copy, no parse.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "nimbus/core/status.h"
+#include "nimbus/data/dataset.h"
+#include "nimbus/data/store.h"
+
+namespace nimbus {
+
+inline constexpr uint32_t kShardFormatVersion = 1;
+inline constexpr std::size_t kShardHeaderBytes = 80;
+
+struct ShardInfo {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t nnz = 0;
+  int64_t first_row = 0;
+  uint64_t payload_checksum = 0;
+};
+
+// Writes rows of `data` as one shard under `key`. `first_row` is recorded for reference.
+Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& store, const std::string& key);
+
+// Checks header, sizes, checksum and index bounds, then returns a Dataset over the blob.
+// `name` is used in error messages.
+Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string& name);
+
+Result<Dataset> LoadShard(Store& store, const std::string& key);
+
+}  // namespace nimbus

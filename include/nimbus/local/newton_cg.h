@@ -1,0 +1,28 @@
+// Trust-region Newton with preconditioned conjugate gradients (Lin & More's TRON, as in
+// liblinear's newton solver): each step solves H s = -g inexactly by CG inside a trust
+// region measured in the preconditioner's norm, then the region grows or shrinks with the
+// ratio of actual to predicted decrease.
+#pragma once
+
+#include <span>
+
+#include "nimbus/core/status.h"
+#include "nimbus/local/smooth_function.h"
+
+namespace nimbus {
+
+struct NewtonCgOptions {
+  double gradient_tolerance = 1e-8;  // stop when ||grad|| <= this (absolute)
+  double relative_tolerance = 0.0;   // ... or <= this times the starting ||grad||
+  int max_iterations = 100;          // Newton steps
+  int max_cg_iterations = 200;       // per Newton step
+  // CG stops when ||residual|| <= cg_forcing * ||grad|| (an inexact Newton step).
+  double cg_forcing = 0.1;
+
+  Status Validate() const;
+};
+
+// Minimizes f from the starting point in x (a warm start); x holds the result.
+LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const NewtonCgOptions& options);
+
+}  // namespace nimbus

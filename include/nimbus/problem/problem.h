@@ -1,0 +1,54 @@
+// The optimization problem:
+//
+//   minimize F(x) = (1/N) sum_r loss(y_r, a_r . x [+ b])  +  l1 ||x||_1  +  (l2/2) ||x||^2
+//
+// over x in R^d and, with an intercept, b in R, which is never regularized. A model vector
+// holds x followed by b (d + 1 entries with an intercept). Same problem as liblinear with
+// C = 1 / (N * lambda) (squared loss: C = 1 / (2 N lambda)).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "nimbus/core/status.h"
+#include "nimbus/core/csr.h"
+#include "nimbus/problem/loss.h"
+
+namespace nimbus {
+
+struct Regularizer {
+  double l1 = 0.0;
+  double l2 = 0.0;
+
+  // l1 ||x||_1 + (l2/2) ||x||^2 over the first `regularized` entries.
+  double Value(std::span<const double> x, std::size_t regularized) const;
+  // In place: x <- argmin_z t g(z) + ||z - x||^2 / 2 on the first `regularized` entries,
+  // which is soft-thresholding at t l1 followed by shrinking by 1 / (1 + t l2). The
+  // remaining entries (the intercept) are left as they are.
+  void Prox(double t, std::span<double> x, std::size_t regularized) const;
+};
+
+struct ProblemSpec {
+  Loss loss = Loss::kLogistic;
+  Regularizer regularizer;
+  bool intercept = false;
+  int64_t rows = 0;  // N: the loss is averaged over all rows of all shards
+  int64_t cols = 0;  // d
+
+  std::size_t model_size() const { return static_cast<std::size_t>(cols) + (intercept ? 1 : 0); }
+  Status Validate() const;
+};
+
+// F(x) over the rows of `matrix` with their labels, which must be all N rows.
+double EvaluateObjective(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x);
+
+// (1/N) A^T loss'(A x) over all N rows: the gradient of the smooth part.
+void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x, std::span<double> gradient);
+
+// How far x is from satisfying 0 in dF(x): the largest over coordinates of
+//   |g_j + l2 x_j + l1 sign(x_j)|   where x_j != 0,
+//   max(0, |g_j| - l1)             where x_j == 0,   and |g_b| for the intercept,
+// with g the gradient of the loss term. Zero exactly at the optimum.
+double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x);
+
+}  // namespace nimbus

@@ -1,0 +1,67 @@
+// Runtime "threads": K workers as threads of this process, the default. Rounds are handed
+// over in memory (z is shared, not copied). A worker's shard is either rows already in
+// memory or a shard in a store that the worker thread loads itself (its cold start).
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "nimbus/admm/executor.h"
+#include "nimbus/data/dataset.h"
+#include "nimbus/data/store.h"
+#include "nimbus/problem/problem.h"
+#include "nimbus/worker/shard_worker.h"
+
+namespace nimbus {
+
+struct ShardSource {
+  std::optional<Dataset> rows;   // rows already in memory, or
+  std::shared_ptr<Store> store;  // a shard to load from a store
+  std::string key;
+
+  static ShardSource InMemory(Dataset rows) { return {std::move(rows), nullptr, ""}; }
+  static ShardSource InStore(std::shared_ptr<Store> store, std::string key) {
+    return {std::nullopt, std::move(store), std::move(key)};
+  }
+  // Loads (or hands over) the rows; checks they fit the problem.
+  Result<Dataset> Load(const ProblemSpec& spec) const;
+};
+
+class ThreadsExecutor final : public Executor {
+ public:
+  ThreadsExecutor(std::vector<ShardSource> shards, const ProblemSpec& spec, const WorkerOptions& options);
+  ~ThreadsExecutor() override;
+
+  std::string name() const override { return "threads"; }
+  int workers() const override { return static_cast<int>(shards_.size()); }
+  Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
+  std::vector<WorkerReply> RunRound(const RoundRequest& request, Deadline deadline) override;
+  void Stop() override;
+
+ private:
+  struct Slot {
+    std::optional<WorkerReady> ready;
+    std::string load_error;
+    std::optional<WorkerReply> reply;
+  };
+  void WorkerMain(int id);
+
+  std::vector<ShardSource> shards_;
+  ProblemSpec spec_;
+  WorkerOptions options_;
+  std::vector<std::thread> threads_;
+
+  std::mutex mutex_;
+  std::condition_variable work_ready_;  // master -> workers: a new round or stop
+  std::condition_variable work_done_;   // workers -> master: a reply or readiness
+  std::vector<Slot> slots_;
+  std::optional<RoundRequest> request_;
+  int64_t generation_ = 0;  // bumped for each new round
+  bool stopping_ = false;
+};
+
+}  // namespace nimbus

@@ -1,0 +1,75 @@
+// The messages between the master and its workers, as plain structs. Every runtime moves
+// these: in-process executors hand them over directly, remote ones encode them (codec.h).
+//
+// Round k, in Boyd et al.'s order with the dual update moved to the start of the next round:
+//   master -> worker  ROUND(z^k, rho_k)
+//   worker: u_i <- u_i + xh_i - z^k               (dual update of iteration k)
+//           report ||x_i - z^k||^2, ||x_i||^2, ||u_i||^2, f_i(z^k)   (stop test of iteration k)
+//           u_i <- u_i * rho_{k-1} / rho_k        (when rho changed)
+//           x_i <- argmin f_i(x) + rho_k/2 ||x - z^k + u_i||^2
+//           xh_i <- alpha x_i + (1 - alpha) z^k
+//   worker -> master  REPLY(w_i = xh_i + u_i)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nimbus {
+
+struct RoundRequest {
+  int64_t round = 0;
+  std::shared_ptr<const std::vector<double>> z;  // the consensus z^k (shared, never copied in-process)
+  double rho = 1.0;
+  double relaxation = 1.0;  // alpha
+  // The x-update stops when ||grad|| <= max(inner_tolerance, inner_relative_tolerance * ||grad_0||).
+  double inner_tolerance = 0.0;
+  double inner_relative_tolerance = 0.0;
+};
+
+// What a worker reports about iteration k (its x_i from the round before, and z^k).
+struct WorkerScalars {
+  bool valid = false;          // false in round 0: there is no previous x_i yet
+  double primal_squared = 0;   // ||x_i - z^k||^2
+  double x_squared = 0;        // ||x_i||^2
+  double u_squared = 0;        // ||u_i||^2 after the dual update, before any rho rescale
+  double loss_at_z = 0;        // f_i(z^k) = (1/N) sum over the shard of loss(y, a . z^k)
+};
+
+struct WorkerTimings {
+  double compute_seconds = 0;  // the whole round on the worker
+  double solve_seconds = 0;    // the x-update alone
+  int local_iterations = 0;
+  int cg_iterations = 0;
+  int64_t data_passes = 0;     // passes over the shard's nonzeros this round
+  double start_wall = 0;       // wall clock when the worker began the round
+  double end_wall = 0;         // ... and when it finished it
+};
+
+enum class ReplyStatus { kOk, kFailed, kTimedOut };
+const char* ReplyStatusName(ReplyStatus status);
+
+struct WorkerReply {
+  int worker = 0;
+  int64_t round = 0;
+  ReplyStatus status = ReplyStatus::kOk;
+  std::string error;       // what went wrong, when status != kOk
+  std::vector<double> w;   // xh_i + u_i
+  WorkerScalars scalars;
+  WorkerTimings timings;
+};
+
+// A worker's report after it loaded its shard and is ready for rounds.
+struct WorkerReady {
+  int worker = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t nnz = 0;
+  // sum over the shard's rows of loss''(0) ||a_r||^2 (the intercept counts as a feature 1):
+  // N times the trace of the shard's share of the loss Hessian at x = 0.
+  double curvature_trace = 0;
+  double load_seconds = 0;
+};
+
+}  // namespace nimbus

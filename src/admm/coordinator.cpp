@@ -1,0 +1,321 @@
+#include "nimbus/admm/coordinator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "nimbus/core/json_writer.h"
+#include "nimbus/core/vector_ops.h"
+
+namespace nimbus {
+namespace {
+
+using Vector = std::vector<double>;
+
+// The residuals and tolerances of one iteration (Boyd et al. 2011, section 3.3.1).
+struct Residuals {
+  double primal = 0;  // r = sqrt(sum_i ||x_i - z||^2)
+  double dual = 0;    // s = rho sqrt(K) ||z - z_prev||
+  double eps_primal = 0;
+  double eps_dual = 0;
+  double x_norm = 0;  // sqrt(sum_i ||x_i||^2)
+  double z_norm = 0;  // sqrt(K) ||z||
+  double y_norm = 0;  // rho sqrt(sum_i ||u_i||^2)
+};
+
+Residuals ComputeResiduals(const std::vector<WorkerReply>& replies, double dual_residual, double z_norm,
+                           double rho_of_u, std::size_t model_size, const AdmmOptions& options) {
+  Residuals res;
+  double primal_squared = 0, x_squared = 0, u_squared = 0;
+  for (const WorkerReply& reply : replies) {
+    primal_squared += reply.scalars.primal_squared;
+    x_squared += reply.scalars.x_squared;
+    u_squared += reply.scalars.u_squared;
+  }
+  const double k = static_cast<double>(replies.size());
+  res.primal = std::sqrt(primal_squared);
+  res.dual = dual_residual;
+  res.x_norm = std::sqrt(x_squared);
+  res.z_norm = std::sqrt(k) * z_norm;
+  res.y_norm = rho_of_u * std::sqrt(u_squared);
+  const double absolute = std::sqrt(k * static_cast<double>(model_size)) * options.eps_abs;
+  res.eps_primal = absolute + options.eps_rel * std::max(res.x_norm, res.z_norm);
+  res.eps_dual = absolute + options.eps_rel * res.y_norm;
+  return res;
+}
+
+bool Converged(const Residuals& res) { return res.primal <= res.eps_primal && res.dual <= res.eps_dual; }
+
+// z = prox_{g/(K rho)}(mean_i w_i), summed in worker order so the result is reproducible.
+void ZUpdate(const ProblemSpec& spec, const std::vector<WorkerReply>& replies, double rho, Vector& z) {
+  Fill(z, 0.0);
+  for (const WorkerReply& reply : replies) Axpy(1.0, reply.w, z);
+  const double k = static_cast<double>(replies.size());
+  Scale(1.0 / k, z);
+  spec.regularizer.Prox(1.0 / (k * rho), z, static_cast<std::size_t>(spec.cols));
+}
+
+// Residual balancing, normalized as OSQP does, damped and bounded. Returns the new rho.
+double AdaptRho(const Residuals& res, double rho, const AdmmOptions& options) {
+  const double primal_scale = std::max(res.x_norm, res.z_norm);
+  if (!(res.primal > 0) || !(res.dual > 0) || !(primal_scale > 0) || !(res.y_norm > 0)) return rho;
+  const double ratio = (res.primal / primal_scale) / (res.dual / res.y_norm);
+  double candidate = rho * std::sqrt(ratio);
+  candidate = std::clamp(candidate, rho / options.rho_max_step, rho * options.rho_max_step);
+  candidate = std::clamp(candidate, options.rho_min, options.rho_max);
+  const bool worth_it = candidate > rho * options.rho_adapt_threshold || candidate < rho / options.rho_adapt_threshold;
+  return worth_it ? candidate : rho;
+}
+
+std::string SetupEvent(const Executor& executor, const ProblemSpec& spec, const std::vector<WorkerReady>& ready,
+                       double rho, double setup_seconds) {
+  JsonWriter json;
+  json.BeginObject()
+      .Field("event", "setup")
+      .Field("runtime", executor.name())
+      .Field("workers", executor.workers())
+      .Field("rows", spec.rows)
+      .Field("cols", spec.cols)
+      .Field("loss", LossName(spec.loss))
+      .Field("l1", spec.regularizer.l1)
+      .Field("l2", spec.regularizer.l2)
+      .Field("intercept", spec.intercept)
+      .Field("rho", rho)
+      .Field("setup_seconds", setup_seconds)
+      .Key("shards")
+      .BeginArray();
+  for (const WorkerReady& r : ready) {
+    json.BeginObject()
+        .Field("worker", r.worker)
+        .Field("rows", r.rows)
+        .Field("nnz", r.nnz)
+        .Field("load_seconds", r.load_seconds)
+        .EndObject();
+  }
+  return json.EndArray().EndObject().Take();
+}
+
+}  // namespace
+
+Status AdmmOptions::Validate() const {
+  auto positive = [](const char* name, double value) -> Status {
+    if (!(value > 0) || !std::isfinite(value)) {
+      return InvalidArgument(std::string(name) + ": must be a positive number, got " + std::to_string(value));
+    }
+    return Status::Ok();
+  };
+  if (!(rho >= 0) || !std::isfinite(rho)) return InvalidArgument("rho: must be >= 0 (0 = automatic), got " + std::to_string(rho));
+  NIMBUS_RETURN_IF_ERROR(positive("rho_scale", rho_scale));
+  if (!(rho_adapt_threshold >= 1)) return InvalidArgument("rho_adapt_threshold: must be >= 1");
+  if (!(rho_max_step > 1)) return InvalidArgument("rho_max_step: must be > 1");
+  NIMBUS_RETURN_IF_ERROR(positive("rho_min", rho_min));
+  NIMBUS_RETURN_IF_ERROR(positive("rho_max", rho_max));
+  if (!(rho_min < rho_max)) return InvalidArgument("rho_min: must be below rho_max");
+  if (!(relaxation >= 1.0 && relaxation <= 1.8)) {
+    return InvalidArgument("relaxation: must be in [1, 1.8], got " + std::to_string(relaxation));
+  }
+  if (!(eps_abs >= 0) || !(eps_rel >= 0) || !(eps_abs + eps_rel > 0)) {
+    return InvalidArgument("eps_abs, eps_rel: must be >= 0 and not both 0");
+  }
+  if (max_iterations < 0) return InvalidArgument("max_iterations: must be >= 0, got " + std::to_string(max_iterations));
+  if (target_objective && !std::isfinite(*target_objective)) return InvalidArgument("target_objective: must be finite");
+  NIMBUS_RETURN_IF_ERROR(positive("inner_factor", inner_factor));
+  if (!(inner_first_relative > 0 && inner_first_relative < 1)) {
+    return InvalidArgument("inner_first_relative: must be in (0, 1)");
+  }
+  NIMBUS_RETURN_IF_ERROR(positive("round_timeout_seconds", round_timeout_seconds));
+  return positive("start_timeout_seconds", start_timeout_seconds);
+}
+
+double InitialRho(const ProblemSpec& spec, std::span<const WorkerReady> ready) {
+  double trace = 0;
+  for (const WorkerReady& r : ready) trace += r.curvature_trace;
+  const double mean_diagonal = trace / (static_cast<double>(spec.rows) * static_cast<double>(spec.model_size()));
+  if (!(mean_diagonal > 0)) return 1.0;
+  // Calibrated on synthetic sparse logistic problems (docs/tuning.md): the best fixed rho was
+  // about 0.6 mean_diagonal for one worker and fell as K^-0.7 (each f_i holds 1/K of the
+  // curvature, but the consensus coupling gains from a stiffer penalty as K grows).
+  const double workers = static_cast<double>(ready.size());
+  return 0.6 * mean_diagonal / std::pow(workers, 0.7);
+}
+
+Result<Solution> Coordinator::Solve() {
+  NIMBUS_RETURN_IF_ERROR(spec_.Validate());
+  NIMBUS_RETURN_IF_ERROR(options_.Validate());
+  const int workers = executor_->workers();
+  const std::size_t n = spec_.model_size();
+  const double sqrt_k = std::sqrt(static_cast<double>(workers));
+
+  Summary summary;
+  summary.runtime = executor_->name();
+  summary.workers = workers;
+  summary.rows = spec_.rows;
+  summary.cols = spec_.cols;
+
+  Stopwatch setup_watch;
+  Result<std::vector<WorkerReady>> ready = executor_->Start(Deadline::After(options_.start_timeout_seconds));
+  if (!ready.ok()) {
+    executor_->Stop();
+    return ready.status();
+  }
+  summary.setup_seconds = setup_watch.ElapsedSeconds();
+  for (const WorkerReady& r : *ready) summary.data_nnz += r.nnz;
+
+  double rho = options_.rho > 0 ? options_.rho : options_.rho_scale * InitialRho(spec_, *ready);
+  summary.initial_rho = rho;
+  if (trace_ != nullptr) trace_->Write(SetupEvent(*executor_, spec_, *ready, rho, summary.setup_seconds));
+
+  auto z = std::make_shared<Vector>(n, 0.0);  // z^k, sent in round k
+  std::shared_ptr<const Vector> tested_z = z;  // the newest z whose objective is known
+  double dual_residual = 0;                    // s of iteration k, known once z^k exists
+  double rho_of_previous_round = rho;
+  double inner_tolerance = 0;
+  double inner_relative = options_.inner_first_relative;
+  Solution solution;
+  Stopwatch solve_watch;
+
+  for (int64_t round = 0;; ++round) {
+    RoundRequest request;
+    request.round = round;
+    request.z = z;
+    request.rho = rho;
+    request.relaxation = options_.relaxation;
+    request.inner_tolerance = inner_tolerance;
+    request.inner_relative_tolerance = inner_relative;
+
+    Stopwatch wait_watch;
+    std::vector<WorkerReply> replies = executor_->RunRound(request, Deadline::After(options_.round_timeout_seconds));
+    const double wait_seconds = wait_watch.ElapsedSeconds();
+    summary.wait_seconds += wait_seconds;
+    Stopwatch master_watch;
+    summary.rounds = static_cast<int>(round + 1);
+
+    const auto failed = std::find_if(replies.begin(), replies.end(),
+                                     [](const WorkerReply& r) { return r.status != ReplyStatus::kOk; });
+    if (failed != replies.end()) {
+      summary.termination = Termination::kWorkerFailed;
+      summary.message = "worker " + std::to_string(failed->worker) + " " + ReplyStatusName(failed->status) +
+                        " in round " + std::to_string(round) + ": " + failed->error;
+      break;
+    }
+    for (const WorkerReply& r : replies) {
+      summary.worker_compute_seconds += r.timings.compute_seconds;
+      summary.data_passes += r.timings.data_passes;
+      summary.local_iterations += r.timings.local_iterations;
+      summary.cg_iterations += r.timings.cg_iterations;
+    }
+
+    // The objective at z^k: each worker evaluated its loss share at the z it received.
+    double loss = 0;
+    for (const WorkerReply& r : replies) loss += r.scalars.loss_at_z;
+    const double objective = loss + spec_.regularizer.Value(*z, static_cast<std::size_t>(spec_.cols));
+    summary.objective = objective;
+    summary.iterations = static_cast<int>(round);
+
+    // The stop test of iteration k (from round 1 on: round 0 has no previous x_i).
+    Residuals res;
+    bool stop = false;
+    if (round >= 1) {
+      res = ComputeResiduals(replies, dual_residual, Norm(*z), rho_of_previous_round, n, options_);
+      summary.primal_residual = res.primal;
+      summary.dual_residual = res.dual;
+      summary.eps_primal = res.eps_primal;
+      summary.eps_dual = res.eps_dual;
+      if (Converged(res)) {
+        summary.termination = Termination::kConverged;
+        summary.message = "primal and dual residuals are below their tolerances";
+        stop = true;
+      }
+    }
+    if (!stop && options_.target_objective && objective <= *options_.target_objective) {
+      summary.termination = Termination::kTargetObjective;
+      summary.message = "the objective reached the target";
+      stop = true;
+    }
+    if (!stop && round >= options_.max_iterations) {
+      summary.termination = Termination::kMaxIterations;
+      summary.message = "reached the iteration cap of " + std::to_string(options_.max_iterations);
+      stop = true;
+    }
+    if (!stop && round >= 1 && callback_) {
+      const IterationInfo info{static_cast<int>(round), solve_watch.ElapsedSeconds(), objective, res.primal,
+                               res.dual,  res.eps_primal, res.eps_dual, rho};
+      if (!callback_(info)) {
+        summary.termination = Termination::kUserStopped;
+        summary.message = "stopped by the iteration callback";
+        stop = true;
+      }
+    }
+    tested_z = z;
+
+    // z^{k+1} and the next rho, unless this is the last round.
+    const double rho_of_round = rho;
+    if (!stop) {
+      auto next = std::make_shared<Vector>(n);
+      ZUpdate(spec_, replies, rho, *next);
+      dual_residual = rho * sqrt_k * std::sqrt(SquaredDistance(*next, *z));
+      z = std::move(next);
+      rho_of_previous_round = rho;
+      if (round >= 1) {
+        if (options_.adaptive_rho) {
+          const double adapted = AdaptRho(res, rho, options_);
+          if (adapted != rho) ++summary.rho_updates;
+          rho = adapted;
+        }
+        // Inexact x-updates: accurate enough not to disturb the residuals that remain.
+        inner_tolerance = options_.inner_factor * std::min(rho * res.primal, res.dual) / sqrt_k;
+        inner_relative = 0;
+      }
+    }
+    const double master_seconds = master_watch.ElapsedSeconds();
+    summary.master_seconds += master_seconds;
+
+    if (trace_ != nullptr) {
+      JsonWriter json;
+      json.BeginObject()
+          .Field("event", "round")
+          .Field("round", round)
+          .Field("time", solve_watch.ElapsedSeconds())
+          .Field("rho", rho_of_round)
+          .Field("objective", objective);
+      if (round >= 1) {
+        json.Field("primal_residual", res.primal)
+            .Field("dual_residual", res.dual)
+            .Field("eps_primal", res.eps_primal)
+            .Field("eps_dual", res.eps_dual);
+      }
+      json.Field("inner_tolerance", request.inner_tolerance)
+          .Field("wait_seconds", wait_seconds)
+          .Field("master_seconds", master_seconds)
+          .Key("workers")
+          .BeginArray();
+      for (const WorkerReply& r : replies) {
+        json.BeginObject()
+            .Field("worker", r.worker)
+            .Field("compute_seconds", r.timings.compute_seconds)
+            .Field("solve_seconds", r.timings.solve_seconds)
+            .Field("local_iterations", r.timings.local_iterations)
+            .Field("cg_iterations", r.timings.cg_iterations)
+            .Field("passes", r.timings.data_passes)
+            .Field("start", r.timings.start_wall)
+            .Field("end", r.timings.end_wall)
+            .EndObject();
+      }
+      trace_->Write(json.EndArray().EndObject().Take());
+    }
+
+    if (stop) break;
+  }
+  summary.solve_seconds = solve_watch.ElapsedSeconds();
+  executor_->Stop();
+
+  summary.rho = rho;
+  solution.model = *tested_z;
+  summary.nnz = static_cast<int64_t>(
+      CountNonzeros(std::span<const double>(solution.model).first(static_cast<std::size_t>(spec_.cols))));
+  if (trace_ != nullptr) trace_->Write(summary.ToJson("summary"));
+  solution.summary = std::move(summary);
+  return solution;
+}
+
+}  // namespace nimbus

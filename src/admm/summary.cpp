@@ -1,0 +1,93 @@
+#include "nimbus/admm/summary.h"
+
+#include <cstdio>
+
+#include "nimbus/core/json_writer.h"
+
+namespace nimbus {
+namespace {
+
+std::string Format(const char* format, auto... args) {
+  char text[512];
+  std::snprintf(text, sizeof text, format, args...);
+  return text;
+}
+
+}  // namespace
+
+const char* TerminationName(Termination termination) {
+  switch (termination) {
+    case Termination::kConverged: return "converged";
+    case Termination::kMaxIterations: return "max_iterations";
+    case Termination::kTargetObjective: return "target_objective";
+    case Termination::kUserStopped: return "user_stopped";
+    case Termination::kWorkerFailed: return "worker_failed";
+  }
+  return "unknown";
+}
+
+std::string Summary::BriefReport() const {
+  return Format("nimbus: %s after %d iterations: objective %.10g, primal residual %.3g, dual residual %.3g, "
+                "%lld nonzeros, %.3f s (load and setup %.3f s) on %d %s workers",
+                TerminationName(termination), iterations, objective, primal_residual, dual_residual,
+                static_cast<long long>(nnz), load_seconds + setup_seconds + solve_seconds, load_seconds + setup_seconds,
+                workers, runtime.c_str());
+}
+
+std::string Summary::FullReport() const {
+  std::string out;
+  out += "nimbus solver summary\n";
+  out += Format("  problem          %lld rows, %lld features, %lld nonzeros\n", static_cast<long long>(rows),
+                static_cast<long long>(cols), static_cast<long long>(data_nnz));
+  out += Format("  runtime          %s, %d workers\n", runtime.c_str(), workers);
+  out += Format("  termination      %s: %s\n", TerminationName(termination), message.c_str());
+  out += Format("  iterations       %d (%d rounds)\n", iterations, rounds);
+  out += Format("  objective        %.12g\n", objective);
+  out += Format("  primal residual  %.4g (tolerance %.4g)\n", primal_residual, eps_primal);
+  out += Format("  dual residual    %.4g (tolerance %.4g)\n", dual_residual, eps_dual);
+  out += Format("  rho              %.4g (initial %.4g, %d updates)\n", rho, initial_rho, rho_updates);
+  out += Format("  model nonzeros   %lld of %lld\n", static_cast<long long>(nnz), static_cast<long long>(cols));
+  out += Format("  local work       %lld data passes, %lld Newton/quasi-Newton steps, %lld CG steps\n",
+                static_cast<long long>(data_passes), static_cast<long long>(local_iterations),
+                static_cast<long long>(cg_iterations));
+  out += Format("  time             load %.3f s, setup %.3f s, solve %.3f s (master %.3f s, waiting %.3f s)\n",
+                load_seconds, setup_seconds, solve_seconds, master_seconds, wait_seconds);
+  out += Format("  worker compute   %.3f s summed over workers\n", worker_compute_seconds);
+  return out;
+}
+
+std::string Summary::ToJson(const std::string& event) const {
+  JsonWriter json;
+  json.BeginObject();
+  if (!event.empty()) json.Field("event", event);
+  json.Field("termination", TerminationName(termination))
+      .Field("message", message)
+      .Field("iterations", iterations)
+      .Field("rounds", rounds)
+      .Field("objective", objective)
+      .Field("primal_residual", primal_residual)
+      .Field("dual_residual", dual_residual)
+      .Field("eps_primal", eps_primal)
+      .Field("eps_dual", eps_dual)
+      .Field("rho", rho)
+      .Field("initial_rho", initial_rho)
+      .Field("rho_updates", rho_updates)
+      .Field("nnz", nnz)
+      .Field("load_seconds", load_seconds)
+      .Field("setup_seconds", setup_seconds)
+      .Field("solve_seconds", solve_seconds)
+      .Field("master_seconds", master_seconds)
+      .Field("wait_seconds", wait_seconds)
+      .Field("worker_compute_seconds", worker_compute_seconds)
+      .Field("data_passes", data_passes)
+      .Field("local_iterations", local_iterations)
+      .Field("cg_iterations", cg_iterations)
+      .Field("runtime", runtime)
+      .Field("workers", workers)
+      .Field("rows", rows)
+      .Field("cols", cols)
+      .Field("data_nnz", data_nnz);
+  return json.EndObject().Take();
+}
+
+}  // namespace nimbus

@@ -1,0 +1,113 @@
+#include "nimbus/core/csr.h"
+
+#include <cassert>
+
+namespace nimbus {
+namespace {
+
+inline double RowDot(const uint32_t* idx, const double* val, int64_t n, const double* x) {
+  double s0 = 0, s1 = 0;
+  int64_t k = 0;
+  for (; k + 2 <= n; k += 2) {
+    s0 += val[k] * x[idx[k]];
+    s1 += val[k + 1] * x[idx[k + 1]];
+  }
+  if (k < n) s0 += val[k] * x[idx[k]];
+  return s0 + s1;
+}
+
+inline void RowScatter(const uint32_t* idx, const double* val, int64_t n, double scale, double* out) {
+  for (int64_t k = 0; k < n; ++k) out[idx[k]] += scale * val[k];
+}
+
+[[maybe_unused]] std::size_t ModelSize(const CsrView& a, bool with_intercept) {
+  return static_cast<std::size_t>(a.cols) + (with_intercept ? 1 : 0);
+}
+
+}  // namespace
+
+CsrView CsrView::RowRange(int64_t begin, int64_t end) const {
+  assert(0 <= begin && begin <= end && end <= rows);
+  CsrView view = *this;
+  view.rows = end - begin;
+  view.row_ptr = row_ptr + begin;
+  return view;
+}
+
+void MultiplyRows(const CsrView& a, std::span<const double> x, bool with_intercept, std::span<double> y) {
+  assert(x.size() == ModelSize(a, with_intercept));
+  assert(static_cast<int64_t>(y.size()) == a.rows);
+  const double bias = with_intercept ? x[a.cols] : 0.0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int64_t begin = a.row_ptr[r];
+    y[r] = RowDot(a.col_idx + begin, a.values + begin, a.row_ptr[r + 1] - begin, x.data()) + bias;
+  }
+}
+
+void AddTransposeProduct(const CsrView& a, std::span<const double> w, bool with_intercept,
+                         std::span<double> out) {
+  assert(out.size() == ModelSize(a, with_intercept));
+  assert(static_cast<int64_t>(w.size()) == a.rows);
+  double bias = 0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const double wr = w[r];
+    bias += wr;
+    if (wr == 0.0) continue;
+    const int64_t begin = a.row_ptr[r];
+    RowScatter(a.col_idx + begin, a.values + begin, a.row_ptr[r + 1] - begin, wr, out.data());
+  }
+  if (with_intercept) out[a.cols] += bias;
+}
+
+void AddTransposeProductAndSquares(const CsrView& a, std::span<const double> w, std::span<const double> d,
+                                   bool with_intercept, std::span<double> out, std::span<double> squares) {
+  assert(out.size() == ModelSize(a, with_intercept) && squares.size() == out.size());
+  double bias = 0, bias_squares = 0;
+  double* po = out.data();
+  double* ps = squares.data();
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const double wr = w[r];
+    const double dr = d[r];
+    bias += wr;
+    bias_squares += dr;
+    const int64_t begin = a.row_ptr[r];
+    const int64_t end = a.row_ptr[r + 1];
+    for (int64_t k = begin; k < end; ++k) {
+      const uint32_t j = a.col_idx[k];
+      const double v = a.values[k];
+      po[j] += wr * v;
+      ps[j] += dr * v * v;
+    }
+  }
+  if (with_intercept) {
+    out[a.cols] += bias;
+    squares[a.cols] += bias_squares;
+  }
+}
+
+void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<const double> v,
+                      bool with_intercept, std::span<double> out) {
+  assert(v.size() == ModelSize(a, with_intercept) && out.size() == v.size());
+  const double v_bias = with_intercept ? v[a.cols] : 0.0;
+  double bias = 0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const double dr = d[r];
+    if (dr == 0.0) continue;  // squared hinge: rows outside the margin contribute nothing
+    const int64_t begin = a.row_ptr[r];
+    const int64_t n = a.row_ptr[r + 1] - begin;
+    const double t = dr * (RowDot(a.col_idx + begin, a.values + begin, n, v.data()) + v_bias);
+    bias += t;
+    RowScatter(a.col_idx + begin, a.values + begin, n, t, out.data());
+  }
+  if (with_intercept) out[a.cols] += bias;
+}
+
+double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept) {
+  double sum = 0;
+  const int64_t begin = a.rows == 0 ? 0 : a.row_ptr[0];
+  const int64_t end = a.rows == 0 ? 0 : a.row_ptr[a.rows];
+  for (int64_t k = begin; k < end; ++k) sum += a.values[k] * a.values[k];
+  return sum + (with_intercept ? static_cast<double>(a.rows) : 0.0);
+}
+
+}  // namespace nimbus

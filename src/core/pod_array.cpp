@@ -1,0 +1,56 @@
+#include "nimbus/core/pod_array.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+namespace nimbus {
+namespace {
+
+std::size_t PageSize() {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+std::size_t RoundUpToPage(std::size_t bytes) {
+  const std::size_t page = PageSize();
+  return (bytes + page - 1) / page * page;
+}
+
+}  // namespace
+
+Result<MappedRegion> MappedRegion::Reserve(std::size_t bytes) {
+  MappedRegion region;
+  if (bytes == 0) return region;
+  const std::size_t length = RoundUpToPage(bytes);
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return ErrnoError("cannot reserve " + std::to_string(length) + " bytes", errno);
+  region.data_ = p;
+  region.bytes_ = length;
+  return region;
+}
+
+MappedRegion::~MappedRegion() {
+  if (data_ != nullptr) munmap(data_, bytes_);
+}
+
+MappedRegion& MappedRegion::operator=(MappedRegion&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) munmap(data_, bytes_);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void MappedRegion::Truncate(std::size_t keep) {
+  const std::size_t kept = RoundUpToPage(keep);
+  if (data_ == nullptr || kept >= bytes_) return;
+  munmap(static_cast<char*>(data_) + kept, bytes_ - kept);
+  bytes_ = kept;
+  if (bytes_ == 0) data_ = nullptr;
+}
+
+}  // namespace nimbus

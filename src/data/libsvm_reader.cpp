@@ -1,0 +1,301 @@
+#include "nimbus/data/libsvm_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "nimbus/core/file_io.h"
+#include "nimbus/core/pod_array.h"
+
+namespace nimbus {
+namespace {
+
+constexpr std::size_t kReadChunkBytes = 4 << 20;
+
+struct OwnedCsr {
+  PodArray<int64_t> row_ptr;
+  PodArray<uint32_t> col_idx;
+  PodArray<double> values;
+  PodArray<double> labels;
+};
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+bool EndsToken(const char* p, const char* end) { return p == end || IsBlank(*p) || *p == '#'; }
+
+// The token at p, shown safely in an error message (non-printable bytes as \xNN).
+std::string Quote(const char* p, const char* end) {
+  std::string out = "'";
+  int shown = 0;
+  for (; p != end && !IsBlank(*p) && shown < 40; ++p, ++shown) {
+    const unsigned char c = static_cast<unsigned char>(*p);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  if (p != end && !IsBlank(*p)) out += "...";
+  return out + "'";
+}
+
+class Parser {
+ public:
+  Parser(std::string path, const LibsvmReadOptions& options, OwnedCsr* csr)
+      : path_(std::move(path)), options_(options), csr_(csr) {}
+
+  // Parses the complete lines in [begin, end); end follows a '\n' or is the end of the file.
+  Status ParseLines(const char* begin, const char* end) {
+    const char* p = begin;
+    while (p < end) {
+      ++line_;
+      const char* newline = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      const char* line_end = newline != nullptr ? newline : end;
+      const char* content_end = line_end;
+      if (content_end > p && content_end[-1] == '\r') --content_end;
+      NIMBUS_RETURN_IF_ERROR(ParseLine(p, content_end));
+      p = newline != nullptr ? newline + 1 : end;
+    }
+    return Status::Ok();
+  }
+
+  Status Finish(int64_t* cols) {
+    if (csr_->labels.size() == 0) {
+      return Error(line_ == 0 ? "empty file: no data rows" : "no data rows (only blank or comment lines)",
+                   line_ == 0 ? 1 : line_);
+    }
+    *cols = static_cast<int64_t>(max_index_);
+    return Status::Ok();
+  }
+
+  LabelEncoding Encoding() const {
+    LabelEncoding encoding;
+    if (options_.expected_labels) return *options_.expected_labels;
+    if (options_.label_mode == LabelMode::kRegression) {
+      encoding.binary = false;
+      return encoding;
+    }
+    encoding.negative = distinct_labels_[0] < distinct_labels_[1] ? distinct_labels_[0] : distinct_labels_[1];
+    encoding.positive = distinct_labels_[0] < distinct_labels_[1] ? distinct_labels_[1] : distinct_labels_[0];
+    return encoding;
+  }
+
+  int distinct_label_count() const { return distinct_label_count_; }
+  int64_t line() const { return line_; }
+
+ private:
+  Status Error(const std::string& reason, int64_t line) const {
+    return InvalidArgument(path_ + ":" + std::to_string(line) + ": " + reason);
+  }
+  Status Error(const std::string& reason) const { return Error(reason, line_); }
+
+  // A decimal number ending at a blank, '#' or the end of the line; '+' and exponents allowed.
+  static bool ParseNumber(const char*& p, const char* end, double* value, bool* out_of_range) {
+    const char* start = p;
+    if (start != end && *start == '+') {
+      ++start;
+      if (start != end && (*start == '-' || *start == '+')) return false;
+    }
+    const auto [next, error] = std::from_chars(start, end, *value);
+    *out_of_range = error == std::errc::result_out_of_range;
+    if (error != std::errc() && !*out_of_range) return false;
+    if (!EndsToken(next, end)) return false;
+    p = next;
+    return true;
+  }
+
+  Status ParseLabel(const char*& p, const char* end) {
+    const char* token = p;
+    double label = 0;
+    bool out_of_range = false;
+    if (!ParseNumber(p, end, &label, &out_of_range)) {
+      return Error("invalid label " + Quote(token, end) + ": expected a number");
+    }
+    if (out_of_range || !std::isfinite(label)) return Error("label " + Quote(token, end) + " is not a finite number");
+    if (options_.expected_labels) {
+      const LabelEncoding& expected = *options_.expected_labels;
+      if (expected.binary && label != expected.positive && label != expected.negative) {
+        return Error("label " + Quote(token, end) + " is not one of the model's labels " +
+                     FormatLabel(expected.positive) + " and " + FormatLabel(expected.negative));
+      }
+    } else if (options_.label_mode == LabelMode::kBinary) {
+      NIMBUS_RETURN_IF_ERROR(NoteBinaryLabel(label, token, end));
+    }
+    csr_->labels.push_back(label);
+    return Status::Ok();
+  }
+
+  Status NoteBinaryLabel(double label, const char* token, const char* end) {
+    for (int i = 0; i < distinct_label_count_; ++i) {
+      if (distinct_labels_[i] == label) return Status::Ok();
+    }
+    if (distinct_label_count_ == 2) {
+      return Error("a third distinct label " + Quote(token, end) + " after " + FormatLabel(distinct_labels_[0]) +
+                   " and " + FormatLabel(distinct_labels_[1]) + ": only binary classification is supported");
+    }
+    distinct_labels_[distinct_label_count_++] = label;
+    return Status::Ok();
+  }
+
+  Status ParseLine(const char* p, const char* end) {
+    while (p != end && IsBlank(*p)) ++p;
+    if (p == end || *p == '#') return Status::Ok();  // blank or comment-only line
+    if (csr_->labels.full() || csr_->row_ptr.full()) return Internal("row reservation exceeded");
+    NIMBUS_RETURN_IF_ERROR(ParseLabel(p, end));
+    uint64_t previous_index = 0;
+    while (true) {
+      while (p != end && IsBlank(*p)) ++p;
+      if (p == end || *p == '#') break;
+      const char* token = p;
+      if (*p < '0' || *p > '9') return Error("expected INDEX:VALUE, found " + Quote(token, end));
+      uint64_t index = 0;
+      for (; p != end && *p >= '0' && *p <= '9'; ++p) {
+        index = index * 10 + static_cast<uint64_t>(*p - '0');
+        if (index > kMaxFeatureIndex) {
+          return Error("feature index " + Quote(token, end) + " overflows: the largest index is " +
+                       std::to_string(kMaxFeatureIndex));
+        }
+      }
+      if (p == end || *p != ':') {
+        if (EndsToken(p, end)) return Error("missing ':' after feature index " + std::to_string(index));
+        return Error("expected INDEX:VALUE, found " + Quote(token, end));
+      }
+      ++p;
+      if (index == 0) return Error("feature index 0: indices start at 1");
+      if (index <= previous_index) {
+        return Error(index == previous_index
+                         ? "duplicate feature index " + std::to_string(index)
+                         : "feature index " + std::to_string(index) + " after " + std::to_string(previous_index) +
+                               ": indices must ascend");
+      }
+      if (EndsToken(p, end)) return Error("missing value after '" + std::to_string(index) + ":'");
+      const char* value_token = p;
+      double value = 0;
+      bool out_of_range = false;
+      if (!ParseNumber(p, end, &value, &out_of_range)) {
+        return Error("invalid value " + Quote(value_token, end) + " for feature " + std::to_string(index));
+      }
+      if (out_of_range || !std::isfinite(value)) {
+        return Error("value " + Quote(value_token, end) + " of feature " + std::to_string(index) +
+                     " is not a finite number");
+      }
+      if (csr_->values.full()) return Internal("entry reservation exceeded");
+      csr_->col_idx.push_back(static_cast<uint32_t>(index - 1));
+      csr_->values.push_back(value);
+      previous_index = index;
+    }
+    if (previous_index > max_index_) max_index_ = previous_index;
+    csr_->row_ptr.push_back(static_cast<int64_t>(csr_->values.size()));
+    return Status::Ok();
+  }
+
+  std::string path_;
+  LibsvmReadOptions options_;
+  OwnedCsr* csr_;
+  int64_t line_ = 0;
+  uint64_t max_index_ = 0;
+  double distinct_labels_[2] = {0, 0};
+  int distinct_label_count_ = 0;
+};
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+Status LibsvmReadOptions::Validate() const {
+  if (expected_labels && expected_labels->binary && expected_labels->positive == expected_labels->negative) {
+    return InvalidArgument("expected_labels: the two labels must differ");
+  }
+  return Status::Ok();
+}
+
+Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_ASSIGN_OR_RETURN(const uint64_t file_size, RegularFileSize(path));
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoError("cannot open " + path, errno);
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+
+  // Upper bounds from the file size: a row takes at least 2 bytes ("1\n"), an entry at least
+  // 4 ("1:1 "). Only what is written becomes resident (see PodArray).
+  auto csr = std::make_shared<OwnedCsr>();
+  const std::size_t max_rows = file_size / 2 + 2;
+  const std::size_t max_entries = file_size / 4 + 1;
+  NIMBUS_ASSIGN_OR_RETURN(csr->row_ptr, PodArray<int64_t>::Reserve(max_rows + 1));
+  NIMBUS_ASSIGN_OR_RETURN(csr->labels, PodArray<double>::Reserve(max_rows));
+  NIMBUS_ASSIGN_OR_RETURN(csr->col_idx, PodArray<uint32_t>::Reserve(max_entries));
+  NIMBUS_ASSIGN_OR_RETURN(csr->values, PodArray<double>::Reserve(max_entries));
+  csr->row_ptr.push_back(0);
+
+  Parser parser(path, options, csr.get());
+  std::vector<char> buffer(kReadChunkBytes);
+  std::size_t carried = 0;  // bytes of an unfinished line kept at the front of the buffer
+  while (true) {
+    if (carried == buffer.size()) buffer.resize(buffer.size() * 2);  // a line longer than the buffer
+    const ssize_t n = ::read(fd.get(), buffer.data() + carried, buffer.size() - carried);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot read " + path, errno);
+    }
+    if (n == 0) {
+      NIMBUS_RETURN_IF_ERROR(parser.ParseLines(buffer.data(), buffer.data() + carried));
+      break;
+    }
+    const char* begin = buffer.data();
+    const char* end = begin + carried + static_cast<std::size_t>(n);
+    const char* last_newline = static_cast<const char*>(::memrchr(begin, '\n', static_cast<std::size_t>(end - begin)));
+    if (last_newline == nullptr) {
+      carried = static_cast<std::size_t>(end - begin);
+      continue;
+    }
+    NIMBUS_RETURN_IF_ERROR(parser.ParseLines(begin, last_newline + 1));
+    carried = static_cast<std::size_t>(end - (last_newline + 1));
+    std::memmove(buffer.data(), last_newline + 1, carried);
+  }
+
+  int64_t cols = 0;
+  NIMBUS_RETURN_IF_ERROR(parser.Finish(&cols));
+  if (options.label_mode == LabelMode::kBinary && !options.expected_labels && parser.distinct_label_count() < 2) {
+    return InvalidArgument(path + ":" + std::to_string(parser.line()) + ": every row has label " +
+                           FormatLabel(csr->labels[0]) + ": a binary classifier needs two distinct labels");
+  }
+  const LabelEncoding encoding = parser.Encoding();
+  if (encoding.binary) {
+    for (double& label : csr->labels.span()) label = encoding.Encode(label);
+  }
+  csr->row_ptr.ShrinkToFit();
+  csr->col_idx.ShrinkToFit();
+  csr->values.ShrinkToFit();
+  csr->labels.ShrinkToFit();
+
+  Dataset data;
+  data.matrix.rows = static_cast<int64_t>(csr->labels.size());
+  data.matrix.cols = cols;
+  data.matrix.row_ptr = csr->row_ptr.data();
+  data.matrix.col_idx = csr->col_idx.data();
+  data.matrix.values = csr->values.data();
+  data.labels = csr->labels.span();
+  data.encoding = encoding;
+  data.storage = std::move(csr);
+  return data;
+}
+
+}  // namespace nimbus

@@ -1,0 +1,149 @@
+#include "nimbus/data/shard.h"
+
+#include <xxhash.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace nimbus {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the shard format is little-endian");
+
+constexpr char kMagic[8] = {'N', 'I', 'M', 'B', 'S', 'H', 'R', 'D'};
+constexpr uint32_t kFlagBinaryLabels = 1;
+
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t flags;
+  int64_t rows;
+  int64_t cols;
+  int64_t nnz;
+  int64_t first_row;
+  double label_negative;
+  double label_positive;
+  uint64_t payload_checksum;
+  uint64_t header_checksum;
+};
+static_assert(sizeof(Header) == kShardHeaderBytes);
+constexpr std::size_t kHeaderChecksummedBytes = offsetof(Header, header_checksum);
+
+uint64_t PayloadBytes(int64_t rows, int64_t nnz) {
+  return static_cast<uint64_t>(rows + 1) * 8 + static_cast<uint64_t>(rows) * 8 + static_cast<uint64_t>(nnz) * 12;
+}
+
+}  // namespace
+
+Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& store, const std::string& key) {
+  const CsrView& m = data.matrix;
+  // The payload checksum is needed in the header, which comes first: compute it in a first
+  // pass over the (in-memory) arrays, then stream header and payload.
+  const int64_t base = m.rows == 0 ? 0 : m.row_ptr[0];
+  const int64_t nnz = m.nnz();
+  std::vector<int64_t> row_ptr(static_cast<std::size_t>(m.rows) + 1);
+  for (int64_t r = 0; r <= m.rows; ++r) row_ptr[static_cast<std::size_t>(r)] = m.rows == 0 ? 0 : m.row_ptr[r] - base;
+
+  struct Part {
+    const void* data;
+    std::size_t size;
+  };
+  const Part parts[] = {
+      {row_ptr.data(), row_ptr.size() * sizeof(int64_t)},
+      {data.labels.data(), data.labels.size() * sizeof(double)},
+      {m.values + base, static_cast<std::size_t>(nnz) * sizeof(double)},
+      {m.col_idx + base, static_cast<std::size_t>(nnz) * sizeof(uint32_t)},
+  };
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  for (const Part& part : parts) {
+    if (part.size > 0) XXH3_64bits_update(state, part.data, part.size);
+  }
+  const uint64_t payload_checksum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+
+  Header header{};
+  std::memcpy(header.magic, kMagic, sizeof kMagic);
+  header.version = kShardFormatVersion;
+  header.flags = data.encoding.binary ? kFlagBinaryLabels : 0;
+  header.rows = m.rows;
+  header.cols = m.cols;
+  header.nnz = nnz;
+  header.first_row = first_row;
+  header.label_negative = data.encoding.negative;
+  header.label_positive = data.encoding.positive;
+  header.payload_checksum = payload_checksum;
+  header.header_checksum = XXH3_64bits(&header, kHeaderChecksummedBytes);
+
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer, store.OpenWriter(key));
+  NIMBUS_RETURN_IF_ERROR(writer->Write(std::string_view(reinterpret_cast<const char*>(&header), sizeof header)));
+  for (const Part& part : parts) {
+    NIMBUS_RETURN_IF_ERROR(writer->Write(std::string_view(static_cast<const char*>(part.data), part.size)));
+  }
+  NIMBUS_RETURN_IF_ERROR(writer->Commit());
+  return ShardInfo{m.rows, m.cols, nnz, first_row, payload_checksum};
+}
+
+Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string& name) {
+  const std::span<const std::byte> bytes = blob->bytes();
+  auto corrupt = [&](const std::string& why) { return DataLoss(name + ": not a valid shard: " + why); };
+  if (bytes.size() < sizeof(Header)) return corrupt("file too short for the header");
+  Header header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) return corrupt("wrong magic");
+  if (header.version != kShardFormatVersion) {
+    return corrupt("format version " + std::to_string(header.version) + ", this build reads version " +
+                   std::to_string(kShardFormatVersion));
+  }
+  if (XXH3_64bits(&header, kHeaderChecksummedBytes) != header.header_checksum) return corrupt("header checksum mismatch");
+  if (header.rows < 0 || header.cols < 0 || header.nnz < 0 || header.rows > (int64_t{1} << 40) ||
+      header.nnz > (int64_t{1} << 44) || header.cols > static_cast<int64_t>(UINT32_MAX)) {
+    return corrupt("implausible sizes");
+  }
+  if (bytes.size() != sizeof(Header) + PayloadBytes(header.rows, header.nnz)) {
+    return corrupt("size " + std::to_string(bytes.size()) + " does not match the header's rows and nnz");
+  }
+  const std::byte* payload = bytes.data() + sizeof(Header);
+  if (XXH3_64bits(payload, bytes.size() - sizeof(Header)) != header.payload_checksum) {
+    return corrupt("payload checksum mismatch");
+  }
+  // The mapping is page-aligned and the header is 80 bytes, so every array is 8-byte aligned.
+  const auto* row_ptr = reinterpret_cast<const int64_t*>(payload);
+  const auto* labels = reinterpret_cast<const double*>(row_ptr + header.rows + 1);
+  const auto* values = labels + header.rows;
+  const auto* col_idx = reinterpret_cast<const uint32_t*>(values + header.nnz);
+  if (row_ptr[0] != 0 || row_ptr[header.rows] != header.nnz) return corrupt("row pointers do not span the entries");
+  const bool binary = (header.flags & kFlagBinaryLabels) != 0;
+  for (int64_t r = 0; r < header.rows; ++r) {
+    if (row_ptr[r + 1] < row_ptr[r]) return corrupt("row pointers decrease at row " + std::to_string(r));
+    if (binary && labels[r] != 1.0 && labels[r] != -1.0) return corrupt("label of row " + std::to_string(r) + " is not +1 or -1");
+    if (!std::isfinite(labels[r])) return corrupt("label of row " + std::to_string(r) + " is not finite");
+  }
+  uint32_t max_index = 0;
+  for (int64_t k = 0; k < header.nnz; ++k) max_index = col_idx[k] > max_index ? col_idx[k] : max_index;
+  if (header.nnz > 0 && max_index >= static_cast<uint64_t>(header.cols)) {
+    return corrupt("a column index is past the column count");
+  }
+
+  Dataset data;
+  data.matrix.rows = header.rows;
+  data.matrix.cols = header.cols;
+  data.matrix.row_ptr = row_ptr;
+  data.matrix.col_idx = col_idx;
+  data.matrix.values = values;
+  data.labels = std::span<const double>(labels, static_cast<std::size_t>(header.rows));
+  data.encoding.binary = binary;
+  data.encoding.negative = header.label_negative;
+  data.encoding.positive = header.label_positive;
+  data.storage = std::move(blob);
+  return data;
+}
+
+Result<Dataset> LoadShard(Store& store, const std::string& key) {
+  NIMBUS_ASSIGN_OR_RETURN(std::shared_ptr<const Blob> blob, store.Get(key));
+  return DecodeShard(std::move(blob), store.Describe(key));
+}
+
+}  // namespace nimbus

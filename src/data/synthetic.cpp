@@ -1,0 +1,159 @@
+#include "nimbus/data/synthetic.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numbers>
+
+#include "nimbus/core/file_io.h"
+
+namespace nimbus {
+namespace {
+
+// SplitMix64 then xoshiro256**: fixed algorithms, so a seed gives the same file on every
+// platform and standard library (std:: distributions are implementation-defined).
+class Random {
+ public:
+  explicit Random(uint64_t seed) {
+    for (uint64_t& s : state_) {
+      seed += 0x9e3779b97f4a7c15ULL;
+      uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      s = z ^ (z >> 31);
+    }
+  }
+  uint64_t Next() {
+    const uint64_t result = Rotl(state_[1] * 5, 7) * 9;
+    const uint64_t t = state_[1] << 17;
+    state_[2] ^= state_[0];
+    state_[3] ^= state_[1];
+    state_[1] ^= state_[2];
+    state_[0] ^= state_[3];
+    state_[2] ^= t;
+    state_[3] = Rotl(state_[3], 45);
+    return result;
+  }
+  // Uniform in (0, 1].
+  double UniformOpenClosed() { return (static_cast<double>(Next() >> 11) + 1.0) * 0x1.0p-53; }
+  // Uniform integer in [0, n).
+  uint64_t Below(uint64_t n) { return static_cast<uint64_t>(UniformOpenClosed() * static_cast<double>(n)) % n; }
+  double Gaussian() {
+    const double u1 = UniformOpenClosed();
+    const double u2 = UniformOpenClosed();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  }
+
+ private:
+  static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t state_[4];
+};
+
+// `count` distinct values in [0, n), sorted (Floyd's algorithm; `taken` is all false on entry
+// and on return).
+void SampleDistinct(Random& random, int64_t n, int64_t count, std::vector<bool>& taken, std::vector<int64_t>& out) {
+  out.clear();
+  for (int64_t j = n - count; j < n; ++j) {
+    const int64_t t = static_cast<int64_t>(random.Below(static_cast<uint64_t>(j + 1)));
+    const int64_t pick = taken[static_cast<std::size_t>(t)] ? j : t;
+    taken[static_cast<std::size_t>(pick)] = true;
+    out.push_back(pick);
+  }
+  for (int64_t v : out) taken[static_cast<std::size_t>(v)] = false;
+  std::sort(out.begin(), out.end());
+}
+
+void AppendNumber(std::string& line, double value, int precision) {
+  char text[40];
+  const auto result = std::to_chars(text, text + sizeof text, value, std::chars_format::general, precision);
+  line.append(text, result.ptr);
+}
+
+void AppendInteger(std::string& line, int64_t value) {
+  char text[24];
+  const auto result = std::to_chars(text, text + sizeof text, value);
+  line.append(text, result.ptr);
+}
+
+}  // namespace
+
+Status SyntheticOptions::Validate() const {
+  if (rows < 1) return InvalidArgument("rows: must be at least 1, got " + std::to_string(rows));
+  if (cols < 1 || cols > 2147483647) return InvalidArgument("cols: must be in [1, 2147483647], got " + std::to_string(cols));
+  if (nnz_per_row < 1 || nnz_per_row > cols) {
+    return InvalidArgument("nnz_per_row: must be in [1, cols=" + std::to_string(cols) + "], got " +
+                           std::to_string(nnz_per_row));
+  }
+  if (planted_nonzeros < 0 || planted_nonzeros > cols) {
+    return InvalidArgument("planted_nonzeros: must be in [0, cols], got " + std::to_string(planted_nonzeros));
+  }
+  if (!(margin_scale > 0) || !std::isfinite(margin_scale)) return InvalidArgument("margin_scale: must be positive");
+  if (!(noise >= 0) || !std::isfinite(noise)) return InvalidArgument("noise: must be non-negative");
+  return Status::Ok();
+}
+
+Result<SyntheticSummary> WriteSyntheticLibsvm(const SyntheticOptions& options, const std::string& path) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  Random random(options.seed);
+  SyntheticSummary summary;
+
+  // The planted model: dense storage, sparse support.
+  const int64_t support = options.planted_nonzeros > 0 ? options.planted_nonzeros : std::max<int64_t>(1, options.cols / 10);
+  std::vector<bool> taken(static_cast<std::size_t>(options.cols), false);
+  std::vector<int64_t> picks;
+  SampleDistinct(random, options.cols, support, taken, picks);
+  // A unit-length row meets about support/cols of the model's mass, so weights of variance
+  // margin_scale^2 * cols / support give margins of std about margin_scale.
+  const double weight_std = options.margin_scale * std::sqrt(static_cast<double>(options.cols) / support);
+  std::vector<double> planted(static_cast<std::size_t>(options.cols), 0.0);
+  for (int64_t j : picks) {
+    const double w = weight_std * random.Gaussian();
+    planted[static_cast<std::size_t>(j)] = w;
+    summary.planted.emplace_back(j + 1, w);
+  }
+
+  NIMBUS_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Open(path));
+  std::string line;
+  std::vector<double> values;
+  for (int64_t r = 0; r < options.rows; ++r) {
+    SampleDistinct(random, options.cols, options.nnz_per_row, taken, picks);
+    values.resize(picks.size());
+    double squared_norm = 0;
+    for (double& v : values) {
+      v = random.UniformOpenClosed();
+      squared_norm += v * v;
+    }
+    const double inverse_norm = 1.0 / std::sqrt(squared_norm);
+    line.clear();
+    std::string features;
+    double margin = 0;
+    for (std::size_t k = 0; k < picks.size(); ++k) {
+      // Round to the 6 digits written, so the file holds exactly the values the margin used.
+      char text[40];
+      const auto end = std::to_chars(text, text + sizeof text, values[k] * inverse_norm, std::chars_format::general, 6).ptr;
+      double written = 0;
+      std::from_chars(text, end, written);
+      margin += written * planted[static_cast<std::size_t>(picks[k])];
+      features += ' ';
+      AppendInteger(features, picks[k] + 1);
+      features += ':';
+      features.append(text, end);
+    }
+    if (options.task == SyntheticTask::kClassification) {
+      const bool positive = random.UniformOpenClosed() <= 1.0 / (1.0 + std::exp(-margin));
+      line += positive ? "+1" : "-1";
+      summary.positives += positive ? 1 : 0;
+    } else {
+      AppendNumber(line, margin + options.noise * random.Gaussian(), 8);
+    }
+    line += features;
+    line += '\n';
+    NIMBUS_RETURN_IF_ERROR(writer.Write(line));
+    summary.nnz += static_cast<int64_t>(picks.size());
+  }
+  NIMBUS_RETURN_IF_ERROR(writer.Commit());
+  summary.rows = options.rows;
+  return summary;
+}
+
+}  // namespace nimbus

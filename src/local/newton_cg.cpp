@@ -1,0 +1,157 @@
+#include "nimbus/local/newton_cg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "nimbus/core/vector_ops.h"
+
+namespace nimbus {
+namespace {
+
+// Trust-region update constants of TRON (Lin & More 1999).
+constexpr double kEta0 = 1e-4, kEta1 = 0.25, kEta2 = 0.75;
+constexpr double kSigma1 = 0.25, kSigma2 = 0.5, kSigma3 = 4.0;
+
+double MNorm(std::span<const double> s, std::span<const double> m) {
+  double sum = 0;
+  for (std::size_t j = 0; j < s.size(); ++j) sum += m[j] * s[j] * s[j];
+  return std::sqrt(sum);
+}
+
+struct CgWork {
+  std::vector<double> r, z, d, hd;
+};
+
+// Steihaug's truncated preconditioned CG for min g.s + s.H.s/2 with ||s||_M <= delta.
+// On return s is the step and work.r = -g - H s. Returns (iterations, reached boundary).
+std::pair<int, bool> TruncatedCg(SmoothFunction& f, std::span<const double> g, std::span<const double> m,
+                                 double delta, double tolerance, int max_iterations, std::span<double> s,
+                                 CgWork& work) {
+  const std::size_t n = g.size();
+  Fill(s, 0.0);
+  for (std::size_t j = 0; j < n; ++j) {
+    work.r[j] = -g[j];
+    work.z[j] = work.r[j] / m[j];
+    work.d[j] = work.z[j];
+  }
+  double rz = Dot(work.r, work.z);
+  int iterations = 0;
+  while (iterations < max_iterations) {
+    if (Norm(work.r) <= tolerance) break;
+    ++iterations;
+    f.HessianVector(work.d, work.hd);
+    const double dhd = Dot(work.d, work.hd);
+    const double alpha = rz / dhd;
+    // Would the full step leave the region? Then stop on its boundary: the positive root of
+    // ||s + tau d||_M = delta.
+    double ss = 0, sd = 0, dd = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double sj = s[j] + alpha * work.d[j];
+      ss += m[j] * sj * sj;
+    }
+    if (!(dhd > 0) || std::sqrt(ss) > delta) {
+      ss = sd = dd = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        ss += m[j] * s[j] * s[j];
+        sd += m[j] * s[j] * work.d[j];
+        dd += m[j] * work.d[j] * work.d[j];
+      }
+      const double radius = delta * delta - ss;
+      const double root = std::sqrt(std::max(0.0, sd * sd + dd * radius));
+      // tau = (radius) / (sd + root) when sd >= 0 avoids cancellation; else (root - sd) / dd.
+      const double tau = sd >= 0 ? radius / (sd + root) : (root - sd) / dd;
+      Axpy(tau, work.d, s);
+      Axpy(-tau, work.hd, work.r);
+      return {iterations, true};
+    }
+    Axpy(alpha, work.d, s);
+    Axpy(-alpha, work.hd, work.r);
+    for (std::size_t j = 0; j < n; ++j) work.z[j] = work.r[j] / m[j];
+    const double rz_next = Dot(work.r, work.z);
+    const double beta = rz_next / rz;
+    rz = rz_next;
+    for (std::size_t j = 0; j < n; ++j) work.d[j] = work.z[j] + beta * work.d[j];
+  }
+  return {iterations, false};
+}
+
+}  // namespace
+
+Status NewtonCgOptions::Validate() const {
+  if (!(gradient_tolerance >= 0)) return InvalidArgument("gradient_tolerance: must be >= 0");
+  if (!(relative_tolerance >= 0 && relative_tolerance < 1)) return InvalidArgument("relative_tolerance: must be in [0, 1)");
+  if (max_iterations < 0) return InvalidArgument("max_iterations: must be >= 0");
+  if (max_cg_iterations < 1) return InvalidArgument("max_cg_iterations: must be >= 1");
+  if (!(cg_forcing > 0 && cg_forcing < 1)) return InvalidArgument("cg_forcing: must be in (0, 1)");
+  return Status::Ok();
+}
+
+LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const NewtonCgOptions& options) {
+  const std::size_t n = f.dimension();
+  LocalSolveStats stats;
+  std::vector<double> g(n), m(n), s(n), x_trial(n);
+  CgWork work{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
+
+  double value = f.Value(x);
+  ++stats.evaluations;
+  f.Gradient(x, g);
+  f.HessianDiagonal(m);
+  double gradient_norm = Norm(g);
+  stats.initial_gradient_norm = gradient_norm;
+  const double tolerance = std::max(options.gradient_tolerance, options.relative_tolerance * gradient_norm);
+  // The first region: the preconditioned gradient's length, as TRON starts.
+  double delta = 0;
+  for (std::size_t j = 0; j < n; ++j) delta += g[j] * g[j] / m[j];
+  delta = std::sqrt(delta);
+
+  while (gradient_norm > tolerance && stats.iterations < options.max_iterations) {
+    const double cg_tolerance = options.cg_forcing * gradient_norm;
+    const auto [cg_iterations, on_boundary] =
+        TruncatedCg(f, g, m, delta, cg_tolerance, options.max_cg_iterations, s, work);
+    stats.cg_iterations += cg_iterations;
+
+    for (std::size_t j = 0; j < n; ++j) x_trial[j] = x[j] + s[j];
+    const double trial_value = f.Value(x_trial);
+    ++stats.evaluations;
+    const double gs = Dot(g, s);
+    // With r = -g - H s: predicted decrease -(g.s + s.H.s/2) = -(g.s - s.r)/2.
+    const double predicted = -0.5 * (gs - Dot(s, work.r));
+    const double actual = value - trial_value;
+    const double step_norm = MNorm(s, m);
+    if (stats.iterations == 0) delta = std::min(delta, step_norm);
+
+    // Step length that minimizes the quadratic through f, f'(0) = g.s and f(1) = trial.
+    const double curvature = trial_value - value - gs;
+    const double alpha = curvature <= 0 ? kSigma3 : std::max(kSigma1, -0.5 * gs / curvature);
+    if (actual < kEta0 * predicted) {
+      delta = std::min(alpha * step_norm, kSigma2 * delta);
+    } else if (actual < kEta1 * predicted) {
+      delta = std::max(kSigma1 * delta, std::min(alpha * step_norm, kSigma2 * delta));
+    } else if (actual < kEta2 * predicted) {
+      delta = std::max(kSigma1 * delta, std::min(alpha * step_norm, kSigma3 * delta));
+    } else if (on_boundary) {
+      delta = kSigma3 * delta;
+    } else {
+      delta = std::max(delta, std::min(alpha * step_norm, kSigma3 * delta));
+    }
+
+    ++stats.iterations;
+    if (actual > kEta0 * predicted) {
+      CopyInto(x_trial, x);
+      value = trial_value;
+      f.Gradient(x, g);
+      f.HessianDiagonal(m);
+      gradient_norm = Norm(g);
+    }
+    // No progress is possible below rounding: stop rather than spin.
+    const bool stalled =
+        std::abs(actual) <= 1e-12 * std::abs(value) && std::abs(predicted) <= 1e-12 * std::abs(value);
+    if (!(predicted > 0) || stalled) break;
+  }
+  stats.final_gradient_norm = gradient_norm;
+  stats.converged = gradient_norm <= tolerance;
+  return stats;
+}
+
+}  // namespace nimbus

@@ -1,0 +1,72 @@
+#include "nimbus/problem/problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "nimbus/core/vector_ops.h"
+
+namespace nimbus {
+
+double Regularizer::Value(std::span<const double> x, std::size_t regularized) const {
+  const auto part = x.first(regularized);
+  return l1 * Norm1(part) + 0.5 * l2 * SquaredNorm(part);
+}
+
+void Regularizer::Prox(double t, std::span<double> x, std::size_t regularized) const {
+  const double threshold = t * l1;
+  const double shrink = 1.0 / (1.0 + t * l2);
+  for (std::size_t j = 0; j < regularized; ++j) {
+    const double v = x[j];
+    const double magnitude = std::abs(v) - threshold;
+    x[j] = magnitude > 0 ? std::copysign(magnitude * shrink, v) : 0.0;
+  }
+}
+
+Status ProblemSpec::Validate() const {
+  auto check = [](const char* name, double value) -> Status {
+    if (!(value >= 0) || !std::isfinite(value)) {
+      return InvalidArgument(std::string(name) + ": must be a finite number >= 0, got " + std::to_string(value));
+    }
+    return Status::Ok();
+  };
+  NIMBUS_RETURN_IF_ERROR(check("l1", regularizer.l1));
+  NIMBUS_RETURN_IF_ERROR(check("l2", regularizer.l2));
+  if (rows < 1) return InvalidArgument("rows: the problem has no data rows");
+  if (cols < 0) return InvalidArgument("cols: must be >= 0");
+  return Status::Ok();
+}
+
+double EvaluateObjective(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x) {
+  std::vector<double> margins(static_cast<std::size_t>(matrix.rows));
+  MultiplyRows(matrix, x, spec.intercept, margins);
+  return SumLoss(spec.loss, labels, margins) / static_cast<double>(spec.rows) +
+         spec.regularizer.Value(x, static_cast<std::size_t>(spec.cols));
+}
+
+void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x,
+                    std::span<double> gradient) {
+  const auto rows = static_cast<std::size_t>(matrix.rows);
+  std::vector<double> margins(rows), first(rows), second(rows);
+  MultiplyRows(matrix, x, spec.intercept, margins);
+  LossDerivatives(spec.loss, labels, margins, 1.0 / static_cast<double>(spec.rows), first, second);
+  Fill(gradient, 0.0);
+  AddTransposeProduct(matrix, first, spec.intercept, gradient);
+}
+
+double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x) {
+  std::vector<double> g(x.size());
+  SmoothGradient(spec, matrix, labels, x, g);
+  const double l1 = spec.regularizer.l1;
+  const double l2 = spec.regularizer.l2;
+  double worst = 0;
+  for (std::size_t j = 0; j < static_cast<std::size_t>(spec.cols); ++j) {
+    const double gj = g[j] + l2 * x[j];
+    const double violation = x[j] != 0 ? std::abs(gj + std::copysign(l1, x[j])) : std::max(0.0, std::abs(gj) - l1);
+    worst = std::max(worst, violation);
+  }
+  if (spec.intercept) worst = std::max(worst, std::abs(g[static_cast<std::size_t>(spec.cols)]));
+  return worst;
+}
+
+}  // namespace nimbus

@@ -1,0 +1,96 @@
+#include "support/test_support.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace nimbus::testing {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/nimbus-test-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+CommandResult Run(const std::vector<std::string>& argv) {
+  TempDir capture;
+  const std::string out_path = capture.File("out"), err_path = capture.File("err");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  CommandResult result;
+  const int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error != 0) {
+    result.err = "cannot start " + argv[0];
+    return result;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = ReadTextFile(out_path);
+  result.err = ReadTextFile(err_path);
+  return result;
+}
+
+CommandResult RunNimbus(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{NIMBUS_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv);
+}
+
+void WriteTextFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  out << contents;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string HeartScalePath() { return "/usr/share/doc/liblinear-tools/examples/heart_scale"; }
+
+std::string TrainLiblinear(int solver, double c, double eps, const std::string& data, const std::string& model) {
+  char c_text[40], eps_text[40];
+  std::snprintf(c_text, sizeof c_text, "%.17g", c);
+  std::snprintf(eps_text, sizeof eps_text, "%g", eps);
+  const CommandResult result =
+      Run({"liblinear-train", "-s", std::to_string(solver), "-c", c_text, "-e", eps_text, "-q", data, model});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return model;
+}
+
+}  // namespace nimbus::testing

@@ -1,0 +1,44 @@
+// Test helpers: temporary directories, running the nimbus binary and liblinear, small files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nimbus::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;  // 128 + signal when killed by a signal
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] with arguments (no shell), capturing standard output and error.
+CommandResult Run(const std::vector<std::string>& argv);
+// Runs the nimbus binary under test with these arguments.
+CommandResult RunNimbus(const std::vector<std::string>& args);
+
+void WriteTextFile(const std::string& path, const std::string& contents);
+std::string ReadTextFile(const std::string& path);
+bool FileExists(const std::string& path);
+
+// liblinear's example data set (270 rows, 13 features, labels +1/-1).
+std::string HeartScalePath();
+
+// Trains liblinear (`liblinear-train -s SOLVER -c C -e EPS -q`) and returns the model path.
+std::string TrainLiblinear(int solver, double c, double eps, const std::string& data, const std::string& model);
+
+}  // namespace nimbus::testing
