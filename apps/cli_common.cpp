@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 
 #include "commands.h"
@@ -33,6 +34,13 @@ int ReportError(const std::string& command, const Status& status) {
     default:
       return kExitFailure;
   }
+}
+
+Status CheckWritableLocation(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string directory = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (::access(directory.c_str(), W_OK) != 0) return ErrnoError("cannot create " + path, errno);
+  return Status::Ok();
 }
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }

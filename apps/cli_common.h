@@ -16,6 +16,9 @@ bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code);
 // 2 for bad input (invalid argument, not found, data loss), 1 otherwise.
 int ReportError(const std::string& command, const Status& status);
 
+// Ok when a file could be created at `path`: its directory exists and is writable.
+Status CheckWritableLocation(const std::string& path);
+
 // True when standard error is a terminal (progress lines go there only then).
 bool StderrIsTerminal();
 

@@ -149,6 +149,12 @@ int RunTrain(int argc, char** argv) {
   WorkerOptions worker_options;
   worker_options.solver = *local_solver;
 
+  // Output places are checked before the solve, so a long run does not end in a failed write.
+  for (const std::string* path : {&flags.out, &flags.summary_json, &flags.trace}) {
+    if (Status writable = CheckWritableLocation(*path); !path->empty() && !writable.ok()) {
+      return ReportError("train", writable);
+    }
+  }
   Result<Plan> plan = LooksLikeStoreUri(flags.data) ? PlanFromStore(flags, *loss) : PlanFromFile(flags, *loss);
   if (!plan.ok()) return ReportError("train", plan.status());
   plan->spec.loss = *loss;

@@ -27,6 +27,9 @@ Result<MappedRegion> MappedRegion::Reserve(std::size_t bytes) {
   const std::size_t length = RoundUpToPage(bytes);
   void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return ErrnoError("cannot reserve " + std::to_string(length) + " bytes", errno);
+  // Large arrays fill faster in 2 MiB pages: a fault per 2 MiB instead of per 4 KiB. Only a
+  // hint; where transparent huge pages are off this does nothing.
+  ::madvise(p, length, MADV_HUGEPAGE);
   region.data_ = p;
   region.bytes_ = length;
   return region;

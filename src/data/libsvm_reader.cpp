@@ -45,6 +45,32 @@ std::string Quote(const char* p, const char* end) {
   return out + "'";
 }
 
+// The common case of LIBSVM values, "-0.123456" or "12": at most 15 significant digits, no
+// exponent. Then value = digits / 10^k with both operands exact doubles, and one IEEE division
+// rounds correctly (Clinger's fast path), so the result equals strtod's. Returns the end of
+// the number, or nullptr to fall back to std::from_chars.
+const char* ParseShortDecimal(const char* p, const char* end, double* value) {
+  static constexpr double kPowersOfTen[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                            1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  const bool negative = p != end && *p == '-';
+  if (negative) ++p;
+  uint64_t digits = 0;
+  int count = 0;
+  int fraction_digits = 0;
+  for (; p != end && *p >= '0' && *p <= '9'; ++p, ++count) digits = digits * 10 + static_cast<uint64_t>(*p - '0');
+  if (p != end && *p == '.') {
+    ++p;
+    const char* fraction = p;
+    for (; p != end && *p >= '0' && *p <= '9'; ++p, ++count) digits = digits * 10 + static_cast<uint64_t>(*p - '0');
+    fraction_digits = static_cast<int>(p - fraction);
+  }
+  if (count == 0 || count > 15) return nullptr;
+  if (p != end && (*p == 'e' || *p == 'E')) return nullptr;
+  const double magnitude = static_cast<double>(digits) / kPowersOfTen[fraction_digits];
+  *value = negative ? -magnitude : magnitude;
+  return p;
+}
+
 class Parser {
  public:
   Parser(std::string path, const LibsvmReadOptions& options, OwnedCsr* csr)
@@ -101,6 +127,11 @@ class Parser {
     if (start != end && *start == '+') {
       ++start;
       if (start != end && (*start == '-' || *start == '+')) return false;
+    }
+    *out_of_range = false;
+    if (const char* next = ParseShortDecimal(start, end, value); next != nullptr && EndsToken(next, end)) {
+      p = next;
+      return true;
     }
     const auto [next, error] = std::from_chars(start, end, *value);
     *out_of_range = error == std::errc::result_out_of_range;

@@ -29,7 +29,7 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-CommandResult Run(const std::vector<std::string>& argv) {
+CommandResult RunCommand(const std::vector<std::string>& argv) {
   TempDir capture;
   const std::string out_path = capture.File("out"), err_path = capture.File("err");
   posix_spawn_file_actions_t actions;
@@ -60,7 +60,7 @@ CommandResult Run(const std::vector<std::string>& argv) {
 CommandResult RunNimbus(const std::vector<std::string>& args) {
   std::vector<std::string> argv{NIMBUS_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return Run(argv);
+  return RunCommand(argv);
 }
 
 void WriteTextFile(const std::string& path, const std::string& contents) {
@@ -88,7 +88,7 @@ std::string TrainLiblinear(int solver, double c, double eps, const std::string& 
   std::snprintf(c_text, sizeof c_text, "%.17g", c);
   std::snprintf(eps_text, sizeof eps_text, "%g", eps);
   const CommandResult result =
-      Run({"liblinear-train", "-s", std::to_string(solver), "-c", c_text, "-e", eps_text, "-q", data, model});
+      RunCommand({"liblinear-train", "-s", std::to_string(solver), "-c", c_text, "-e", eps_text, "-q", data, model});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   return model;
 }

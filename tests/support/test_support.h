@@ -27,7 +27,7 @@ struct CommandResult {
 };
 
 // Runs argv[0] with arguments (no shell), capturing standard output and error.
-CommandResult Run(const std::vector<std::string>& argv);
+CommandResult RunCommand(const std::vector<std::string>& argv);
 // Runs the nimbus binary under test with these arguments.
 CommandResult RunNimbus(const std::vector<std::string>& args);
 

@@ -1,0 +1,234 @@
+// The ADMM master over real in-process workers: convergence to the optimum (checked by the
+// optimality condition, not against nimbus's own output), the stop conditions, determinism.
+#include "nimbus/admm/coordinator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "nimbus/data/libsvm_reader.h"
+#include "nimbus/data/manifest.h"
+#include "nimbus/data/synthetic.h"
+#include "nimbus/runtime/threads_executor.h"
+#include "support/test_support.h"
+
+namespace nimbus {
+namespace {
+
+using testing::TempDir;
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SyntheticOptions gen;
+    gen.rows = 3000;
+    gen.cols = 400;
+    gen.nnz_per_row = 10;
+    gen.seed = 11;
+    ASSERT_TRUE(WriteSyntheticLibsvm(gen, dir_.File("d.svm")).ok());
+    Result<Dataset> data = ReadLibsvmFile(dir_.File("d.svm"));
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    data_ = *data;
+  }
+
+  ProblemSpec Spec(double l1, double l2, bool intercept) const {
+    ProblemSpec spec;
+    spec.rows = data_.rows();
+    spec.cols = data_.cols();
+    spec.regularizer = {l1, l2};
+    spec.intercept = intercept;
+    return spec;
+  }
+
+  std::vector<ShardSource> Shards(int workers) const {
+    std::vector<ShardSource> shards;
+    for (const auto& [begin, end] : PartitionRows(data_.matrix, workers)) {
+      shards.push_back(ShardSource::InMemory(data_.Rows(begin, end)));
+    }
+    return shards;
+  }
+
+  Result<Solution> Solve(const ProblemSpec& spec, const AdmmOptions& options, int workers,
+                         IterationCallback callback = nullptr, TraceSink* trace = nullptr) {
+    ThreadsExecutor executor(Shards(workers), spec, WorkerOptions{});
+    Coordinator coordinator(spec, options, &executor);
+    if (callback) coordinator.SetIterationCallback(std::move(callback));
+    if (trace != nullptr) coordinator.SetTraceSink(trace);
+    return coordinator.Solve();
+  }
+
+  double Violation(const ProblemSpec& spec, const std::vector<double>& x) const {
+    return OptimalityViolation(spec, data_.matrix, data_.labels, x);
+  }
+
+  TempDir dir_;
+  Dataset data_;
+};
+
+TEST_F(CoordinatorTest, ConvergesToTheOptimumForEachWorkerCount) {
+  const ProblemSpec spec = Spec(2e-4, 0, false);
+  AdmmOptions options;
+  options.eps_rel = 1e-6;
+  for (int workers : {1, 2, 3, 5}) {
+    Result<Solution> solution = Solve(spec, options, workers);
+    ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+    EXPECT_EQ(solution->summary.termination, Termination::kConverged) << workers;
+    EXPECT_LT(Violation(spec, solution->model), 1e-3 * spec.regularizer.l1) << workers;
+    // The summary's objective is F at the returned model, evaluated exactly.
+    EXPECT_NEAR(solution->summary.objective, EvaluateObjective(spec, data_.matrix, data_.labels, solution->model), 1e-12);
+    EXPECT_EQ(solution->summary.workers, workers);
+    EXPECT_GT(solution->summary.nnz, 0);
+    EXPECT_LT(solution->summary.nnz, spec.cols);
+  }
+}
+
+TEST_F(CoordinatorTest, ElasticNetWithInterceptIsOptimal) {
+  const ProblemSpec spec = Spec(1e-4, 1e-3, true);
+  AdmmOptions options;
+  options.eps_rel = 1e-6;
+  Result<Solution> solution = Solve(spec, options, 3);
+  ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+  ASSERT_EQ(solution->model.size(), static_cast<std::size_t>(spec.cols) + 1);
+  EXPECT_LT(Violation(spec, solution->model), 1e-6);
+}
+
+TEST_F(CoordinatorTest, FixedRhoAndNoRelaxationStillConverge) {
+  const ProblemSpec spec = Spec(2e-4, 0, false);
+  AdmmOptions options;
+  options.adaptive_rho = false;
+  options.relaxation = 1.0;
+  options.rho = 1e-4;
+  options.eps_rel = 1e-6;
+  Result<Solution> solution = Solve(spec, options, 2);
+  ASSERT_TRUE(solution.ok());
+  EXPECT_EQ(solution->summary.termination, Termination::kConverged);
+  EXPECT_EQ(solution->summary.rho, 1e-4);
+  EXPECT_EQ(solution->summary.rho_updates, 0);
+  EXPECT_LT(Violation(spec, solution->model), 1e-3 * spec.regularizer.l1);
+}
+
+TEST_F(CoordinatorTest, AdaptiveRhoRecoversFromABadStart) {
+  const ProblemSpec spec = Spec(2e-4, 0, false);
+  AdmmOptions options;
+  options.rho = 10.0;  // far too stiff for this problem
+  options.eps_rel = 1e-5;
+  options.max_iterations = 400;
+  Result<Solution> solution = Solve(spec, options, 2);
+  ASSERT_TRUE(solution.ok());
+  EXPECT_EQ(solution->summary.termination, Termination::kConverged);
+  EXPECT_GT(solution->summary.rho_updates, 0);
+  EXPECT_LT(solution->summary.rho, 10.0);
+}
+
+TEST_F(CoordinatorTest, SameInputsGiveBitIdenticalModels) {
+  const ProblemSpec spec = Spec(2e-4, 1e-4, true);
+  Result<Solution> a = Solve(spec, AdmmOptions{}, 3);
+  Result<Solution> b = Solve(spec, AdmmOptions{}, 3);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->model, b->model);  // exact, bit for bit
+  EXPECT_EQ(a->summary.iterations, b->summary.iterations);
+}
+
+TEST_F(CoordinatorTest, IterationCapEndsWithThatManyIterations) {
+  AdmmOptions options;
+  options.max_iterations = 4;
+  Result<Solution> solution = Solve(Spec(2e-4, 0, false), options, 2);
+  ASSERT_TRUE(solution.ok());
+  EXPECT_EQ(solution->summary.termination, Termination::kMaxIterations);
+  EXPECT_EQ(solution->summary.iterations, 4);
+  EXPECT_EQ(solution->summary.rounds, 5);
+}
+
+TEST_F(CoordinatorTest, TargetObjectiveStopsAsSoonAsReached) {
+  const ProblemSpec spec = Spec(2e-4, 0, false);
+  AdmmOptions tight;
+  tight.eps_rel = 1e-6;
+  Result<Solution> optimum = Solve(spec, tight, 2);
+  ASSERT_TRUE(optimum.ok());
+  AdmmOptions options;
+  options.target_objective = optimum->summary.objective * (1 + 1e-3);
+  Result<Solution> solution = Solve(spec, options, 2);
+  ASSERT_TRUE(solution.ok());
+  EXPECT_EQ(solution->summary.termination, Termination::kTargetObjective);
+  EXPECT_LE(solution->summary.objective, *options.target_objective);
+  EXPECT_LT(solution->summary.iterations, optimum->summary.iterations);
+}
+
+TEST_F(CoordinatorTest, CallbackSeesEachIterationAndCanStop) {
+  std::vector<IterationInfo> seen;
+  Result<Solution> solution = Solve(Spec(2e-4, 0, false), AdmmOptions{}, 2, [&](const IterationInfo& info) {
+    seen.push_back(info);
+    return info.iteration < 3;
+  });
+  ASSERT_TRUE(solution.ok());
+  EXPECT_EQ(solution->summary.termination, Termination::kUserStopped);
+  ASSERT_EQ(seen.size(), 3u);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].iteration, static_cast<int>(i + 1));
+    EXPECT_GT(seen[i].primal_residual, 0);
+  }
+  // The objective falls as ADMM proceeds from z = 0.
+  EXPECT_LT(seen.back().objective, seen.front().objective);
+  EXPECT_EQ(solution->summary.objective, seen.back().objective);
+}
+
+class CollectingSink : public TraceSink {
+ public:
+  void Write(std::string_view line) override { lines.emplace_back(line); }
+  std::vector<std::string> lines;
+};
+
+TEST_F(CoordinatorTest, TraceHasSetupEveryRoundAndSummary) {
+  CollectingSink sink;
+  Result<Solution> solution = Solve(Spec(2e-4, 0, false), AdmmOptions{}, 2, nullptr, &sink);
+  ASSERT_TRUE(solution.ok());
+  ASSERT_EQ(sink.lines.size(), static_cast<std::size_t>(solution->summary.rounds) + 2);
+  EXPECT_NE(sink.lines.front().find("\"event\":\"setup\""), std::string::npos);
+  EXPECT_NE(sink.lines[1].find("\"event\":\"round\",\"round\":0"), std::string::npos) << sink.lines[1];
+  EXPECT_NE(sink.lines.back().find("\"event\":\"summary\""), std::string::npos);
+}
+
+TEST_F(CoordinatorTest, AWorkerThatCannotLoadItsShardFailsTheStartWithItsName) {
+  const ProblemSpec spec = Spec(2e-4, 0, false);
+  Result<std::unique_ptr<Store>> store = OpenStore(dir_.File("shards"), true);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(WriteShards(data_, 2, "d.svm", **store).ok());
+  std::shared_ptr<Store> shared = std::move(store).value();
+  std::vector<ShardSource> shards{ShardSource::InStore(shared, ShardKey(0)), ShardSource::InStore(shared, "missing.bin")};
+  ThreadsExecutor executor(std::move(shards), spec, WorkerOptions{});
+  Coordinator coordinator(spec, AdmmOptions{}, &executor);
+  Result<Solution> solution = coordinator.Solve();
+  ASSERT_FALSE(solution.ok());
+  EXPECT_NE(solution.status().message().find("worker 1"), std::string::npos) << solution.status().ToString();
+  EXPECT_NE(solution.status().message().find("missing.bin"), std::string::npos) << solution.status().ToString();
+}
+
+TEST(AdmmOptions, ValidateNamesTheField) {
+  auto message = [](auto mutate) {
+    AdmmOptions options;
+    mutate(options);
+    return options.Validate().message();
+  };
+  EXPECT_EQ(AdmmOptions{}.Validate().ok(), true);
+  EXPECT_NE(message([](AdmmOptions& o) { o.relaxation = 2.0; }).find("relaxation"), std::string::npos);
+  EXPECT_NE(message([](AdmmOptions& o) { o.rho = -1; }).find("rho"), std::string::npos);
+  EXPECT_NE(message([](AdmmOptions& o) { o.eps_abs = 0, o.eps_rel = 0; }).find("eps_abs"), std::string::npos);
+  EXPECT_NE(message([](AdmmOptions& o) { o.max_iterations = -1; }).find("max_iterations"), std::string::npos);
+  EXPECT_NE(message([](AdmmOptions& o) { o.rho_min = 10, o.rho_max = 1; }).find("rho_min"), std::string::npos);
+}
+
+TEST(InitialRho, ScalesWithTheCurvatureAndTheWorkerCount) {
+  ProblemSpec spec;
+  spec.rows = 100;
+  spec.cols = 9;
+  spec.intercept = true;  // model size 10
+  std::vector<WorkerReady> one(1), two(2);
+  one[0].curvature_trace = 50;
+  two[0].curvature_trace = two[1].curvature_trace = 25;
+  // mean diagonal = 50 / (100 * 10) = 0.05
+  EXPECT_DOUBLE_EQ(InitialRho(spec, one), 0.6 * 0.05);
+  EXPECT_DOUBLE_EQ(InitialRho(spec, two), 0.6 * 0.05 / std::pow(2.0, 0.7));
+}
+
+}  // namespace
+}  // namespace nimbus

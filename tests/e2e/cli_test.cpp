@@ -1,0 +1,229 @@
+// End to end: the nimbus command line — help, errors, outputs, files — as a user meets it.
+#include <nlohmann/json.hpp>
+
+#include "e2e_support.h"
+
+namespace nimbus::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const char* command : {"gen", "split", "train", "predict", "eval"}) {
+    const CommandResult result = RunNimbus({command, "--help"});
+    EXPECT_EQ(result.exit_code, 0) << command;
+    EXPECT_NE(result.out.find(std::string("usage: nimbus ") + command), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("--"), std::string::npos);
+  }
+  const CommandResult top = RunNimbus({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("train"), std::string::npos);
+}
+
+TEST(Cli, UsageErrorsExitWithTwoAndSayWhatIsWrong) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{}, "usage: nimbus COMMAND"},
+      {{"frobnicate"}, "unknown command 'frobnicate'"},
+      {{"train", "--data", HeartScalePath(), "--bogus"}, "unknown option --bogus"},
+      {{"train"}, "missing required option --data"},
+      {{"train", "--data", HeartScalePath(), "--workers", "abc"}, "--workers: 'abc' is not an integer"},
+      {{"train", "--data", HeartScalePath(), "--l1", "-1"}, "l1: must be a finite number >= 0"},
+      {{"train", "--data", HeartScalePath(), "--relaxation", "3"}, "relaxation: must be in [1, 1.8]"},
+      {{"train", "--data", HeartScalePath(), "--loss", "hinge"}, "unknown loss 'hinge'"},
+      {{"train", "--data", HeartScalePath(), "--workers", "271"}, "every worker needs at least one row"},
+      {{"train", "--data", "/nonexistent/file.svm"}, "/nonexistent/file.svm: no such file"},
+      {{"gen", "--rows", "10", "--cols", "5", "--nnz-per-row", "6", "--out", "/tmp/x.svm"}, "nnz_per_row"},
+      {{"split", "--data", HeartScalePath(), "--shards", "0", "--out", "/tmp/never"}, "--shards"},
+  };
+  for (const Case& c : cases) {
+    const CommandResult result = RunNimbus(c.args);
+    EXPECT_EQ(result.exit_code, 2) << c.message;
+    EXPECT_NE(result.err.find(c.message), std::string::npos) << "expected '" << c.message << "' in: " << result.err;
+  }
+}
+
+TEST(Cli, MalformedDataNamesFileAndLine) {
+  TempDir dir;
+  const std::string path = dir.File("bad.svm");
+  struct Case {
+    std::string contents;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"+1 1:0.5\n-1 2:x\n", ":2: invalid value 'x' for feature 2"},
+      {"+1 1:0.5\n-1 0:1\n", ":2: feature index 0"},
+      {"+1 3:0.5 2:1\n", ":1: feature index 2 after 3"},
+      {"+1 1:1\n-1 1:1\n2 1:1\n", ":3: a third distinct label '2'"},
+      {"", ":1: empty file"},
+      {"+1 1:nan\n", ":1: value 'nan' of feature 1 is not a finite number"},
+  };
+  for (const Case& c : cases) {
+    WriteTextFile(path, c.contents);
+    for (const char* command : {"train", "split"}) {
+      std::vector<std::string> args{command, "--data", path};
+      if (std::string(command) == "split") args.insert(args.end(), {"--shards", "1", "--out", dir.File("shards")});
+      const CommandResult result = RunNimbus(args);
+      EXPECT_EQ(result.exit_code, 2) << command << " " << c.message;
+      EXPECT_NE(result.err.find(path + c.message), std::string::npos) << "expected '" << path + c.message << "' in: " << result.err;
+    }
+  }
+  EXPECT_FALSE(FileExists(dir.File("shards/manifest.json")));
+}
+
+TEST(Cli, GenIsReproducibleBySeed) {
+  TempDir dir;
+  for (const char* name : {"a.svm", "b.svm"}) {
+    ASSERT_EQ(RunNimbus({"gen", "--rows", "500", "--cols", "300", "--nnz-per-row", "7", "--seed", "42", "--out",
+                         dir.File(name)}).exit_code, 0);
+  }
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "500", "--cols", "300", "--nnz-per-row", "7", "--seed", "43", "--out",
+                       dir.File("c.svm")}).exit_code, 0);
+  EXPECT_EQ(ReadTextFile(dir.File("a.svm")), ReadTextFile(dir.File("b.svm")));
+  EXPECT_NE(ReadTextFile(dir.File("a.svm")), ReadTextFile(dir.File("c.svm")));
+}
+
+TEST(Cli, SameInputsAndWorkersGiveABitIdenticalModel) {
+  TempDir dir;
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "4000", "--cols", "1000", "--nnz-per-row", "12", "--seed", "9", "--out",
+                       dir.File("d.svm")}).exit_code, 0);
+  for (const char* name : {"a.json", "b.json"}) {
+    Train({"--data", dir.File("d.svm"), "--l1", "1e-4", "--workers", "3", "--out", dir.File(name)});
+  }
+  const std::string a = ReadTextFile(dir.File("a.json"));
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, ReadTextFile(dir.File("b.json")));
+}
+
+TEST(Cli, ShardDirectoryGivesTheSameModelAsTheFile) {
+  TempDir dir;
+  const CommandResult split = RunNimbus({"split", "--data", HeartScalePath(), "--shards", "3", "--out", dir.File("s")});
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_TRUE(FileExists(dir.File("s/manifest.json")));
+  EXPECT_TRUE(FileExists(dir.File("s/shard-00002.bin")));
+  Train({"--data", dir.File("s"), "--l1", "0.01", "--out", dir.File("from_shards.json")});
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--out", dir.File("from_file.json")});
+  EXPECT_EQ(ReadTextFile(dir.File("from_shards.json")), ReadTextFile(dir.File("from_file.json")));
+
+  const CommandResult mismatch = RunNimbus({"train", "--data", dir.File("s"), "--workers", "2"});
+  EXPECT_EQ(mismatch.exit_code, 2);
+  EXPECT_NE(mismatch.err.find("holds 3 shards"), std::string::npos) << mismatch.err;
+}
+
+TEST(Cli, LiblinearPredictReadsOurModel) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "2", "--intercept", "--out", dir.File("m.txt"),
+         "--model-format", "liblinear"});
+  const CommandResult theirs =
+      RunCommand({"liblinear-predict", HeartScalePath(), dir.File("m.txt"), dir.File("theirs.txt")});
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  const CommandResult ours =
+      RunNimbus({"predict", "--model", dir.File("m.txt"), "--data", HeartScalePath(), "--out", dir.File("ours.txt")});
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  const std::string predictions = ReadTextFile(dir.File("ours.txt"));
+  EXPECT_EQ(std::count(predictions.begin(), predictions.end(), '\n'), 270);
+  EXPECT_EQ(predictions, ReadTextFile(dir.File("theirs.txt")));
+  // liblinear reports its accuracy; ours must agree.
+  const CommandResult eval = RunNimbus({"eval", "--model", dir.File("m.txt"), "--data", HeartScalePath(), "--json"});
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  const double accuracy = std::stod(JsonField(eval.out, "accuracy"));
+  const auto at = theirs.out.find("Accuracy = ");
+  ASSERT_NE(at, std::string::npos) << theirs.out;
+  EXPECT_NEAR(accuracy * 100, std::strtod(theirs.out.c_str() + at + 11, nullptr), 1e-3);
+}
+
+TEST(Cli, PredictionsUseTheFilesOwnLabels) {
+  TempDir dir;
+  // Labels 1 and 2: 2 is the larger, so it is the positive class.
+  WriteTextFile(dir.File("d.svm"), "2 1:1 2:0.1\n1 1:-1 2:0.2\n2 1:0.8\n1 1:-0.9 2:-0.1\n2 1:1.2\n1 1:-1.1\n");
+  Train({"--data", dir.File("d.svm"), "--l2", "0.01", "--workers", "2", "--out", dir.File("m.json")});
+  const CommandResult predict = RunNimbus({"predict", "--model", dir.File("m.json"), "--data", dir.File("d.svm")});
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  EXPECT_EQ(predict.out, "2\n1\n2\n1\n2\n1\n");
+  // A third label in data for this model is an error with its line.
+  WriteTextFile(dir.File("other.svm"), "2 1:1\n3 1:1\n");
+  const CommandResult eval = RunNimbus({"eval", "--model", dir.File("m.json"), "--data", dir.File("other.svm")});
+  EXPECT_EQ(eval.exit_code, 2);
+  EXPECT_NE(eval.err.find("other.svm:2: label '3' is not one of the model's labels"), std::string::npos) << eval.err;
+}
+
+TEST(Cli, SummaryJsonAndTraceHoldTheContractFields) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "2", "--summary-json", dir.File("s.json"), "--trace",
+         dir.File("t.jsonl")});
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  for (const char* field : {"termination", "iterations", "objective", "primal_residual", "dual_residual", "rho", "nnz",
+                            "setup_seconds", "solve_seconds", "runtime", "workers"}) {
+    EXPECT_TRUE(summary.contains(field)) << field;
+  }
+  EXPECT_EQ(summary["termination"], "converged");
+  EXPECT_EQ(summary["runtime"], "threads");
+  EXPECT_EQ(summary["workers"], 2);
+  EXPECT_LE(summary["primal_residual"].get<double>(), summary["eps_primal"].get<double>());
+
+  std::istringstream lines(ReadTextFile(dir.File("t.jsonl")));
+  std::string line;
+  int rounds = 0, setups = 0, summaries = 0;
+  while (std::getline(lines, line)) {
+    const Json event = Json::parse(line);
+    if (event["event"] == "setup") ++setups;
+    if (event["event"] == "summary") ++summaries;
+    if (event["event"] == "round") {
+      EXPECT_EQ(event["round"], rounds);
+      ASSERT_EQ(event["workers"].size(), 2u);
+      EXPECT_GT(event["workers"][0]["passes"].get<int>(), 0);
+      EXPECT_TRUE(event.contains("master_seconds"));
+      if (rounds > 0) {
+        EXPECT_TRUE(event.contains("primal_residual"));
+      }
+      ++rounds;
+    }
+  }
+  EXPECT_EQ(setups, 1);
+  EXPECT_EQ(summaries, 1);
+  EXPECT_EQ(rounds, summary["rounds"].get<int>());
+}
+
+TEST(Cli, NoProgressLineWhenStderrIsNotATerminal) {
+  const CommandResult result = RunNimbus({"train", "--data", HeartScalePath(), "--l1", "0.01"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err.find('\r'), std::string::npos);
+  EXPECT_NE(result.out.find("converged"), std::string::npos) << result.out;
+}
+
+TEST(Cli, IterationCapIsAnOutcomeNotAnError) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--max-iter", "3", "--summary-json", dir.File("s.json")});
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  EXPECT_EQ(summary["termination"], "max_iterations");
+  EXPECT_EQ(summary["iterations"], 3);
+}
+
+TEST(Cli, AFailedModelWriteLeavesNoFile) {
+  TempDir dir;
+  const std::string out = dir.File("missing/dir/m.json");
+  const CommandResult result = RunNimbus({"train", "--data", HeartScalePath(), "--l1", "0.01", "--out", out});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.err.find("cannot create " + out), std::string::npos) << result.err;
+  EXPECT_FALSE(FileExists(out));
+}
+
+TEST(Cli, EvalReportsQualityOfAModel) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l2", "0.01", "--out", dir.File("m.json")});
+  const CommandResult eval = RunNimbus({"eval", "--model", dir.File("m.json"), "--data", HeartScalePath()});
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  for (const char* key : {"accuracy", "log_loss", "auc", "objective"}) {
+    EXPECT_NE(eval.out.find(key), std::string::npos) << key;
+  }
+  // On its own training data an L2 logistic model of heart_scale is well above chance.
+  const CommandResult json = RunNimbus({"eval", "--model", dir.File("m.json"), "--data", HeartScalePath(), "--json"});
+  EXPECT_GT(std::stod(JsonField(json.out, "accuracy")), 0.8);
+  EXPECT_GT(std::stod(JsonField(json.out, "auc")), 0.85);
+}
+
+}  // namespace
+}  // namespace nimbus::testing
