@@ -56,7 +56,9 @@ Result<Plan> PlanFromStore(const TrainFlags& flags, Loss loss) {
   plan.spec.rows = manifest.rows;
   plan.spec.cols = manifest.cols;
   plan.labels = manifest.encoding;
-  for (const ShardEntry& entry : manifest.shards) plan.shards.push_back(ShardSource::InStore(store, entry.key));
+  for (const ShardEntry& entry : manifest.shards) {
+    plan.shards.push_back(ShardSource::InStore(store, entry.key, entry.checksum));
+  }
   return plan;
 }
 

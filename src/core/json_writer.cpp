@@ -16,9 +16,51 @@ void AppendJsonNumber(std::string& out, double value) {
   out.append(text, result.ptr);
 }
 
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not one.
+std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(i);
+  std::size_t length = 0;
+  uint32_t code = 0;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2, code = lead & 0x1f;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3, code = lead & 0x0f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4, code = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size()) return 0;
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3f);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8.
+  const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < smallest[length] || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return 0;
+  return length;
+}
+
+}  // namespace
+
 void AppendJsonString(std::string& out, std::string_view value) {
   out += '"';
-  for (const char c : value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      // JSON text is UTF-8: bytes that are not (a path may hold any) become U+FFFD.
+      const std::size_t length = Utf8SequenceLength(value, i);
+      if (length == 0) {
+        out += "\\ufffd";
+      } else {
+        out.append(value.substr(i, length));
+        i += length - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

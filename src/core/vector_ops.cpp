@@ -38,7 +38,10 @@ double Norm(std::span<const double> a) { return std::sqrt(SquaredNorm(a)); }
 
 double NormInf(std::span<const double> a) {
   double m = 0;
-  for (double v : a) m = std::max(m, std::abs(v));
+  for (double v : a) {
+    if (std::isnan(v)) return v;  // a diverged iterate must not look small
+    m = std::max(m, std::abs(v));
+  }
   return m;
 }
 

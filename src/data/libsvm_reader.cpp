@@ -134,9 +134,14 @@ class Parser {
       return true;
     }
     const auto [next, error] = std::from_chars(start, end, *value);
-    *out_of_range = error == std::errc::result_out_of_range;
-    if (error != std::errc() && !*out_of_range) return false;
+    if (error != std::errc() && error != std::errc::result_out_of_range) return false;
     if (!EndsToken(next, end)) return false;
+    if (error == std::errc::result_out_of_range) {
+      // Too small to represent is a zero (as strtod and liblinear read it); too large is not.
+      const std::string token(start, next);
+      *value = std::strtod(token.c_str(), nullptr);
+      *out_of_range = !std::isfinite(*value);
+    }
     p = next;
     return true;
   }

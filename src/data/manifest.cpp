@@ -1,6 +1,9 @@
 #include "nimbus/data/manifest.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cinttypes>
+#include <type_traits>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +25,10 @@ template <typename T>
 Status ReadField(const Json& object, const char* key, const std::string& where, T* out) {
   const auto it = object.find(key);
   if (it == object.end()) return InvalidArgument(where + ": missing field '" + key + "'");
+  // nlohmann converts 5.5 to an integer silently; a count must be written as an integer.
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!it->is_number_integer()) return InvalidArgument(where + ": field '" + key + "' has the wrong type");
+  }
   try {
     *out = it->get<T>();
   } catch (const Json::exception&) {
@@ -53,7 +60,8 @@ std::string ManifestToJson(const Manifest& manifest) {
   const Json root = {{"format", "nimbus-shards"}, {"version", kManifestVersion}, {"source", manifest.source},
                      {"rows", manifest.rows},     {"cols", manifest.cols},         {"nnz", manifest.nnz},
                      {"labels", labels},          {"shards", shards}};
-  return root.dump(2) + "\n";
+  // The source is a path, and paths need not be UTF-8: replace what JSON cannot hold.
+  return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
@@ -83,6 +91,9 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
   NIMBUS_RETURN_IF_ERROR(ReadField(labels, "binary", name + ": labels", &manifest.encoding.binary));
   NIMBUS_RETURN_IF_ERROR(ReadField(labels, "negative", name + ": labels", &manifest.encoding.negative));
   NIMBUS_RETURN_IF_ERROR(ReadField(labels, "positive", name + ": labels", &manifest.encoding.positive));
+  if (manifest.encoding.binary && manifest.encoding.negative == manifest.encoding.positive) {
+    return InvalidArgument(name + ": labels: 'negative' and 'positive' must differ");
+  }
   Json shards;
   NIMBUS_RETURN_IF_ERROR(ReadField(root, "shards", name, &shards));
   if (!shards.is_array() || shards.empty()) return InvalidArgument(name + ": field 'shards' must be a non-empty array");
@@ -103,10 +114,13 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
     if (entry.rows <= 0 || entry.nnz < 0 || entry.first_row != rows) {
       return InvalidArgument(where + ": rows, nnz or first_row do not follow the previous shard");
     }
-    char* end = nullptr;
-    entry.checksum = std::strtoull(checksum.c_str(), &end, 16);
-    if (checksum.size() != 16 || end != checksum.c_str() + checksum.size()) {
-      return InvalidArgument(where + ": checksum '" + checksum + "' is not 16 hex digits");
+    const bool hex = checksum.size() == 16 && std::all_of(checksum.begin(), checksum.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+    });
+    if (!hex) return InvalidArgument(where + ": checksum '" + checksum + "' is not 16 hex digits");
+    entry.checksum = std::strtoull(checksum.c_str(), nullptr, 16);
+    for (const ShardEntry& earlier : manifest.shards) {
+      if (earlier.key == entry.key) return InvalidArgument(where + ": key '" + entry.key + "' appears twice");
     }
     rows += entry.rows;
     nnz += entry.nnz;

@@ -141,9 +141,17 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   return data;
 }
 
-Result<Dataset> LoadShard(Store& store, const std::string& key) {
+Result<Dataset> LoadShard(Store& store, const std::string& key, std::optional<uint64_t> expected_checksum) {
   NIMBUS_ASSIGN_OR_RETURN(std::shared_ptr<const Blob> blob, store.Get(key));
-  return DecodeShard(std::move(blob), store.Describe(key));
+  const std::string name = store.Describe(key);
+  if (expected_checksum && blob->bytes().size() >= sizeof(Header)) {
+    Header header;
+    std::memcpy(&header, blob->bytes().data(), sizeof header);
+    if (header.payload_checksum != *expected_checksum) {
+      return DataLoss(name + ": the shard's checksum differs from the manifest's: not the shard the manifest lists");
+    }
+  }
+  return DecodeShard(std::move(blob), name);
 }
 
 }  // namespace nimbus

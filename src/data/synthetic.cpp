@@ -87,8 +87,12 @@ Status SyntheticOptions::Validate() const {
   if (planted_nonzeros < 0 || planted_nonzeros > cols) {
     return InvalidArgument("planted_nonzeros: must be in [0, cols], got " + std::to_string(planted_nonzeros));
   }
-  if (!(margin_scale > 0) || !std::isfinite(margin_scale)) return InvalidArgument("margin_scale: must be positive");
-  if (!(noise >= 0) || !std::isfinite(noise)) return InvalidArgument("noise: must be non-negative");
+  if (!(margin_scale > 0) || !std::isfinite(margin_scale)) {
+    return InvalidArgument("margin_scale: must be positive, got " + std::to_string(margin_scale));
+  }
+  if (!(noise >= 0) || !std::isfinite(noise)) {
+    return InvalidArgument("noise: must be non-negative, got " + std::to_string(noise));
+  }
   return Status::Ok();
 }
 

@@ -12,7 +12,7 @@ Result<Dataset> ShardSource::Load(const ProblemSpec& spec) const {
   if (rows) {
     data = *rows;
   } else {
-    NIMBUS_ASSIGN_OR_RETURN(data, LoadShard(*store, key));
+    NIMBUS_ASSIGN_OR_RETURN(data, LoadShard(*store, key, checksum));
   }
   if (data.cols() > spec.cols) {
     return InvalidArgument("shard has " + std::to_string(data.cols()) + " features, the problem " +

@@ -194,6 +194,14 @@ TEST(Cli, NoProgressLineWhenStderrIsNotATerminal) {
   EXPECT_NE(result.out.find("converged"), std::string::npos) << result.out;
 }
 
+TEST(Cli, ProgressLineOnATerminal) {
+  const CommandResult result =
+      RunInTerminal({NIMBUS_BINARY, "train", "--data", HeartScalePath(), "--l1", "0.01", "--workers", "2"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_NE(result.out.find("\r  iter    1  objective"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("converged"), std::string::npos);
+}
+
 TEST(Cli, IterationCapIsAnOutcomeNotAnError) {
   TempDir dir;
   Train({"--data", HeartScalePath(), "--l1", "0.01", "--max-iter", "3", "--summary-json", dir.File("s.json")});

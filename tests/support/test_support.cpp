@@ -1,6 +1,7 @@
 #include "support/test_support.h"
 
 #include <fcntl.h>
+#include <pty.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -54,6 +55,38 @@ CommandResult RunCommand(const std::vector<std::string>& argv) {
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.out = ReadTextFile(out_path);
   result.err = ReadTextFile(err_path);
+  return result;
+}
+
+CommandResult RunInTerminal(const std::vector<std::string>& argv) {
+  CommandResult result;
+  int master = -1;
+  const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid < 0) {
+    result.err = "forkpty failed";
+    return result;
+  }
+  if (pid == 0) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  char buffer[4096];
+  while (true) {  // ends when the child closes the terminal (EIO) or at EOF
+    const ssize_t n = ::read(master, buffer, sizeof buffer);
+    if (n > 0) {
+      result.out.append(buffer, static_cast<std::size_t>(n));
+    } else if (!(n < 0 && errno == EINTR)) {
+      break;
+    }
+  }
+  ::close(master);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
 

@@ -28,6 +28,8 @@ struct CommandResult {
 
 // Runs argv[0] with arguments (no shell), capturing standard output and error.
 CommandResult RunCommand(const std::vector<std::string>& argv);
+// Runs argv with its standard output and error on a pseudo-terminal; `out` gets both.
+CommandResult RunInTerminal(const std::vector<std::string>& argv);
 // Runs the nimbus binary under test with these arguments.
 CommandResult RunNimbus(const std::vector<std::string>& args);
 

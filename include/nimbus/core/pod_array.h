@@ -60,7 +60,11 @@ class PodArray {
   const T& operator[](std::size_t i) const { return data()[i]; }
   // The caller checks full() first: appending past the reservation is a bug.
   void push_back(const T& value) { data()[size_++] = value; }
-  void resize(std::size_t n) { size_ = n; }  // n <= capacity(); new entries are zero
+  // n <= capacity(). Entries past the old size are zero.
+  void resize(std::size_t n) {
+    if (n > size_) std::memset(data() + size_, 0, (n - size_) * sizeof(T));
+    size_ = n;
+  }
   std::span<T> span() { return {data(), size_}; }
   std::span<const T> span() const { return {data(), size_}; }
   // Gives back the reserved address space past size().

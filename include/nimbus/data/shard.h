@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "nimbus/core/status.h"
@@ -46,6 +47,8 @@ Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& stor
 // `name` is used in error messages.
 Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string& name);
 
-Result<Dataset> LoadShard(Store& store, const std::string& key);
+// Loads and checks a shard; with `expected_checksum` (from the manifest), a shard whose
+// payload checksum differs is refused: it is not the shard the manifest lists.
+Result<Dataset> LoadShard(Store& store, const std::string& key, std::optional<uint64_t> expected_checksum = {});
 
 }  // namespace nimbus

@@ -22,10 +22,12 @@ struct ShardSource {
   std::optional<Dataset> rows;   // rows already in memory, or
   std::shared_ptr<Store> store;  // a shard to load from a store
   std::string key;
+  std::optional<uint64_t> checksum;  // the manifest's checksum of that shard
 
-  static ShardSource InMemory(Dataset rows) { return {std::move(rows), nullptr, ""}; }
-  static ShardSource InStore(std::shared_ptr<Store> store, std::string key) {
-    return {std::nullopt, std::move(store), std::move(key)};
+  static ShardSource InMemory(Dataset rows) { return {std::move(rows), nullptr, "", std::nullopt}; }
+  static ShardSource InStore(std::shared_ptr<Store> store, std::string key,
+                             std::optional<uint64_t> checksum = std::nullopt) {
+    return {std::nullopt, std::move(store), std::move(key), checksum};
   }
   // Loads (or hands over) the rows; checks they fit the problem.
   Result<Dataset> Load(const ProblemSpec& spec) const;
