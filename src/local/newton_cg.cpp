@@ -12,6 +12,8 @@ namespace {
 // Trust-region update constants of TRON (Lin & More 1999).
 constexpr double kEta0 = 1e-4, kEta1 = 0.25, kEta2 = 0.75;
 constexpr double kSigma1 = 0.25, kSigma2 = 0.5, kSigma3 = 4.0;
+// Below this fraction of |f|, a decrease is measured from gradients instead of values.
+constexpr double kValueResolution = 1e-10;
 
 double MNorm(std::span<const double> s, std::span<const double> m) {
   double sum = 0;
@@ -90,7 +92,7 @@ Status NewtonCgOptions::Validate() const {
 LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const NewtonCgOptions& options) {
   const std::size_t n = f.dimension();
   LocalSolveStats stats;
-  std::vector<double> g(n), m(n), s(n), x_trial(n);
+  std::vector<double> g(n), g_trial(n), m(n), s(n), x_trial(n);
   CgWork work{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
 
   double value = f.Value(x);
@@ -117,12 +119,22 @@ LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const N
     const double gs = Dot(g, s);
     // With r = -g - H s: predicted decrease -(g.s + s.H.s/2) = -(g.s - s.r)/2.
     const double predicted = -0.5 * (gs - Dot(s, work.r));
-    const double actual = value - trial_value;
+    if (!(predicted > 0)) break;  // CG found no descent: nothing is left to gain
+    double actual = value - trial_value;
+    // Close to the optimum the decrease drops below the rounding error of f itself, and a
+    // comparison of values would reject good steps. There, measure it from the gradients by
+    // the trapezoid rule, -(g + g_trial).s / 2, which is exact on a quadratic.
+    bool trial_gradient_known = false;
+    if (predicted <= kValueResolution * std::abs(value)) {
+      f.Gradient(x_trial, g_trial);
+      actual = -0.5 * (gs + Dot(g_trial, s));
+      trial_gradient_known = true;
+    }
     const double step_norm = MNorm(s, m);
     if (stats.iterations == 0) delta = std::min(delta, step_norm);
 
-    // Step length that minimizes the quadratic through f, f'(0) = g.s and f(1) = trial.
-    const double curvature = trial_value - value - gs;
+    // Step length that minimizes the quadratic through f, f'(0) = g.s and f(1) = f - actual.
+    const double curvature = -actual - gs;
     const double alpha = curvature <= 0 ? kSigma3 : std::max(kSigma1, -0.5 * gs / curvature);
     if (actual < kEta0 * predicted) {
       delta = std::min(alpha * step_norm, kSigma2 * delta);
@@ -140,14 +152,17 @@ LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const N
     if (actual > kEta0 * predicted) {
       CopyInto(x_trial, x);
       value = trial_value;
-      f.Gradient(x, g);
+      if (trial_gradient_known) {
+        std::swap(g, g_trial);
+      } else {
+        f.Gradient(x, g);
+      }
       f.HessianDiagonal(m);
       gradient_norm = Norm(g);
+    } else if (trial_gradient_known) {
+      f.Gradient(x, g);  // the Hessian must again be the one at x
     }
-    // No progress is possible below rounding: stop rather than spin.
-    const bool stalled =
-        std::abs(actual) <= 1e-12 * std::abs(value) && std::abs(predicted) <= 1e-12 * std::abs(value);
-    if (!(predicted > 0) || stalled) break;
+    if (step_norm == 0) break;
   }
   stats.final_gradient_norm = gradient_norm;
   stats.converged = gradient_norm <= tolerance;

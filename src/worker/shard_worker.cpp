@@ -42,10 +42,15 @@ WorkerReady ShardWorker::Ready(double load_seconds) const {
   return ready;
 }
 
-void ShardWorker::RestoreDual(std::span<const double> u, double rho) {
+Status ShardWorker::RestoreDual(std::span<const double> u, double rho) {
+  if (u.size() != u_.size()) {
+    return InvalidArgument("u has " + std::to_string(u.size()) + " entries, the model has " + std::to_string(u_.size()));
+  }
+  if (!(rho > 0)) return InvalidArgument("rho: must be positive");
   CopyInto(u, u_);
   rho_of_u_ = rho;
   has_iterate_ = false;
+  return Status::Ok();
 }
 
 WorkerReply ShardWorker::Serve(const RoundRequest& request) {
@@ -54,12 +59,13 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request) {
   reply.worker = id_;
   reply.round = request.round;
   reply.timings.start_wall = WallSeconds();
-  const std::vector<double>& z = *request.z;
-  if (z.size() != x_.size()) {
+  if (request.z == nullptr || request.z->size() != x_.size()) {
     reply.status = ReplyStatus::kFailed;
-    reply.error = "z has " + std::to_string(z.size()) + " entries, the model has " + std::to_string(x_.size());
+    reply.error = "z has " + std::to_string(request.z == nullptr ? 0 : request.z->size()) +
+                  " entries, the model has " + std::to_string(x_.size());
     return reply;
   }
+  const std::vector<double>& z = *request.z;
   const int64_t passes_before = objective_.data_passes();
 
   // Dual update and the scalars of the stop test, for the iteration that produced z.

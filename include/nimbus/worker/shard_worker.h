@@ -42,7 +42,7 @@ class ShardWorker {
   // Sizes and the curvature scale of the shard, for the master's choice of rho.
   WorkerReady Ready(double load_seconds) const;
   // Starts from a kept dual variable u (scaled for `rho`) instead of zero, as a replacement.
-  void RestoreDual(std::span<const double> u, double rho);
+  Status RestoreDual(std::span<const double> u, double rho);
   // One ADMM round (see wire/messages.h for the order of updates).
   WorkerReply Serve(const RoundRequest& request);
 
