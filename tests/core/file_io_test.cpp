@@ -17,16 +17,10 @@ namespace nimbus {
 namespace {
 
 using testing::FileExists;
+using testing::ListDirectory;
 using testing::ReadTextFile;
 using testing::TempDir;
 using testing::WriteTextFile;
-
-std::vector<std::string> ListDirectory(const std::string& path) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(path)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // Bytes 0..255 repeated: includes NUL, newlines and non-ASCII.
 std::string BinaryPattern(std::size_t size) {

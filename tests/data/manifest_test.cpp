@@ -27,17 +27,11 @@ using Json = nlohmann::json;
 using testing::MakeDataset;
 using testing::PlainRow;
 using testing::RandomRows;
+using testing::ListDirectory;
 using testing::ReadTextFile;
 using testing::RowsOf;
 using testing::TempDir;
 using testing::WriteTextFile;
-
-std::vector<std::string> ListDirectory(const std::string& path) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(path)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // ---------------------------------------------------------------------------------------------
 // ShardKey

@@ -14,16 +14,10 @@ namespace nimbus {
 namespace {
 
 using testing::FileExists;
+using testing::ListDirectory;
 using testing::ReadTextFile;
 using testing::TempDir;
 using testing::WriteTextFile;
-
-std::vector<std::string> ListDirectory(const std::string& path) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(path)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 TEST(DirectoryStoreTest, PutThenGet) {
   TempDir dir;

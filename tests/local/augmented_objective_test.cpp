@@ -20,16 +20,9 @@ using testing::RefAugmentedValue;
 using testing::RefDataHessian;
 using testing::RefDataLoss;
 using testing::SparseProblem;
+using testing::RandomVector;
+using testing::kAllLosses;
 
-constexpr Loss kAllLosses[] = {Loss::kLogistic, Loss::kSquared, Loss::kSquaredHinge};
-
-std::vector<double> RandomVector(std::size_t n, uint64_t seed, double scale) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uniform(-scale, scale);
-  std::vector<double> v(n);
-  for (double& x : v) x = uniform(rng);
-  return v;
-}
 
 std::string Label(Loss loss, bool intercept) {
   return std::string(LossName(loss)) + (intercept ? " with intercept" : " without intercept");

@@ -25,23 +25,14 @@ using testing::RefMaxAbsDiff;
 using testing::RefNorm;
 using testing::RefSquaredLossMinimizer;
 using testing::SparseProblem;
+using testing::RandomVector;
+using testing::kAllLosses;
+using testing::kTotalRows;
+using testing::Label;
+using testing::ShardProblem;
 
-constexpr Loss kAllLosses[] = {Loss::kLogistic, Loss::kSquared, Loss::kSquaredHinge};
 
-std::vector<double> RandomVector(std::size_t n, uint64_t seed, double scale) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uniform(-scale, scale);
-  std::vector<double> v(n);
-  for (double& x : v) x = uniform(rng);
-  return v;
-}
 
-std::string Label(Loss loss, bool intercept, double rho) {
-  return std::string(LossName(loss)) + (intercept ? " +b" : "") + " rho=" + std::to_string(rho);
-}
-
-constexpr double kTotalRows = 120;
-SparseProblem ShardProblem(Loss loss, uint64_t seed) { return MakeRandomProblem(60, 15, 4, seed, loss); }
 
 TEST(LbfgsTest, SquaredLossMinimizerSolvesTheNormalEquations) {
   for (bool intercept : {false, true}) {

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,17 @@
 #include "nimbus/problem/loss.h"
 
 namespace nimbus::testing {
+
+inline constexpr Loss kAllLosses[] = {Loss::kLogistic, Loss::kSquared, Loss::kSquaredHinge};
+
+// n values uniform in [-scale, scale], reproducible from the seed.
+inline std::vector<double> RandomVector(std::size_t n, uint64_t seed, double scale) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-scale, scale);
+  std::vector<double> v(n);
+  for (double& x : v) x = uniform(rng);
+  return v;
+}
 
 // A CSR matrix with labels, owning its arrays.
 struct SparseProblem {
@@ -353,6 +365,15 @@ inline DenseQuadratic MakeScaledQuadratic(std::size_t n, uint64_t seed, const st
     b[i] = uniform(rng) * scales[i];
   }
   return DenseQuadratic(std::move(q), std::move(b));
+}
+
+// A shard of 60 rows and 15 features of a problem with N = 120 rows (solver tests).
+inline constexpr double kTotalRows = 120;
+inline SparseProblem ShardProblem(Loss loss, uint64_t seed) { return MakeRandomProblem(60, 15, 4, seed, loss); }
+
+// "logistic +b rho=0.1": names a case in failure messages.
+inline std::string Label(Loss loss, bool intercept, double rho) {
+  return std::string(LossName(loss)) + (intercept ? " +b" : "") + " rho=" + std::to_string(rho);
 }
 
 }  // namespace nimbus::testing

@@ -36,6 +36,8 @@ CommandResult RunNimbus(const std::vector<std::string>& args);
 void WriteTextFile(const std::string& path, const std::string& contents);
 std::string ReadTextFile(const std::string& path);
 bool FileExists(const std::string& path);
+// The names in a directory, sorted.
+std::vector<std::string> ListDirectory(const std::string& path);
 
 // liblinear's example data set (270 rows, 13 features, labels +1/-1).
 std::string HeartScalePath();

@@ -22,20 +22,13 @@ using testing::RefMaxAbsDiff;
 using testing::RefNorm;
 using testing::RefSquaredLossMinimizer;
 using testing::SparseProblem;
+using testing::RandomVector;
+using testing::kAllLosses;
 
-constexpr Loss kAllLosses[] = {Loss::kLogistic, Loss::kSquared, Loss::kSquaredHinge};
 constexpr LocalSolver kAllSolvers[] = {LocalSolver::kNewtonCg, LocalSolver::kLbfgs};
 
 // The x-update tolerance of every round here, and the rounding slack of recovering x from w.
 constexpr double kInnerTolerance = 1e-7;
-
-std::vector<double> RandomVector(std::size_t n, uint64_t seed, double scale) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uniform(-scale, scale);
-  std::vector<double> v(n);
-  for (double& x : v) x = uniform(rng);
-  return v;
-}
 
 double SquaredNormOf(const std::vector<double>& a) {
   double s = 0;
