@@ -95,6 +95,88 @@ std::string SetupEvent(const Executor& executor, const ProblemSpec& spec, const 
   return json.EndArray().EndObject().Take();
 }
 
+// Whether the solve ends with this iteration; if so, says why in the summary. The callback
+// sees every tested iteration that does not end the solve otherwise.
+bool Stops(const IterationInfo& info, const Residuals* res, const AdmmOptions& options,
+           const IterationCallback& callback, Summary& summary) {
+  auto end = [&](Termination termination, std::string message) {
+    summary.termination = termination;
+    summary.message = std::move(message);
+    return true;
+  };
+  if (res != nullptr && Converged(*res)) {
+    return end(Termination::kConverged, "primal and dual residuals are below their tolerances");
+  }
+  if (options.target_objective && info.objective <= *options.target_objective) {
+    return end(Termination::kTargetObjective, "the objective reached the target");
+  }
+  if (info.iteration >= options.max_iterations) {
+    return end(Termination::kMaxIterations, "reached the iteration cap of " + std::to_string(options.max_iterations));
+  }
+  if (res != nullptr && callback && !callback(info)) {
+    return end(Termination::kUserStopped, "stopped by the iteration callback");
+  }
+  return false;
+}
+
+// Adds the replies' work counters to the summary.
+void RecordWork(const std::vector<WorkerReply>& replies, Summary& summary) {
+  for (const WorkerReply& r : replies) {
+    summary.worker_compute_seconds += r.timings.compute_seconds;
+    summary.data_passes += r.timings.data_passes;
+    summary.local_iterations += r.timings.local_iterations;
+    summary.cg_iterations += r.timings.cg_iterations;
+  }
+}
+
+// F(z^k): each worker evaluated its share of the loss at the z it received.
+double ObjectiveAtZ(const ProblemSpec& spec, const std::vector<WorkerReply>& replies, const Vector& z) {
+  double loss = 0;
+  for (const WorkerReply& r : replies) loss += r.scalars.loss_at_z;
+  return loss + spec.regularizer.Value(z, static_cast<std::size_t>(spec.cols));
+}
+
+struct RoundTiming {
+  double time = 0;  // since the first round
+  double wait_seconds = 0;
+  double master_seconds = 0;
+};
+
+std::string RoundEvent(const RoundRequest& request, double objective, const Residuals* res, const RoundTiming& timing,
+                       const std::vector<WorkerReply>& replies) {
+  JsonWriter json;
+  json.BeginObject()
+      .Field("event", "round")
+      .Field("round", request.round)
+      .Field("time", timing.time)
+      .Field("rho", request.rho)
+      .Field("objective", objective);
+  if (res != nullptr) {
+    json.Field("primal_residual", res->primal)
+        .Field("dual_residual", res->dual)
+        .Field("eps_primal", res->eps_primal)
+        .Field("eps_dual", res->eps_dual);
+  }
+  json.Field("inner_tolerance", request.inner_tolerance)
+      .Field("wait_seconds", timing.wait_seconds)
+      .Field("master_seconds", timing.master_seconds)
+      .Key("workers")
+      .BeginArray();
+  for (const WorkerReply& r : replies) {
+    json.BeginObject()
+        .Field("worker", r.worker)
+        .Field("compute_seconds", r.timings.compute_seconds)
+        .Field("solve_seconds", r.timings.solve_seconds)
+        .Field("local_iterations", r.timings.local_iterations)
+        .Field("cg_iterations", r.timings.cg_iterations)
+        .Field("passes", r.timings.data_passes)
+        .Field("start", r.timings.start_wall)
+        .Field("end", r.timings.end_wall)
+        .EndObject();
+  }
+  return json.EndArray().EndObject().Take();
+}
+
 }  // namespace
 
 Status AdmmOptions::Validate() const {
@@ -198,58 +280,26 @@ Result<Solution> Coordinator::Solve() {
                         " in round " + std::to_string(round) + ": " + failed->error;
       break;
     }
-    for (const WorkerReply& r : replies) {
-      summary.worker_compute_seconds += r.timings.compute_seconds;
-      summary.data_passes += r.timings.data_passes;
-      summary.local_iterations += r.timings.local_iterations;
-      summary.cg_iterations += r.timings.cg_iterations;
-    }
-
-    // The objective at z^k: each worker evaluated its loss share at the z it received.
-    double loss = 0;
-    for (const WorkerReply& r : replies) loss += r.scalars.loss_at_z;
-    const double objective = loss + spec_.regularizer.Value(*z, static_cast<std::size_t>(spec_.cols));
+    RecordWork(replies, summary);
+    const double objective = ObjectiveAtZ(spec_, replies, *z);
     summary.objective = objective;
     summary.iterations = static_cast<int>(round);
 
     // The stop test of iteration k (from round 1 on: round 0 has no previous x_i).
     Residuals res;
-    bool stop = false;
     if (round >= 1) {
       res = ComputeResiduals(replies, dual_residual, Norm(*z), rho_of_previous_round, n, options_);
       summary.primal_residual = res.primal;
       summary.dual_residual = res.dual;
       summary.eps_primal = res.eps_primal;
       summary.eps_dual = res.eps_dual;
-      if (Converged(res)) {
-        summary.termination = Termination::kConverged;
-        summary.message = "primal and dual residuals are below their tolerances";
-        stop = true;
-      }
     }
-    if (!stop && options_.target_objective && objective <= *options_.target_objective) {
-      summary.termination = Termination::kTargetObjective;
-      summary.message = "the objective reached the target";
-      stop = true;
-    }
-    if (!stop && round >= options_.max_iterations) {
-      summary.termination = Termination::kMaxIterations;
-      summary.message = "reached the iteration cap of " + std::to_string(options_.max_iterations);
-      stop = true;
-    }
-    if (!stop && round >= 1 && callback_) {
-      const IterationInfo info{static_cast<int>(round), solve_watch.ElapsedSeconds(), objective, res.primal,
-                               res.dual,  res.eps_primal, res.eps_dual, rho};
-      if (!callback_(info)) {
-        summary.termination = Termination::kUserStopped;
-        summary.message = "stopped by the iteration callback";
-        stop = true;
-      }
-    }
+    const IterationInfo info{static_cast<int>(round), solve_watch.ElapsedSeconds(), objective, res.primal,
+                             res.dual,  res.eps_primal, res.eps_dual, rho};
+    const bool stop = Stops(info, round >= 1 ? &res : nullptr, options_, callback_, summary);
     tested_z = z;
 
     // z^{k+1} and the next rho, unless this is the last round.
-    const double rho_of_round = rho;
     if (!stop) {
       auto next = std::make_shared<Vector>(n);
       ZUpdate(spec_, replies, rho, *next);
@@ -267,43 +317,9 @@ Result<Solution> Coordinator::Solve() {
         inner_relative = 0;
       }
     }
-    const double master_seconds = master_watch.ElapsedSeconds();
-    summary.master_seconds += master_seconds;
-
-    if (trace_ != nullptr) {
-      JsonWriter json;
-      json.BeginObject()
-          .Field("event", "round")
-          .Field("round", round)
-          .Field("time", solve_watch.ElapsedSeconds())
-          .Field("rho", rho_of_round)
-          .Field("objective", objective);
-      if (round >= 1) {
-        json.Field("primal_residual", res.primal)
-            .Field("dual_residual", res.dual)
-            .Field("eps_primal", res.eps_primal)
-            .Field("eps_dual", res.eps_dual);
-      }
-      json.Field("inner_tolerance", request.inner_tolerance)
-          .Field("wait_seconds", wait_seconds)
-          .Field("master_seconds", master_seconds)
-          .Key("workers")
-          .BeginArray();
-      for (const WorkerReply& r : replies) {
-        json.BeginObject()
-            .Field("worker", r.worker)
-            .Field("compute_seconds", r.timings.compute_seconds)
-            .Field("solve_seconds", r.timings.solve_seconds)
-            .Field("local_iterations", r.timings.local_iterations)
-            .Field("cg_iterations", r.timings.cg_iterations)
-            .Field("passes", r.timings.data_passes)
-            .Field("start", r.timings.start_wall)
-            .Field("end", r.timings.end_wall)
-            .EndObject();
-      }
-      trace_->Write(json.EndArray().EndObject().Take());
-    }
-
+    const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds, master_watch.ElapsedSeconds()};
+    summary.master_seconds += timing.master_seconds;
+    if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &res : nullptr, timing, replies));
     if (stop) break;
   }
   summary.solve_seconds = solve_watch.ElapsedSeconds();
