@@ -13,5 +13,7 @@ int RunSplit(int argc, char** argv);
 int RunTrain(int argc, char** argv);
 int RunPredict(int argc, char** argv);
 int RunEval(int argc, char** argv);
+// `process_start_wall`: when this process began, for the worker's cold-start report.
+int RunWorker(int argc, char** argv, double process_start_wall);
 
 }  // namespace nimbus::cli

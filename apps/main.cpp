@@ -4,8 +4,12 @@
 #include <string>
 
 #include "commands.h"
+#include "nimbus/core/clock.h"
 
 namespace {
+
+// Taken before main(): a worker's cold start counts from here.
+const double kProcessStartWall = nimbus::WallSeconds();
 
 constexpr char kUsage[] =
     "usage: nimbus COMMAND [options]   ('nimbus COMMAND --help' for a command's options)\n"
@@ -15,7 +19,8 @@ constexpr char kUsage[] =
     "  split     split a LIBSVM file into binary row shards plus manifest.json\n"
     "  train     solve an L1/L2-regularized problem with consensus ADMM across workers\n"
     "  predict   predict labels for LIBSVM data with a trained model\n"
-    "  eval      accuracy, log loss, AUC (or MSE, R^2) and objective of a model on data\n";
+    "  eval      accuracy, log loss, AUC (or MSE, R^2) and objective of a model on data\n"
+    "  worker    one remote worker (started by a master; dials out to it)\n";
 
 }  // namespace
 
@@ -32,6 +37,7 @@ int main(int argc, char** argv) {
   if (command == "train") return RunTrain(argc, argv);
   if (command == "predict") return RunPredict(argc, argv);
   if (command == "eval") return RunEval(argc, argv);
+  if (command == "worker") return RunWorker(argc, argv, kProcessStartWall);
   std::fprintf(stderr, "nimbus: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }

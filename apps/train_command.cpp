@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -14,6 +15,7 @@
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/metrics/trace.h"
+#include "nimbus/runtime/remote_executor.h"
 #include "nimbus/runtime/threads_executor.h"
 
 namespace nimbus::cli {
@@ -27,38 +29,45 @@ struct TrainFlags {
   int64_t workers = 0, max_iter = 0;
   double target_objective = 0;
   AdmmOptions admm;
+  // Runtimes other than threads.
+  std::string launch, hosts, listen = "tcp://127.0.0.1:0", advertise, shard_dir, barrier = "all";
+  std::string inject_crash, inject_delay, inject_slow;
+  int64_t max_staleness = 2, fault_seed = 1, max_restarts = 3;
+  double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
 };
 
-// The data and how the workers get their shards.
+// The data, either in this process (a LIBSVM file) or as shards in a store.
 struct Plan {
   ProblemSpec spec;
   LabelEncoding labels;
-  std::vector<ShardSource> shards;
   double load_seconds = 0;
+  int workers = 0;
+  std::optional<Dataset> data;                            // file input
+  std::vector<std::pair<int64_t, int64_t>> ranges;        // its row blocks, one per worker
+  std::shared_ptr<Store> store;                           // store input
+  Manifest manifest;
 };
 
 Result<Plan> PlanFromStore(const TrainFlags& flags, Loss loss) {
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned, OpenStore(flags.data, /*create=*/false));
-  std::shared_ptr<Store> store = std::move(owned);
-  NIMBUS_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(*store));
-  const int shards = static_cast<int>(manifest.shards.size());
+  Plan plan;
+  plan.store = std::move(owned);
+  NIMBUS_ASSIGN_OR_RETURN(plan.manifest, ReadManifest(*plan.store));
+  const int shards = static_cast<int>(plan.manifest.shards.size());
   if (flags.workers != 0 && flags.workers != shards) {
     return InvalidArgument("--workers: the store " + flags.data + " holds " + std::to_string(shards) +
                            " shards, one per worker; give --workers " + std::to_string(shards) +
                            " or leave it out (or split again with --shards " + std::to_string(flags.workers) + ")");
   }
-  if (IsClassification(loss) != manifest.encoding.binary) {
-    return InvalidArgument(flags.data + ": the shards hold " + manifest.encoding.Describe() + ", which the " +
+  if (IsClassification(loss) != plan.manifest.encoding.binary) {
+    return InvalidArgument(flags.data + ": the shards hold " + plan.manifest.encoding.Describe() + ", which the " +
                            LossName(loss) + " loss cannot use (split with --task " +
                            (IsClassification(loss) ? "classification" : "regression") + ")");
   }
-  Plan plan;
-  plan.spec.rows = manifest.rows;
-  plan.spec.cols = manifest.cols;
-  plan.labels = manifest.encoding;
-  for (const ShardEntry& entry : manifest.shards) {
-    plan.shards.push_back(ShardSource::InStore(store, entry.key, entry.checksum));
-  }
+  plan.spec.rows = plan.manifest.rows;
+  plan.spec.cols = plan.manifest.cols;
+  plan.labels = plan.manifest.encoding;
+  plan.workers = shards;
   return plan;
 }
 
@@ -78,10 +87,87 @@ Result<Plan> PlanFromFile(const TrainFlags& flags, Loss loss) {
     return InvalidArgument("--workers: " + std::to_string(workers) + " workers for " + std::to_string(data.rows()) +
                            " rows: every worker needs at least one row");
   }
-  for (const auto& [begin, end] : PartitionRows(data.matrix, static_cast<int>(workers))) {
-    plan.shards.push_back(ShardSource::InMemory(data.Rows(begin, end)));
-  }
+  plan.workers = static_cast<int>(workers);
+  plan.ranges = PartitionRows(data.matrix, plan.workers);
+  plan.data = std::move(data);
   return plan;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (begin <= text.size() && !text.empty()) {
+    const auto end = std::min(text.find(',', begin), text.size());
+    if (end > begin) items.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
+// Where the executor's shards come from; for remote workers, file input is first written as
+// shards (the same row blocks the threads runtime uses, so the iterates are the same).
+struct Runtime {
+  std::unique_ptr<Executor> executor;
+  RemoteExecutor* remote = nullptr;
+  std::optional<TemporaryDirectory> shard_directory;
+};
+
+Result<Runtime> MakeRuntime(const TrainFlags& flags, const Plan& plan, const WorkerOptions& worker_options) {
+  Runtime runtime;
+  if (flags.runtime == "threads") {
+    std::vector<ShardSource> shards;
+    if (plan.data) {
+      for (const auto& [begin, end] : plan.ranges) shards.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
+    } else {
+      for (const ShardEntry& entry : plan.manifest.shards) {
+        shards.push_back(ShardSource::InStore(plan.store, entry.key, entry.checksum));
+      }
+    }
+    runtime.executor = std::make_unique<ThreadsExecutor>(std::move(shards), plan.spec, worker_options);
+    return runtime;
+  }
+
+  std::string store_uri = plan.store ? plan.store->uri() : "";
+  Manifest manifest = plan.manifest;
+  if (plan.data) {
+    std::string directory = flags.shard_dir;
+    if (directory.empty()) {
+      NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory temporary, TemporaryDirectory::Create("nimbus-shards"));
+      directory = temporary.path();
+      runtime.shard_directory = std::move(temporary);
+    }
+    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(directory, /*create=*/true));
+    NIMBUS_ASSIGN_OR_RETURN(manifest, WriteShards(*plan.data, plan.workers, flags.data, *store));
+    store_uri = directory;
+  }
+  if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
+  std::vector<ShardAssignment> shards;
+  for (const ShardEntry& entry : manifest.shards) shards.push_back({store_uri, entry.key, entry.checksum});
+
+  RemoteOptions options;
+  options.name = flags.runtime;
+  options.listen = flags.listen;
+  options.advertise = flags.advertise;
+  options.heartbeat_seconds = flags.heartbeat;
+  options.round_timeout_floor_seconds = flags.round_timeout_floor;
+  options.max_restarts = static_cast<int>(flags.max_restarts);
+  options.max_lifetime_seconds = flags.max_lifetime;
+  if (runtime.shard_directory) options.spill_directory = runtime.shard_directory->path();
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<Launcher> launcher;
+  if (flags.runtime == "process") {
+    launcher = MakeProcessLauncher(CurrentExecutable());
+  } else {
+    if (flags.launch.empty()) return InvalidArgument("--runtime command: needs --launch 'COMMAND ... {args}'");
+    if (flags.launch.find("{args}") == std::string::npos) {
+      return InvalidArgument("--launch: the template must contain {args}, where the worker's arguments go");
+    }
+    launcher = MakeCommandLauncher(flags.launch, SplitList(flags.hosts));
+  }
+  auto remote = std::make_unique<RemoteExecutor>(std::move(shards), plan.spec, worker_options, options, std::move(launcher));
+  runtime.remote = remote.get();
+  runtime.executor = std::move(remote);
+  return runtime;
 }
 
 // "\r iter  12  objective 0.4123456789  primal 1.2e-03/4.5e-05  dual ...  rho ...  1.3 s"
@@ -98,25 +184,26 @@ bool PrintProgress(const IterationInfo& info) {
 int RunTrain(int argc, char** argv) {
   TrainFlags flags;
   ArgParser parser(
-      "train", "--data FILE.svm|DIR [--l1 X] [--l2 X] [--workers K] [--out MODEL] ...",
+      "train", "--data FILE.svm|DIR [--l1 X] [--l2 X] [--workers K] [--runtime R] [--out MODEL] ...",
       "Solves  min_x (1/N) sum_r loss(y_r, a_r.x [+ b]) + l1 ||x||_1 + (l2/2) ||x||^2  with consensus ADMM\n"
-      "across K workers. --data is a LIBSVM file (split into K row blocks in memory) or a directory\n"
-      "written by 'nimbus split' (one shard per worker, loaded by the worker). Without --l1 and --l2 the\n"
-      "problem gets l2 = 1/N, liblinear's default C = 1.");
+      "across K workers. --data is a LIBSVM file (split into K row blocks) or a directory written by\n"
+      "'nimbus split' (one shard per worker). Without --l1 and --l2 the problem gets l2 = 1/N, liblinear's\n"
+      "default C = 1. Workers run as threads of this process, as local processes, or wherever a launch\n"
+      "command starts them (they dial out to this master); any of them may fail and is replaced.");
   parser.AddString("data", "FILE.svm|DIR", "training data: a LIBSVM file or a shard directory", &flags.data);
   parser.AddString("loss", "NAME", "logistic, squared or squared_hinge", &flags.loss);
   parser.AddDouble("l1", "X", "L1 regularization weight", &flags.l1);
   parser.AddDouble("l2", "X", "L2 regularization weight", &flags.l2);
   parser.AddSwitch("intercept", "fit an unregularized intercept b", &flags.intercept);
   parser.AddInt("workers", "K", "number of workers (default: cores for a file, shards for a directory)", &flags.workers);
-  parser.AddString("runtime", "NAME", "where workers run: threads", &flags.runtime);
+  parser.AddString("runtime", "NAME", "where workers run: threads, process or command", &flags.runtime);
   parser.AddDouble("eps-abs", "X", "absolute tolerance of the stop test", &flags.admm.eps_abs);
   parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &flags.admm.eps_rel);
   flags.max_iter = flags.admm.max_iterations;
   parser.AddInt("max-iter", "N", "iteration cap", &flags.max_iter);
   parser.AddString("out", "MODEL", "write the model here", &flags.out);
   parser.AddString("model-format", "FORMAT", "json, or liblinear (readable by liblinear-predict)", &flags.model_format);
-  parser.AddString("trace", "FILE.jsonl", "write one JSON line per round", &flags.trace);
+  parser.AddString("trace", "FILE.jsonl", "write one JSON line per round and per worker event", &flags.trace);
   parser.AddString("summary-json", "FILE", "write the summary as one JSON object", &flags.summary_json);
   parser.AddDouble("rho", "X", "initial ADMM penalty (default: the data's curvature scale)", &flags.admm.rho);
   parser.AddDouble("rho-scale", "X", "multiplier on the automatic initial rho", &flags.admm.rho_scale);
@@ -126,6 +213,33 @@ int RunTrain(int argc, char** argv) {
   parser.AddSwitch("no-adaptive-rho", "keep rho fixed", &flags.no_adaptive_rho);
   parser.AddString("local-solver", "NAME", "x-update solver: newton-cg or lbfgs", &flags.local_solver);
   parser.AddDouble("target-objective", "F", "stop once the objective is <= F (for benchmarks)", &flags.target_objective);
+  parser.AddString("barrier", "all|S", "wait for all workers each round, or for S of them (asynchronous ADMM)",
+                   &flags.barrier);
+  parser.AddInt("max-staleness", "TAU", "with --barrier S: no worker's reply may be older than TAU rounds",
+                &flags.max_staleness);
+  parser.AddString("launch", "TEMPLATE", "--runtime command: how to start a worker, e.g. 'ssh {host} nimbus worker {args}'",
+                   &flags.launch);
+  parser.AddString("hosts", "H1,H2,...", "--runtime command: values for {host}, round robin", &flags.hosts);
+  parser.AddString("listen", "ENDPOINT", "where the master listens for workers", &flags.listen);
+  parser.AddString("advertise", "ENDPOINT", "the address workers dial, if not the listening one (NAT, public host)",
+                   &flags.advertise);
+  parser.AddString("shard-dir", "DIR", "remote runtimes with a LIBSVM file: write the shards here (default: a\n"
+                   "                            temporary directory, removed after the run)", &flags.shard_dir);
+  parser.AddDouble("max-lifetime", "SECONDS", "workers hand over to a successor after this long (as Lambda's cap)",
+                   &flags.max_lifetime);
+  parser.AddDouble("round-timeout-floor", "SECONDS", "the least time a worker gets for a round before it is replaced",
+                   &flags.round_timeout_floor);
+  parser.AddDouble("heartbeat", "SECONDS", "heartbeat interval; 5 missed heartbeats mean a worker is gone",
+                   &flags.heartbeat);
+  parser.AddInt("max-restarts", "N", "new invocations of one worker within one round before giving up",
+                &flags.max_restarts);
+  parser.AddString("inject-crash", "P[@W]|@W:R", "tests: workers crash with probability P per round (or worker W in\n"
+                   "                            round R)", &flags.inject_crash);
+  parser.AddString("inject-delay", "MS[:P][@W]", "tests: workers sleep MS ms per round (with probability P; only worker W)",
+                   &flags.inject_delay);
+  parser.AddString("inject-slow", "FACTOR@W", "tests: worker W takes FACTOR times as long for every round",
+                   &flags.inject_slow);
+  parser.AddInt("fault-seed", "N", "seed of the injected faults", &flags.fault_seed);
   parser.AddSwitch("quiet", "print nothing but errors", &flags.quiet);
   parser.AddSwitch("verbose", "print the full report instead of one line", &flags.verbose);
   parser.Require("data");
@@ -139,24 +253,50 @@ int RunTrain(int argc, char** argv) {
   if (!model_format.ok()) return ReportError("train", model_format.status().WithContext("--model-format"));
   Result<LocalSolver> local_solver = ParseLocalSolver(flags.local_solver);
   if (!local_solver.ok()) return ReportError("train", local_solver.status().WithContext("--local-solver"));
-  if (flags.runtime != "threads") {
-    return ReportError("train", InvalidArgument("--runtime: '" + flags.runtime + "' is not available (this build has: threads)"));
+  if (flags.runtime != "threads" && flags.runtime != "process" && flags.runtime != "command") {
+    return ReportError("train", InvalidArgument("--runtime: '" + flags.runtime +
+                                                "' is not available (this build has: threads, process, command)"));
   }
   if (flags.workers < 0 || flags.workers > 4096) return ReportError("train", InvalidArgument("--workers: must be in [1, 4096]"));
   if (flags.max_iter < 0 || flags.max_iter > 100000000) return ReportError("train", InvalidArgument("--max-iter: must be >= 0"));
   flags.admm.max_iterations = static_cast<int>(flags.max_iter);
   flags.admm.adaptive_rho = !flags.no_adaptive_rho;
   if (parser.Given("target-objective")) flags.admm.target_objective = flags.target_objective;
+  if (flags.barrier != "all") {
+    char* end = nullptr;
+    const long barrier = std::strtol(flags.barrier.c_str(), &end, 10);
+    if (end == flags.barrier.c_str() || *end != '\0' || barrier < 1) {
+      return ReportError("train", InvalidArgument("--barrier: 'all' or a number of workers >= 1, got '" + flags.barrier + "'"));
+    }
+    flags.admm.barrier = static_cast<int>(barrier);
+  }
+  flags.admm.max_staleness = static_cast<int>(flags.max_staleness);
   if (Status valid = flags.admm.Validate(); !valid.ok()) return ReportError("train", valid);
   WorkerOptions worker_options;
   worker_options.solver = *local_solver;
-
+  worker_options.faults.seed = static_cast<uint64_t>(flags.fault_seed);
+  if (!flags.inject_crash.empty()) {
+    if (Status parsed = ParseCrashSpec(flags.inject_crash, &worker_options.faults); !parsed.ok()) {
+      return ReportError("train", parsed);
+    }
+  }
+  if (!flags.inject_delay.empty()) {
+    if (Status parsed = ParseDelaySpec(flags.inject_delay, &worker_options.faults); !parsed.ok()) {
+      return ReportError("train", parsed);
+    }
+  }
+  if (!flags.inject_slow.empty()) {
+    if (Status parsed = ParseSlowSpec(flags.inject_slow, &worker_options.faults); !parsed.ok()) {
+      return ReportError("train", parsed);
+    }
+  }
   // Output places are checked before the solve, so a long run does not end in a failed write.
   for (const std::string* path : {&flags.out, &flags.summary_json, &flags.trace}) {
     if (Status writable = CheckWritableLocation(*path); !path->empty() && !writable.ok()) {
       return ReportError("train", writable);
     }
   }
+
   Result<Plan> plan = LooksLikeStoreUri(flags.data) ? PlanFromStore(flags, *loss) : PlanFromFile(flags, *loss);
   if (!plan.ok()) return ReportError("train", plan.status());
   plan->spec.loss = *loss;
@@ -164,6 +304,10 @@ int RunTrain(int argc, char** argv) {
   plan->spec.regularizer = {flags.l1, flags.l2};
   if (!parser.Given("l1") && !parser.Given("l2")) plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);
   if (Status valid = plan->spec.Validate(); !valid.ok()) return ReportError("train", valid);
+  if (flags.admm.barrier > plan->workers) {
+    return ReportError("train", InvalidArgument("--barrier: " + flags.barrier + " of " + std::to_string(plan->workers) +
+                                                " workers"));
+  }
 
   std::unique_ptr<JsonlTraceFile> trace;
   if (!flags.trace.empty()) {
@@ -171,17 +315,19 @@ int RunTrain(int argc, char** argv) {
     if (!opened.ok()) return ReportError("train", opened.status());
     trace = std::move(opened).value();
   }
+  Result<Runtime> runtime = MakeRuntime(flags, *plan, worker_options);
+  if (!runtime.ok()) return ReportError("train", runtime.status());
+  if (runtime->remote != nullptr && trace) runtime->remote->SetTraceSink(trace.get());
 
-  const int workers = static_cast<int>(plan->shards.size());
-  ThreadsExecutor executor(std::move(plan->shards), plan->spec, worker_options);
-  Coordinator coordinator(plan->spec, flags.admm, &executor);
+  Coordinator coordinator(plan->spec, flags.admm, runtime->executor.get());
   if (trace) coordinator.SetTraceSink(trace.get());
   const bool show_progress = !flags.quiet && StderrIsTerminal();
   if (show_progress) coordinator.SetIterationCallback(PrintProgress);
   if (!flags.quiet) {
     std::fprintf(stderr, "nimbus train: %lld rows, %lld features, %s loss, l1 %g, l2 %g, %d %s workers\n",
                  static_cast<long long>(plan->spec.rows), static_cast<long long>(plan->spec.cols), LossName(*loss),
-                 plan->spec.regularizer.l1, plan->spec.regularizer.l2, workers, executor.name().c_str());
+                 plan->spec.regularizer.l1, plan->spec.regularizer.l2, plan->workers,
+                 runtime->executor->name().c_str());
   }
 
   Result<Solution> solution = coordinator.Solve();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "nimbus/admm/reply_board.h"
 #include "nimbus/core/json_writer.h"
 #include "nimbus/core/vector_ops.h"
 
@@ -205,6 +206,8 @@ Status AdmmOptions::Validate() const {
   if (!(inner_first_relative > 0 && inner_first_relative < 1)) {
     return InvalidArgument("inner_first_relative: must be in (0, 1)");
   }
+  if (barrier < 0) return InvalidArgument("barrier: must be >= 0 (0 = all workers), got " + std::to_string(barrier));
+  if (max_staleness < 0) return InvalidArgument("max_staleness: must be >= 0, got " + std::to_string(max_staleness));
   NIMBUS_RETURN_IF_ERROR(positive("round_timeout_seconds", round_timeout_seconds));
   return positive("start_timeout_seconds", start_timeout_seconds);
 }
@@ -255,6 +258,11 @@ Result<Solution> Coordinator::Solve() {
   double inner_relative = options_.inner_first_relative;
   Solution solution;
   Stopwatch solve_watch;
+  // Partial barrier (Zhang & Kwok 2014): wait for `barrier` of the K workers and reuse the
+  // newest w_i of the others, none older than max_staleness rounds. Rounds become
+  // synchronous again to confirm the stop test with every worker's reply to the same z.
+  ReplyBoard board(workers, options_.barrier, options_.max_staleness);
+  bool synchronous = board.barrier() == workers;
 
   for (int64_t round = 0;; ++round) {
     RoundRequest request;
@@ -266,48 +274,64 @@ Result<Solution> Coordinator::Solve() {
     request.inner_relative_tolerance = inner_relative;
 
     Stopwatch wait_watch;
-    std::vector<WorkerReply> replies = executor_->RunRound(request, Deadline::After(options_.round_timeout_seconds));
+    const Deadline deadline = Deadline::After(options_.round_timeout_seconds);
+    const std::vector<WorkerReply> arrived = synchronous || round == 0
+                                                 ? board.Synchronous(*executor_, request, deadline)
+                                                 : board.Partial(*executor_, request, deadline);
     const double wait_seconds = wait_watch.ElapsedSeconds();
     summary.wait_seconds += wait_seconds;
     Stopwatch master_watch;
     summary.rounds = static_cast<int>(round + 1);
 
-    const auto failed = std::find_if(replies.begin(), replies.end(),
+    const auto failed = std::find_if(arrived.begin(), arrived.end(),
                                      [](const WorkerReply& r) { return r.status != ReplyStatus::kOk; });
-    if (failed != replies.end()) {
+    if (failed != arrived.end()) {
       summary.termination = Termination::kWorkerFailed;
       summary.message = "worker " + std::to_string(failed->worker) + " " + ReplyStatusName(failed->status) +
-                        " in round " + std::to_string(round) + ": " + failed->error;
+                        " in round " + std::to_string(failed->round) + ": " + failed->error;
       break;
     }
-    RecordWork(replies, summary);
-    const double objective = ObjectiveAtZ(spec_, replies, *z);
-    summary.objective = objective;
-    summary.iterations = static_cast<int>(round);
+    RecordWork(arrived, summary);
+    const std::vector<WorkerReply>& latest = board.latest();
+    // F(z^k) is known only when every worker evaluated its share at z^k.
+    const bool exact = board.AllAnswered(round);
+    const double objective = exact ? ObjectiveAtZ(spec_, latest, *z) : std::nan("");
+    if (exact) {
+      summary.objective = objective;
+      summary.iterations = static_cast<int>(round);
+    }
 
     // The stop test of iteration k (from round 1 on: round 0 has no previous x_i).
     Residuals res;
     if (round >= 1) {
-      res = ComputeResiduals(replies, dual_residual, Norm(*z), rho_of_previous_round, n, options_);
-      summary.primal_residual = res.primal;
-      summary.dual_residual = res.dual;
-      summary.eps_primal = res.eps_primal;
-      summary.eps_dual = res.eps_dual;
+      res = ComputeResiduals(latest, dual_residual, Norm(*z), rho_of_previous_round, n, options_);
+      if (exact) {
+        summary.primal_residual = res.primal;
+        summary.dual_residual = res.dual;
+        summary.eps_primal = res.eps_primal;
+        summary.eps_dual = res.eps_dual;
+      }
     }
     const IterationInfo info{static_cast<int>(round), solve_watch.ElapsedSeconds(), objective, res.primal,
                              res.dual,  res.eps_primal, res.eps_dual, rho};
-    const bool stop = Stops(info, round >= 1 ? &res : nullptr, options_, callback_, summary);
-    tested_z = z;
+    bool stop = false;
+    if (exact) {
+      stop = Stops(info, round >= 1 ? &res : nullptr, options_, callback_, summary);
+      tested_z = z;
+    } else if ((round >= 1 && Converged(res)) || round >= options_.max_iterations) {
+      synchronous = true;  // confirm with everyone's reply to one z before stopping
+    }
 
     // z^{k+1} and the next rho, unless this is the last round.
     if (!stop) {
       auto next = std::make_shared<Vector>(n);
-      ZUpdate(spec_, replies, rho, *next);
+      ZUpdate(spec_, latest, rho, *next);
       dual_residual = rho * sqrt_k * std::sqrt(SquaredDistance(*next, *z));
       z = std::move(next);
       rho_of_previous_round = rho;
       if (round >= 1) {
-        if (options_.adaptive_rho) {
+        // A new rho would leave the stale w_i of a partial barrier in the old scale.
+        if (options_.adaptive_rho && exact) {
           const double adapted = AdaptRho(res, rho, options_);
           if (adapted != rho) ++summary.rho_updates;
           rho = adapted;
@@ -319,11 +343,13 @@ Result<Solution> Coordinator::Solve() {
     }
     const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds, master_watch.ElapsedSeconds()};
     summary.master_seconds += timing.master_seconds;
-    if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &res : nullptr, timing, replies));
+    if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &res : nullptr, timing, arrived));
     if (stop) break;
   }
   summary.solve_seconds = solve_watch.ElapsedSeconds();
+  summary.stale_replies = board.stale_replies();
   executor_->Stop();
+  executor_->AddCounters(summary);
 
   summary.rho = rho;
   solution.model = *tested_z;

@@ -53,6 +53,12 @@ std::string Summary::FullReport() const {
   out += Format("  time             load %.3f s, setup %.3f s, solve %.3f s (master %.3f s, waiting %.3f s)\n",
                 load_seconds, setup_seconds, solve_seconds, master_seconds, wait_seconds);
   out += Format("  worker compute   %.3f s summed over workers\n", worker_compute_seconds);
+  if (worker_restarts > 0 || messages_dropped > 0 || bytes_sent > 0) {
+    out += Format("  workers          %lld restarts, %lld messages dropped, %.1f MB sent, %.1f MB received\n",
+                  static_cast<long long>(worker_restarts), static_cast<long long>(messages_dropped),
+                  static_cast<double>(bytes_sent) / 1e6, static_cast<double>(bytes_received) / 1e6);
+  }
+  if (stale_replies > 0) out += Format("  partial barrier  %lld stale replies reused\n", static_cast<long long>(stale_replies));
   return out;
 }
 
@@ -82,6 +88,11 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("data_passes", data_passes)
       .Field("local_iterations", local_iterations)
       .Field("cg_iterations", cg_iterations)
+      .Field("stale_replies", stale_replies)
+      .Field("worker_restarts", worker_restarts)
+      .Field("messages_dropped", messages_dropped)
+      .Field("bytes_sent", bytes_sent)
+      .Field("bytes_received", bytes_received)
       .Field("runtime", runtime)
       .Field("workers", workers)
       .Field("rows", rows)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <filesystem>
 #include <system_error>
@@ -156,6 +157,35 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (data_ != nullptr) ::munmap(data_, size_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
+
+Result<TemporaryDirectory> TemporaryDirectory::Create(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) return ErrnoError("cannot create a temporary directory " + pattern, errno);
+  TemporaryDirectory directory;
+  directory.path_ = pattern;
+  return directory;
+}
+
+TemporaryDirectory::~TemporaryDirectory() {
+  if (path_.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+TemporaryDirectory& TemporaryDirectory::operator=(TemporaryDirectory&& other) noexcept {
+  if (this != &other) {
+    this->~TemporaryDirectory();
+    path_ = std::exchange(other.path_, {});
   }
   return *this;
 }

@@ -1,6 +1,7 @@
 #include "nimbus/runtime/threads_executor.h"
 
 #include <exception>
+#include <stdexcept>
 
 #include "nimbus/core/clock.h"
 #include "nimbus/data/shard.h"
@@ -65,30 +66,31 @@ void ThreadsExecutor::WorkerMain(int id) {
     load_error = data.status().ToString();
   }
   const double load_seconds = load_watch.ElapsedSeconds();
-  int64_t seen_generation = 0;
   {
     std::lock_guard lock(mutex_);
-    Slot& slot = slots_[static_cast<std::size_t>(id)];
+    Slot& loaded = slots_[static_cast<std::size_t>(id)];
     if (worker) {
-      slot.ready = worker->Ready(load_seconds);
+      loaded.ready = worker->Ready(load_seconds);
     } else {
-      slot.load_error = load_error;
+      loaded.load_error = load_error;
     }
   }
   work_done_.notify_all();
   if (!worker) return;
 
+  Slot& slot = slots_[static_cast<std::size_t>(id)];
   while (true) {
     RoundRequest request;
     {
       std::unique_lock lock(mutex_);
-      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
+      work_ready_.wait(lock, [&] { return stopping_ || slot.pending.has_value(); });
       if (stopping_) return;
-      seen_generation = generation_;
-      request = *request_;
+      request = std::move(*slot.pending);
+      slot.pending.reset();
     }
     WorkerReply reply;
     try {
+      if (options_.faults.Crashes(id, 0, request.round)) throw std::runtime_error("injected crash");
       reply = worker->Serve(request);
     } catch (const std::exception& error) {
       reply.worker = id;
@@ -98,36 +100,46 @@ void ThreadsExecutor::WorkerMain(int id) {
     }
     {
       std::lock_guard lock(mutex_);
-      // A reply to a round the master gave up on is dropped.
-      if (request.round == request_->round) slots_[static_cast<std::size_t>(id)].reply = std::move(reply);
+      // A reply to a round the master has since replaced is stale and dropped.
+      if (slot.awaiting_reply && request.round == slot.expected_round) {
+        slot.reply = std::move(reply);
+        slot.awaiting_reply = false;
+      }
     }
     work_done_.notify_all();
   }
 }
 
-std::vector<WorkerReply> ThreadsExecutor::RunRound(const RoundRequest& request, Deadline deadline) {
-  std::unique_lock lock(mutex_);
-  for (Slot& slot : slots_) slot.reply.reset();
-  request_ = request;
-  ++generation_;
-  work_ready_.notify_all();
-  const auto all_replied = [&] {
-    for (const Slot& slot : slots_) {
-      if (!slot.reply) return false;
+void ThreadsExecutor::Dispatch(const RoundRequest& request, std::span<const int> workers) {
+  {
+    std::lock_guard lock(mutex_);
+    for (const int id : workers) {
+      Slot& slot = slots_[static_cast<std::size_t>(id)];
+      slot.pending = request;
+      slot.expected_round = request.round;
+      slot.awaiting_reply = true;
+      slot.reply.reset();
     }
-    return true;
+  }
+  work_ready_.notify_all();
+}
+
+std::vector<WorkerReply> ThreadsExecutor::Collect(int count, Deadline deadline) {
+  std::unique_lock lock(mutex_);
+  const auto enough = [&] {
+    int arrived = 0, outstanding = 0;
+    for (const Slot& slot : slots_) {
+      arrived += slot.reply.has_value() ? 1 : 0;
+      outstanding += slot.awaiting_reply ? 1 : 0;
+    }
+    return arrived >= count || outstanding == 0;
   };
-  work_done_.wait_until(lock, deadline.time_point(), all_replied);
-  std::vector<WorkerReply> replies(slots_.size());
-  for (std::size_t id = 0; id < slots_.size(); ++id) {
-    if (slots_[id].reply) {
-      replies[id] = std::move(*slots_[id].reply);
-      slots_[id].reply.reset();
-    } else {
-      replies[id].worker = static_cast<int>(id);
-      replies[id].round = request.round;
-      replies[id].status = ReplyStatus::kTimedOut;
-      replies[id].error = "no reply before the round deadline";
+  work_done_.wait_until(lock, deadline.time_point(), enough);
+  std::vector<WorkerReply> replies;
+  for (Slot& slot : slots_) {
+    if (slot.reply) {
+      replies.push_back(std::move(*slot.reply));
+      slot.reply.reset();
     }
   }
   return replies;

@@ -1,5 +1,8 @@
 #include "nimbus/worker/shard_worker.h"
 
+#include <chrono>
+#include <thread>
+
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
 
@@ -17,6 +20,7 @@ Result<LocalSolver> ParseLocalSolver(const std::string& name) {
 
 Status WorkerOptions::Validate() const {
   NIMBUS_RETURN_IF_ERROR(newton.Validate().WithContext("newton"));
+  NIMBUS_RETURN_IF_ERROR(faults.Validate());
   return lbfgs.Validate().WithContext("lbfgs");
 }
 
@@ -43,17 +47,34 @@ WorkerReady ShardWorker::Ready(double load_seconds) const {
 }
 
 Status ShardWorker::RestoreDual(std::span<const double> u, double rho) {
-  if (u.size() != u_.size()) {
-    return InvalidArgument("u has " + std::to_string(u.size()) + " entries, the model has " + std::to_string(u_.size()));
+  ResumeState state;
+  state.u.assign(u.begin(), u.end());
+  state.rho_of_u = rho;
+  return Resume(state);
+}
+
+Status ShardWorker::Resume(const ResumeState& state) {
+  const std::size_t n = u_.size();
+  auto size_error = [n](const char* name, std::size_t size) {
+    return InvalidArgument(std::string(name) + " has " + std::to_string(size) + " entries, the model has " +
+                           std::to_string(n));
+  };
+  if (state.u.size() != n) return size_error("u", state.u.size());
+  const bool has_iterate = !state.x.empty();
+  if (has_iterate && state.x.size() != n) return size_error("x", state.x.size());
+  if (has_iterate && state.x_relaxed.size() != n) return size_error("x_relaxed", state.x_relaxed.size());
+  if (!(state.rho_of_u > 0)) return InvalidArgument("rho: must be positive");
+  CopyInto(state.u, u_);
+  if (has_iterate) {
+    CopyInto(state.x, x_);
+    CopyInto(state.x_relaxed, x_relaxed_);
   }
-  if (!(rho > 0)) return InvalidArgument("rho: must be positive");
-  CopyInto(u, u_);
-  rho_of_u_ = rho;
-  has_iterate_ = false;
+  rho_of_u_ = state.rho_of_u;
+  has_iterate_ = has_iterate;
   return Status::Ok();
 }
 
-WorkerReply ShardWorker::Serve(const RoundRequest& request) {
+WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation) {
   Stopwatch round_watch;
   WorkerReply reply;
   reply.worker = id_;
@@ -66,6 +87,13 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request) {
     return reply;
   }
   const std::vector<double>& z = *request.z;
+  if (request.resume != nullptr) {
+    if (Status resumed = Resume(*request.resume); !resumed.ok()) {
+      reply.status = ReplyStatus::kFailed;
+      reply.error = "cannot resume: " + resumed.message();
+      return reply;
+    }
+  }
   const int64_t passes_before = objective_.data_passes();
 
   // Dual update and the scalars of the stop test, for the iteration that produced z.
@@ -111,6 +139,10 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request) {
   reply.timings.local_iterations = stats.iterations;
   reply.timings.cg_iterations = stats.cg_iterations;
   reply.timings.data_passes = objective_.data_passes() - passes_before;
+  double delay = options_.faults.DelaySeconds(id_, invocation, request.round);
+  if (options_.faults.slow_worker == id_) delay += (options_.faults.slow_factor - 1) * round_watch.ElapsedSeconds();
+  if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+  reply.invocation = invocation;
   reply.timings.compute_seconds = round_watch.ElapsedSeconds();
   reply.timings.end_wall = WallSeconds();
   return reply;

@@ -49,8 +49,9 @@ class CoordinatorTest : public ::testing::Test {
   }
 
   Result<Solution> Solve(const ProblemSpec& spec, const AdmmOptions& options, int workers,
-                         IterationCallback callback = nullptr, TraceSink* trace = nullptr) {
-    ThreadsExecutor executor(Shards(workers), spec, WorkerOptions{});
+                         IterationCallback callback = nullptr, TraceSink* trace = nullptr,
+                         const WorkerOptions& worker_options = {}) {
+    ThreadsExecutor executor(Shards(workers), spec, worker_options);
     Coordinator coordinator(spec, options, &executor);
     if (callback) coordinator.SetIterationCallback(std::move(callback));
     if (trace != nullptr) coordinator.SetTraceSink(trace);
@@ -201,6 +202,41 @@ TEST_F(CoordinatorTest, AWorkerThatCannotLoadItsShardFailsTheStartWithItsName) {
   ASSERT_FALSE(solution.ok());
   EXPECT_NE(solution.status().message().find("worker 1"), std::string::npos) << solution.status().ToString();
   EXPECT_NE(solution.status().message().find("missing.bin"), std::string::npos) << solution.status().ToString();
+}
+
+TEST_F(CoordinatorTest, PartialBarrierConvergesWithOneSlowWorker) {
+  const ProblemSpec spec = Spec(2e-4, 0, false);
+  AdmmOptions sync_options;
+  sync_options.eps_rel = 1e-5;
+  Result<Solution> reference = Solve(spec, sync_options, 3);
+  ASSERT_TRUE(reference.ok());
+
+  WorkerOptions slow;
+  slow.faults.delay_ms = 15;  // worker 0 takes 15 ms more per round than the others' ~1 ms
+  slow.faults.delay_worker = 0;
+  AdmmOptions partial = sync_options;
+  partial.barrier = 2;
+  partial.max_staleness = 3;
+  partial.max_iterations = 2000;
+  Result<Solution> solution = Solve(spec, partial, 3, nullptr, nullptr, slow);
+  ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+  EXPECT_EQ(solution->summary.termination, Termination::kConverged);
+  EXPECT_GT(solution->summary.stale_replies, 0);  // the slow worker's w_i was reused
+  EXPECT_NEAR(solution->summary.objective, reference->summary.objective, 1e-6 * reference->summary.objective);
+  EXPECT_LT(Violation(spec, solution->model), 1e-2 * spec.regularizer.l1);
+}
+
+TEST_F(CoordinatorTest, AFullBarrierOptionLeavesTheRunUnchanged) {
+  const ProblemSpec spec = Spec(2e-4, 0, false);
+  AdmmOptions plain;
+  AdmmOptions explicit_all = plain;
+  explicit_all.barrier = 3;  // = K: a full barrier
+  explicit_all.max_staleness = 5;
+  Result<Solution> a = Solve(spec, plain, 3);
+  Result<Solution> b = Solve(spec, explicit_all, 3);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->model, b->model);
+  EXPECT_EQ(b->summary.stale_replies, 0);
 }
 
 TEST(AdmmOptions, ValidateNamesTheField) {

@@ -36,6 +36,11 @@ struct AdmmOptions {
   // starting gradient norm.
   double inner_factor = 0.3;
   double inner_first_relative = 0.3;
+  // Partial barrier: go on once this many workers replied (0 or K: all), reusing the others'
+  // newest replies if none is older than max_staleness rounds. rho stays fixed while rounds
+  // are partial (a stale w_i is scaled for the rho it was computed with).
+  int barrier = 0;
+  int max_staleness = 2;
   // Deadline of one round (a worker that misses it has failed).
   double round_timeout_seconds = 3600.0;
   // Deadline for all workers to load their shards.

@@ -38,6 +38,11 @@ struct Summary {
   int64_t data_passes = 0;   // summed over workers: passes over a shard's nonzeros
   int64_t local_iterations = 0;
   int64_t cg_iterations = 0;
+  int64_t stale_replies = 0;  // partial barrier: replies reused in a later round's z-update
+  int64_t worker_restarts = 0;   // new invocations after failures or lifetime hand-overs
+  int64_t messages_dropped = 0;  // malformed, foreign or stale messages the master ignored
+  int64_t bytes_sent = 0;        // by the master, over the wire
+  int64_t bytes_received = 0;
   std::string runtime;
   int workers = 0;
   int64_t rows = 0;

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "nimbus/core/status.h"
 
@@ -66,5 +67,23 @@ class MappedFile {
 
 // Creates a directory and its parents; fine if it exists.
 Status MakeDirectories(const std::string& path);
+
+// The absolute form of a path (for a directory other processes open from elsewhere).
+std::string AbsolutePath(const std::string& path);
+
+// A new directory under $TMPDIR (or /tmp), removed with its contents on destruction.
+class TemporaryDirectory {
+ public:
+  static Result<TemporaryDirectory> Create(const std::string& prefix);
+  TemporaryDirectory() = default;
+  ~TemporaryDirectory();
+  TemporaryDirectory(TemporaryDirectory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  TemporaryDirectory& operator=(TemporaryDirectory&& other) noexcept;
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace nimbus

@@ -41,14 +41,18 @@ class ThreadsExecutor final : public Executor {
   std::string name() const override { return "threads"; }
   int workers() const override { return static_cast<int>(shards_.size()); }
   Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
-  std::vector<WorkerReply> RunRound(const RoundRequest& request, Deadline deadline) override;
+  void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
+  std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
   void Stop() override;
 
  private:
   struct Slot {
     std::optional<WorkerReady> ready;
     std::string load_error;
-    std::optional<WorkerReply> reply;
+    std::optional<RoundRequest> pending;  // dispatched, not yet taken by the thread
+    int64_t expected_round = -1;          // the round whose reply counts; others are stale
+    bool awaiting_reply = false;
+    std::optional<WorkerReply> reply;     // arrived, not yet collected
   };
   void WorkerMain(int id);
 
@@ -61,8 +65,6 @@ class ThreadsExecutor final : public Executor {
   std::condition_variable work_ready_;  // master -> workers: a new round or stop
   std::condition_variable work_done_;   // workers -> master: a reply or readiness
   std::vector<Slot> slots_;
-  std::optional<RoundRequest> request_;
-  int64_t generation_ = 0;  // bumped for each new round
   bool stopping_ = false;
 };
 

@@ -18,6 +18,16 @@
 
 namespace nimbus {
 
+// The state a worker holds between rounds, rebuilt by the master for a replacement worker
+// from the replies it kept (see runtime/state_keeper.h): with it, a new worker continues
+// exactly where the one it replaces stopped.
+struct ResumeState {
+  std::vector<double> x;          // x_i of the last x-update
+  std::vector<double> x_relaxed;  // xh_i = alpha x_i + (1 - alpha) z of that round
+  std::vector<double> u;          // u_i before this round's dual update
+  double rho_of_u = 0;            // the rho u is scaled for
+};
+
 struct RoundRequest {
   int64_t round = 0;
   std::shared_ptr<const std::vector<double>> z;  // the consensus z^k (shared, never copied in-process)
@@ -26,6 +36,8 @@ struct RoundRequest {
   // The x-update stops when ||grad|| <= max(inner_tolerance, inner_relative_tolerance * ||grad_0||).
   double inner_tolerance = 0.0;
   double inner_relative_tolerance = 0.0;
+  // Set for the first round of a replacement worker: the state to resume from.
+  std::shared_ptr<const ResumeState> resume;
 };
 
 // What a worker reports about iteration k (its x_i from the round before, and z^k).
@@ -52,6 +64,7 @@ const char* ReplyStatusName(ReplyStatus status);
 
 struct WorkerReply {
   int worker = 0;
+  uint64_t invocation = 0;  // which start of this worker answered (0 in-process)
   int64_t round = 0;
   ReplyStatus status = ReplyStatus::kOk;
   std::string error;       // what went wrong, when status != kOk
@@ -70,6 +83,14 @@ struct WorkerReady {
   // N times the trace of the shard's share of the loss Hessian at x = 0.
   double curvature_trace = 0;
   double load_seconds = 0;
+  // Cold start, on the wall clock (0 where it does not apply, as in-process): when the
+  // master launched the worker, when its process began, when it said HELLO and when it was
+  // ready. Remote clocks are corrected by the offset measured at HELLO.
+  double invoke_wall = 0;
+  double process_start_wall = 0;
+  double hello_wall = 0;
+  double ready_wall = 0;
+  uint64_t invocation = 0;
 };
 
 }  // namespace nimbus

@@ -2,8 +2,8 @@
 // or processes: every runtime wraps the same object.
 //
 // State: x_i (the last x-update), xh_i (its over-relaxed mix with z) and u_i (the scaled dual
-// variable). Only u_i matters across a replacement: the master keeps w_i = xh_i + u_i, so a
-// new worker resumes with u_i = w_i - z (RestoreDual).
+// variable). The master keeps each w_i = xh_i + u_i, from which it rebuilds this state for a
+// replacement worker (Resume; see runtime/state_keeper.h).
 #pragma once
 
 #include <memory>
@@ -17,6 +17,7 @@
 #include "nimbus/local/lbfgs.h"
 #include "nimbus/local/newton_cg.h"
 #include "nimbus/problem/problem.h"
+#include "nimbus/worker/fault_injection.h"
 #include "nimbus/wire/messages.h"
 
 namespace nimbus {
@@ -29,6 +30,7 @@ struct WorkerOptions {
   LocalSolver solver = LocalSolver::kNewtonCg;
   NewtonCgOptions newton;  // its tolerances are replaced by each round's
   LbfgsOptions lbfgs;      // likewise
+  FaultInjection faults;   // delays happen inside Serve(); crashes are the runtime's to stage
 
   Status Validate() const;
 };
@@ -41,10 +43,15 @@ class ShardWorker {
   int id() const { return id_; }
   // Sizes and the curvature scale of the shard, for the master's choice of rho.
   WorkerReady Ready(double load_seconds) const;
-  // Starts from a kept dual variable u (scaled for `rho`) instead of zero, as a replacement.
+  // Continues from a kept state (a replacement worker): with x and x_relaxed, exactly where
+  // the replaced worker was; with u alone, from that dual (the next round's dual update and
+  // the scalars that need x_i are then skipped).
+  Status Resume(const ResumeState& state);
+  // Resume() with the dual u (scaled for `rho`) alone.
   Status RestoreDual(std::span<const double> u, double rho);
-  // One ADMM round (see wire/messages.h for the order of updates).
-  WorkerReply Serve(const RoundRequest& request);
+  // One ADMM round (see wire/messages.h for the order of updates). `invocation` numbers the
+  // starts of this worker (it only seeds injected faults).
+  WorkerReply Serve(const RoundRequest& request, uint64_t invocation = 0);
 
  private:
   int id_;

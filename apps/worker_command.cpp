@@ -1,0 +1,43 @@
+// nimbus worker: the body of every remote worker.
+#include <cstdio>
+#include <string>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "nimbus/runtime/worker_process.h"
+
+namespace nimbus::cli {
+
+int RunWorker(int argc, char** argv, double process_start_wall) {
+  std::string connect;
+  int64_t run = 0, worker = -1, invocation = 1;
+  WorkerProcessOptions options;
+  ArgParser parser("worker", "--connect tcp://HOST:PORT --run RUN --worker I --invocation J [--max-lifetime S]",
+                   "Runs one worker of a nimbus run: dials out to the master, loads the shard it is assigned and\n"
+                   "serves ADMM rounds until the master says BYE, the master is lost, or its lifetime budget\n"
+                   "runs out (then it finishes its round and hands over). Masters start workers with these\n"
+                   "arguments; a launch command (--runtime command) passes them on as {args}.");
+  parser.AddString("connect", "ENDPOINT", "the master's address", &connect);
+  parser.AddInt("run", "RUN", "the run's id (from the master)", &run);
+  parser.AddInt("worker", "I", "which worker (and shard) this is", &worker);
+  parser.AddInt("invocation", "J", "which start of that worker this is", &invocation);
+  parser.AddDouble("max-lifetime", "SECONDS", "hand over after this long (0: never)", &options.max_lifetime);
+  parser.AddDouble("connect-timeout", "SECONDS", "give up if the master does not answer for this long",
+                   &options.connect_timeout_seconds);
+  parser.Require("connect");
+  parser.Require("run");
+  parser.Require("worker");
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+  if (worker < 0) return ReportError("worker", InvalidArgument("--worker: must be >= 0"));
+  if (invocation < 1) return ReportError("worker", InvalidArgument("--invocation: must be >= 1"));
+  if (options.max_lifetime < 0) return ReportError("worker", InvalidArgument("--max-lifetime: must be >= 0"));
+  options.connect = connect;
+  options.run_id = static_cast<uint64_t>(run);
+  options.worker = static_cast<int>(worker);
+  options.invocation = static_cast<uint64_t>(invocation);
+  options.process_start_wall = process_start_wall;
+  return RunWorkerProcess(options);
+}
+
+}  // namespace nimbus::cli

@@ -1,0 +1,60 @@
+// Launchers start worker invocations: `nimbus worker` processes on this machine, or anything
+// a user's launch command starts (ssh, srun, kubectl, ...). Workers dial out to the master,
+// so a launcher only has to start them; what it hands back lets the master notice an exit
+// and end an invocation it gave up on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nimbus/core/status.h"
+
+namespace nimbus {
+
+struct LaunchRequest {
+  int worker = 0;
+  uint64_t invocation = 0;
+  std::string connect;        // the master's address, as workers must dial it
+  uint64_t run_id = 0;
+  double max_lifetime = 0;    // seconds; 0: none
+};
+
+// The `nimbus worker` arguments for a launch: --connect ... --run ... --worker ... --invocation ...
+std::vector<std::string> WorkerArguments(const LaunchRequest& request);
+
+class Invocation {
+ public:
+  virtual ~Invocation() = default;
+  // True once the started process has exited; `how` then says how ("exit status 3",
+  // "killed by signal 9").
+  virtual bool Exited(std::string* how) = 0;
+  // Ends it now (SIGKILL), if it still runs.
+  virtual void Kill() = 0;
+  virtual int64_t pid() const = 0;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) = 0;
+};
+
+// Starts `binary worker ARGS...` as a child process (the `process` runtime).
+std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary);
+
+// Runs a user's command template through /bin/sh (the `command` runtime). The template's
+// {args} becomes the quoted worker arguments, and {worker}, {invocation}, {connect}, {run}
+// and {host} (the next of `hosts`, round robin) their values. Example:
+//   ssh {host} /opt/nimbus/bin/nimbus worker {args}
+std::unique_ptr<Launcher> MakeCommandLauncher(std::string command_template, std::vector<std::string> hosts);
+
+// The command line a template gives for a request (exposed for tests and --dry-run output).
+std::string ExpandLaunchTemplate(const std::string& command_template, const LaunchRequest& request,
+                                 const std::string& host);
+
+// The path of the running executable (/proc/self/exe resolved).
+std::string CurrentExecutable();
+
+}  // namespace nimbus

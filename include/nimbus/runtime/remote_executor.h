@@ -1,0 +1,133 @@
+// Workers in other processes: the star of the paper. The master binds a ROUTER socket; each
+// worker is started by a Launcher (a local process, a launch command, a Lambda invocation),
+// dials out, says HELLO, gets its ASSIGN, loads its shard, says READY and then serves rounds.
+//
+// Any worker may die, hang or leave at any time. The executor notices (process exit, missed
+// round deadline, silence, BYE) and starts a new invocation of that worker, which resumes
+// from the state kept outside it (StateKeeper) and redoes the round: the coordinator sees an
+// ordinary, if late, reply. Messages of old invocations, duplicates of a live one and
+// anything malformed are dropped and counted. After max_restarts tries within one round the
+// worker is given up with a reply that says why.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nimbus/admm/executor.h"
+#include "nimbus/metrics/trace.h"
+#include "nimbus/problem/problem.h"
+#include "nimbus/runtime/launcher.h"
+#include "nimbus/runtime/state_keeper.h"
+#include "nimbus/transport/transport.h"
+#include "nimbus/worker/shard_worker.h"
+
+namespace nimbus {
+
+struct RemoteOptions {
+  std::string name = "process";          // the runtime's name in summaries
+  std::string listen = "tcp://127.0.0.1:0";
+  std::string advertise;                 // the address workers dial (default: the bound one)
+  uint64_t run_id = 0;                   // 0: drawn at random
+  double heartbeat_seconds = 1.0;        // both ways; 5 missed heartbeats mean a worker is gone
+  double launch_timeout_seconds = 60.0;  // from launch to HELLO
+  double round_timeout_floor_seconds = 60.0;
+  double round_timeout_multiple = 5.0;   // round deadline: max(floor, multiple x median round)
+  int max_restarts = 3;                  // new invocations of one worker within one round
+  double max_lifetime_seconds = 0;       // a worker hands over after this long (0: never)
+  double master_timeout_seconds = 60.0;  // a worker leaves after this long without word
+  int64_t state_memory_limit_bytes = int64_t{1} << 30;
+  std::string spill_directory;           // where kept state goes beyond the memory limit
+
+  Status Validate() const;
+};
+
+// Where a worker's shard is.
+struct ShardAssignment {
+  std::string store_uri;
+  std::string key;
+  uint64_t checksum = 0;
+};
+
+struct RemoteStats {
+  int64_t restarts = 0;          // new invocations after a failure or a hand-over
+  int64_t handovers = 0;         // of those, workers that left at their lifetime cap
+  int64_t stale_messages = 0;    // from old or duplicate invocations, or for old rounds
+  TransportStats transport;
+};
+
+class RemoteExecutor final : public Executor {
+ public:
+  RemoteExecutor(std::vector<ShardAssignment> shards, const ProblemSpec& spec, const WorkerOptions& worker_options,
+                 const RemoteOptions& options, std::unique_ptr<Launcher> launcher);
+  ~RemoteExecutor() override;
+
+  std::string name() const override { return options_.name; }
+  int workers() const override { return static_cast<int>(shards_.size()); }
+  Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
+  void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
+  std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
+  void Stop() override;
+  void AddCounters(Summary& summary) const override;
+
+  // Worker events (started, failed, replaced, left) go here as JSON lines.
+  void SetTraceSink(TraceSink* sink) { trace_ = sink; }
+  // The address workers dial (after Start).
+  const std::string& endpoint() const { return endpoint_; }
+  uint64_t run_id() const { return run_id_; }
+  RemoteStats stats() const;
+  // The process ids of the workers' current invocations (for tests that kill them).
+  std::vector<int64_t> worker_pids() const;
+
+ private:
+  enum class Phase { kLaunching, kLoading, kIdle, kBusy, kGone };
+  struct Slot {
+    uint64_t invocation = 0;
+    std::unique_ptr<Invocation> process;
+    std::string peer;  // routing id, once HELLO arrived
+    Phase phase = Phase::kGone;
+    double launched_at = 0;  // monotonic
+    double launched_wall = 0;
+    double last_heard = 0;   // monotonic
+    double clock_offset = 0; // master wall clock minus the worker's
+    std::optional<WorkerReady> ready;
+    std::optional<RoundRequest> round;  // dispatched and not answered
+    double round_deadline = 0;          // monotonic, once the round was sent
+    int restarts = 0;                   // within the current round (or the start)
+    bool fresh = true;                  // has not served a round yet: send it the kept state
+    std::string last_failure;
+  };
+
+  void Launch(int worker);
+  void Fail(int worker, const std::string& why);
+  void SendRound(int worker);
+  void Handle(Incoming incoming);
+  void CheckWorkers();
+  void Pump(Deadline until);
+  double RoundTimeout() const;
+  void Event(int worker, const std::string& what, const std::string& detail);
+  Status SendTo(int worker, const WireMessage& message);
+  Envelope EnvelopeFor(int worker, MessageType type) const;
+
+  std::vector<ShardAssignment> shards_;
+  ProblemSpec spec_;
+  WorkerOptions worker_options_;
+  RemoteOptions options_;
+  std::unique_ptr<Launcher> launcher_;
+  uint64_t run_id_ = 0;
+  std::string endpoint_;
+  std::shared_ptr<ZmqContext> context_;
+  std::unique_ptr<RouterTransport> transport_;
+  std::unique_ptr<StateKeeper> state_;
+  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<Invocation>> retired_;  // replaced invocations, reaped at Stop
+  std::vector<WorkerReply> replies_;                  // arrived, not yet collected
+  std::vector<double> round_seconds_;                 // recent compute times, for the deadline
+  double last_heartbeat_ = 0;
+  RemoteStats stats_;
+  TraceSink* trace_ = nullptr;
+  bool started_ = false;
+};
+
+}  // namespace nimbus

@@ -1,0 +1,31 @@
+// The body of every remote worker (`nimbus worker`, the Lambda bootstrap): connect out to
+// the master, say HELLO, take the ASSIGN, load the shard (the cold start), say READY, serve
+// rounds, and leave on BYE, on a lost master, or when the lifetime budget runs out (after
+// finishing its round, with a BYE that says so, so the master can hand over).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nimbus {
+
+struct WorkerProcessOptions {
+  std::string connect;          // the master's address, tcp://HOST:PORT
+  uint64_t run_id = 0;
+  int worker = 0;
+  uint64_t invocation = 1;
+  double max_lifetime = 0;      // seconds from process start; 0: none
+  double process_start_wall = 0;  // when the process began (wall clock)
+  // Before the ASSIGN says otherwise: how long to wait for the master at all.
+  double connect_timeout_seconds = 60;
+};
+
+// Exit codes of a worker.
+inline constexpr int kWorkerDone = 0;        // BYE from the master, or a planned hand-over
+inline constexpr int kWorkerLostMaster = 3;  // no word from the master before its deadline
+inline constexpr int kWorkerError = 4;       // could not do its part (shard, protocol)
+
+// Runs the worker until it leaves; returns its exit code. Messages go to standard error.
+int RunWorkerProcess(const WorkerProcessOptions& options);
+
+}  // namespace nimbus

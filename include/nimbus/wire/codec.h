@@ -1,0 +1,141 @@
+// The one versioned wire format between master and workers. A message is a multipart ZeroMQ
+// message: a fixed 72-byte little-endian header frame, then up to four payload frames of raw
+// bytes (fixed-layout fields, arrays of doubles, text).
+//
+//   header: magic "NMBW" | version u16 | type u16 | run id u64 | worker u32 | frame count u32 |
+//           invocation u64 | round i64 | frame sizes 4 x u64
+//
+// Decode() trusts nothing: a wrong magic, version, type, frame count or size is an error
+// with a reason, and the receiver drops and counts the message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nimbus/core/status.h"
+#include "nimbus/wire/messages.h"
+
+namespace nimbus {
+
+inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
+inline constexpr uint16_t kWireVersion = 1;
+inline constexpr std::size_t kWireHeaderBytes = 72;
+inline constexpr std::size_t kMaxPayloadFrames = 4;
+
+enum class MessageType : uint16_t {
+  kHello = 1,      // worker -> master: I started (run, worker, invocation, clocks)
+  kAssign = 2,     // master -> worker: your shard, the problem, the options
+  kReady = 3,      // worker -> master: shard loaded (sizes, curvature, load time)
+  kRound = 4,      // master -> worker: z, rho, tolerances [, resume state]
+  kReply = 5,      // worker -> master: w, scalars, timings
+  kBye = 6,        // either way: leaving, with a reason
+  kHeartbeat = 7,  // either way: still here
+};
+const char* MessageTypeName(MessageType type);
+
+// Bytes of one frame, owned or shared (a z sent to K workers is not copied K times).
+class Frame {
+ public:
+  Frame() = default;
+  static Frame Copy(const void* data, std::size_t size);
+  static Frame Copy(std::string_view text) { return Copy(text.data(), text.size()); }
+  static Frame Share(std::shared_ptr<const std::vector<double>> values);
+  static Frame Adopt(std::string bytes);
+  // Bytes kept alive by `owner` (a received ZeroMQ message, say).
+  static Frame View(std::shared_ptr<const void> owner, const void* data, std::size_t size);
+
+  const std::byte* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::string_view text() const { return {reinterpret_cast<const char*>(data_), size_}; }
+  const std::shared_ptr<const void>& owner() const { return owner_; }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+struct Envelope {
+  MessageType type = MessageType::kHeartbeat;
+  uint64_t run_id = 0;
+  uint32_t worker = 0;
+  uint64_t invocation = 0;
+  int64_t round = -1;
+};
+
+struct WireMessage {
+  Envelope envelope;
+  std::vector<Frame> payload;
+};
+
+// Header frame followed by the payload frames.
+std::vector<Frame> Encode(const WireMessage& message);
+// frames[0] is the header. Checks magic, version, type and every frame's size.
+Result<WireMessage> Decode(std::vector<Frame> frames);
+
+// ---- The bodies of each message type ----
+
+struct HelloBody {
+  double process_start_wall = 0;  // when the worker process began
+  double send_wall = 0;           // the worker's clock when it sent HELLO (for the clock offset)
+  int64_t pid = 0;
+};
+
+// What a worker needs to know to join a run. Plain numbers: the runtime maps them to and
+// from ProblemSpec and WorkerOptions.
+struct AssignBody {
+  std::string store_uri;  // where the shard lives
+  std::string shard_key;
+  uint64_t shard_checksum = 0;  // 0: not checked
+  int64_t loss = 0;             // Loss as a number
+  double l1 = 0, l2 = 0;
+  int64_t intercept = 0;
+  int64_t rows = 0, cols = 0;  // N and d of the whole problem
+  int64_t local_solver = 0;
+  double heartbeat_seconds = 1;       // how often to send HEARTBEAT
+  double master_timeout_seconds = 30; // silence from the master after which a worker leaves
+  // Fault injection (tests and demos).
+  double crash_probability = 0, delay_ms = 0, delay_probability = 1;
+  int64_t delay_worker = -1, crash_worker = -1, crash_round = -1;
+  int64_t slow_worker = -1;
+  double slow_factor = 1;
+  uint64_t fault_seed = 1;
+};
+
+struct ReadyBody {
+  WorkerReady ready;
+};
+
+struct ByeBody {
+  std::string reason;
+};
+
+struct HeartbeatBody {
+  double send_wall = 0;
+};
+
+WireMessage PackHello(const Envelope& envelope, const HelloBody& body);
+WireMessage PackAssign(const Envelope& envelope, const AssignBody& body);
+WireMessage PackReady(const Envelope& envelope, const ReadyBody& body);
+// The z (and resume vectors) are shared, not copied.
+WireMessage PackRound(const Envelope& envelope, const RoundRequest& request);
+WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply);
+WireMessage PackBye(const Envelope& envelope, const ByeBody& body);
+WireMessage PackHeartbeat(const Envelope& envelope, const HeartbeatBody& body);
+
+// Each checks that the message has the type and frame layout of its body.
+Result<HelloBody> UnpackHello(const WireMessage& message);
+Result<AssignBody> UnpackAssign(const WireMessage& message);
+Result<ReadyBody> UnpackReady(const WireMessage& message);
+// `model_size` is the expected length of z (and of the resume vectors).
+Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_size);
+Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_size);
+Result<ByeBody> UnpackBye(const WireMessage& message);
+Result<HeartbeatBody> UnpackHeartbeat(const WireMessage& message);
+
+}  // namespace nimbus

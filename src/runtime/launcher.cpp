@@ -1,0 +1,179 @@
+#include "nimbus/runtime/launcher.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+extern char** environ;
+
+namespace nimbus {
+namespace {
+
+std::string Describe(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "ended";
+}
+
+std::string FormatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", seconds);
+  return text;
+}
+
+// A child process; with its own process group when it is a shell running a template, so
+// that killing it reaches what the shell started.
+class ChildProcess final : public Invocation {
+ public:
+  ChildProcess(pid_t pid, bool own_group) : pid_(pid), own_group_(own_group) {}
+  ~ChildProcess() override {
+    Kill();
+    Reap(true);
+  }
+  bool Exited(std::string* how) override {
+    Reap(false);
+    if (exited_ && how != nullptr) *how = how_;
+    return exited_;
+  }
+  void Kill() override {
+    if (exited_) return;
+    ::kill(own_group_ ? -pid_ : pid_, SIGKILL);
+  }
+  int64_t pid() const override { return pid_; }
+
+ private:
+  void Reap(bool wait) {
+    if (exited_) return;
+    int status = 0;
+    pid_t done;
+    do {
+      done = ::waitpid(pid_, &status, wait ? 0 : WNOHANG);
+    } while (done < 0 && errno == EINTR);
+    if (done == pid_) {
+      exited_ = true;
+      how_ = Describe(status);
+    } else if (done < 0) {
+      exited_ = true;
+      how_ = "lost";
+    }
+  }
+  pid_t pid_;
+  bool own_group_;
+  bool exited_ = false;
+  std::string how_;
+};
+
+Result<std::unique_ptr<Invocation>> Spawn(const std::vector<std::string>& argv, bool own_group) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (own_group) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
+  pid_t pid = 0;
+  const int error = posix_spawn(&pid, args[0], nullptr, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  if (error != 0) return IoError("cannot start " + argv[0] + ": " + std::strerror(error));
+  return std::unique_ptr<Invocation>(std::make_unique<ChildProcess>(pid, own_group));
+}
+
+class ProcessLauncher final : public Launcher {
+ public:
+  explicit ProcessLauncher(std::string binary) : binary_(std::move(binary)) {}
+  Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
+    std::vector<std::string> argv{binary_, "worker"};
+    for (std::string& a : WorkerArguments(request)) argv.push_back(std::move(a));
+    return Spawn(argv, /*own_group=*/false);
+  }
+
+ private:
+  std::string binary_;
+};
+
+class CommandLauncher final : public Launcher {
+ public:
+  CommandLauncher(std::string command_template, std::vector<std::string> hosts)
+      : template_(std::move(command_template)), hosts_(std::move(hosts)) {}
+  Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
+    const std::string host = hosts_.empty() ? "localhost" : hosts_[next_host_++ % hosts_.size()];
+    return Spawn({"/bin/sh", "-c", ExpandLaunchTemplate(template_, request, host)}, /*own_group=*/true);
+  }
+
+ private:
+  std::string template_;
+  std::vector<std::string> hosts_;
+  std::size_t next_host_ = 0;
+};
+
+// 'text' quoted for /bin/sh.
+std::string ShellQuote(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> WorkerArguments(const LaunchRequest& request) {
+  std::vector<std::string> args{"--connect", request.connect, "--run", std::to_string(request.run_id), "--worker",
+                                std::to_string(request.worker), "--invocation", std::to_string(request.invocation)};
+  if (request.max_lifetime > 0) {
+    args.push_back("--max-lifetime");
+    args.push_back(FormatSeconds(request.max_lifetime));
+  }
+  return args;
+}
+
+std::string ExpandLaunchTemplate(const std::string& command_template, const LaunchRequest& request,
+                                 const std::string& host) {
+  std::string args;
+  for (const std::string& a : WorkerArguments(request)) {
+    if (!args.empty()) args += ' ';
+    args += ShellQuote(a);
+  }
+  std::string command = command_template;
+  ReplaceAll(command, "{args}", args);
+  ReplaceAll(command, "{worker}", std::to_string(request.worker));
+  ReplaceAll(command, "{invocation}", std::to_string(request.invocation));
+  ReplaceAll(command, "{connect}", ShellQuote(request.connect));
+  ReplaceAll(command, "{run}", std::to_string(request.run_id));
+  ReplaceAll(command, "{host}", ShellQuote(host));
+  return command;
+}
+
+std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary) {
+  return std::make_unique<ProcessLauncher>(std::move(binary));
+}
+
+std::unique_ptr<Launcher> MakeCommandLauncher(std::string command_template, std::vector<std::string> hosts) {
+  return std::make_unique<CommandLauncher>(std::move(command_template), std::move(hosts));
+}
+
+std::string CurrentExecutable() {
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return "nimbus";
+  return std::string(path, static_cast<std::size_t>(n));
+}
+
+}  // namespace nimbus

@@ -1,0 +1,486 @@
+#include "nimbus/runtime/remote_executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "nimbus/core/json_writer.h"
+
+namespace nimbus {
+namespace {
+
+constexpr int kSilentHeartbeats = 5;  // missed heartbeats after which a worker is gone
+constexpr std::size_t kRoundTimeWindow = 64;
+
+const char* PhaseName(int phase) {
+  static const char* const names[] = {"launching", "loading", "idle", "busy", "gone"};
+  return names[phase];
+}
+
+uint64_t RandomRunId() {
+  std::random_device device;
+  // 63 bits: run ids travel as signed integers on command lines.
+  const uint64_t id = ((static_cast<uint64_t>(device()) << 32) ^ device()) & 0x7fffffffffffffffULL;
+  return id == 0 ? 1 : id;
+}
+
+AssignBody AssignFor(const ShardAssignment& shard, const ProblemSpec& spec, const WorkerOptions& worker,
+                     const RemoteOptions& options) {
+  AssignBody body;
+  body.store_uri = shard.store_uri;
+  body.shard_key = shard.key;
+  body.shard_checksum = shard.checksum;
+  body.loss = static_cast<int64_t>(spec.loss);
+  body.l1 = spec.regularizer.l1;
+  body.l2 = spec.regularizer.l2;
+  body.intercept = spec.intercept ? 1 : 0;
+  body.rows = spec.rows;
+  body.cols = spec.cols;
+  body.local_solver = static_cast<int64_t>(worker.solver);
+  body.heartbeat_seconds = options.heartbeat_seconds;
+  body.master_timeout_seconds = options.master_timeout_seconds;
+  const FaultInjection& faults = worker.faults;
+  body.crash_probability = faults.crash_probability;
+  body.delay_ms = faults.delay_ms;
+  body.delay_probability = faults.delay_probability;
+  body.delay_worker = faults.delay_worker;
+  body.crash_worker = faults.crash_worker;
+  body.crash_round = faults.crash_round;
+  body.slow_worker = faults.slow_worker;
+  body.slow_factor = faults.slow_factor;
+  body.fault_seed = faults.seed;
+  return body;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+}  // namespace
+
+Status RemoteOptions::Validate() const {
+  auto positive = [](const char* name, double value) -> Status {
+    if (!(value > 0) || !std::isfinite(value)) {
+      return InvalidArgument(std::string(name) + ": must be a positive number, got " + std::to_string(value));
+    }
+    return Status::Ok();
+  };
+  NIMBUS_RETURN_IF_ERROR(positive("heartbeat_seconds", heartbeat_seconds));
+  NIMBUS_RETURN_IF_ERROR(positive("launch_timeout_seconds", launch_timeout_seconds));
+  NIMBUS_RETURN_IF_ERROR(positive("round_timeout_floor_seconds", round_timeout_floor_seconds));
+  NIMBUS_RETURN_IF_ERROR(positive("round_timeout_multiple", round_timeout_multiple));
+  NIMBUS_RETURN_IF_ERROR(positive("master_timeout_seconds", master_timeout_seconds));
+  if (max_restarts < 0) return InvalidArgument("max_restarts: must be >= 0");
+  if (!(max_lifetime_seconds >= 0)) return InvalidArgument("max_lifetime_seconds: must be >= 0");
+  if (listen.empty()) return InvalidArgument("listen: needs an endpoint such as tcp://127.0.0.1:0");
+  return Status::Ok();
+}
+
+RemoteExecutor::RemoteExecutor(std::vector<ShardAssignment> shards, const ProblemSpec& spec,
+                               const WorkerOptions& worker_options, const RemoteOptions& options,
+                               std::unique_ptr<Launcher> launcher)
+    : shards_(std::move(shards)),
+      spec_(spec),
+      worker_options_(worker_options),
+      options_(options),
+      launcher_(std::move(launcher)),
+      slots_(shards_.size()) {}
+
+RemoteExecutor::~RemoteExecutor() { Stop(); }
+
+Envelope RemoteExecutor::EnvelopeFor(int worker, MessageType type) const {
+  Envelope envelope;
+  envelope.type = type;
+  envelope.run_id = run_id_;
+  envelope.worker = static_cast<uint32_t>(worker);
+  envelope.invocation = slots_[static_cast<std::size_t>(worker)].invocation;
+  return envelope;
+}
+
+void RemoteExecutor::Event(int worker, const std::string& what, const std::string& detail) {
+  if (trace_ == nullptr) return;
+  const Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  JsonWriter json;
+  json.BeginObject()
+      .Field("event", "worker")
+      .Field("time", WallSeconds())
+      .Field("worker", worker)
+      .Field("invocation", slot.invocation)
+      .Field("what", what);
+  if (!detail.empty()) json.Field("detail", detail);
+  trace_->Write(json.EndObject().Take());
+}
+
+Status RemoteExecutor::SendTo(int worker, const WireMessage& message) {
+  return transport_->Send(slots_[static_cast<std::size_t>(worker)].peer, message);
+}
+
+double RemoteExecutor::RoundTimeout() const {
+  return std::max(options_.round_timeout_floor_seconds, options_.round_timeout_multiple * Median(round_seconds_));
+}
+
+void RemoteExecutor::Launch(int worker) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  if (slot.process) {
+    slot.process->Kill();
+    retired_.push_back(std::move(slot.process));
+  }
+  ++slot.invocation;
+  slot.peer.clear();
+  slot.phase = Phase::kLaunching;
+  slot.fresh = true;
+  slot.launched_at = MonotonicSeconds();
+  slot.launched_wall = WallSeconds();
+  slot.last_heard = slot.launched_at;
+  LaunchRequest request;
+  request.worker = worker;
+  request.invocation = slot.invocation;
+  request.connect = endpoint_;
+  request.run_id = run_id_;
+  request.max_lifetime = options_.max_lifetime_seconds;
+  Result<std::unique_ptr<Invocation>> process = launcher_->Launch(request);
+  if (!process.ok()) {
+    slot.phase = Phase::kGone;
+    slot.last_failure = process.status().message();
+    Event(worker, "launch failed", slot.last_failure);
+    return;
+  }
+  slot.process = std::move(process).value();
+  Event(worker, "launched", "pid " + std::to_string(slot.process->pid()));
+}
+
+void RemoteExecutor::Fail(int worker, const std::string& why) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  slot.last_failure = why;
+  Event(worker, "failed", why);
+  if (slot.process) slot.process->Kill();
+  if (slot.restarts >= options_.max_restarts) {
+    slot.phase = Phase::kGone;
+    if (slot.round) {
+      WorkerReply reply;
+      reply.worker = worker;
+      reply.invocation = slot.invocation;
+      reply.round = slot.round->round;
+      reply.status = ReplyStatus::kFailed;
+      reply.error = why + "; gave up after " + std::to_string(slot.restarts) + " restarts in this round";
+      replies_.push_back(std::move(reply));
+      slot.round.reset();
+    }
+    return;
+  }
+  ++slot.restarts;
+  ++stats_.restarts;
+  Launch(worker);
+}
+
+void RemoteExecutor::SendRound(int worker) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  RoundRequest request = *slot.round;
+  if (slot.fresh) {
+    // A new invocation starts where the worker it replaces left off.
+    Result<std::shared_ptr<const ResumeState>> resume = state_->ResumeFor(worker);
+    if (!resume.ok()) {
+      Fail(worker, "cannot rebuild its kept state: " + resume.status().message());
+      return;
+    }
+    request.resume = std::move(resume).value();
+  }
+  Envelope envelope = EnvelopeFor(worker, MessageType::kRound);
+  envelope.round = request.round;
+  if (Status sent = SendTo(worker, PackRound(envelope, request)); !sent.ok()) {
+    Fail(worker, "cannot send it the round: " + sent.message());
+    return;
+  }
+  slot.phase = Phase::kBusy;
+  slot.fresh = false;
+  slot.round_deadline = MonotonicSeconds() + RoundTimeout();
+}
+
+void RemoteExecutor::Handle(Incoming incoming) {
+  const Envelope& envelope = incoming.message.envelope;
+  const int worker = static_cast<int>(envelope.worker);
+  if (envelope.worker >= slots_.size()) {
+    transport_->CountStale("a message for worker " + std::to_string(envelope.worker) + ", who does not exist");
+    return;
+  }
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  const MessageType type = envelope.type;
+  if (envelope.invocation != slot.invocation) {
+    transport_->CountStale("a message of an old invocation of worker " + std::to_string(worker));
+    if (type == MessageType::kHello) {
+      Envelope bye = EnvelopeFor(worker, MessageType::kBye);
+      bye.invocation = envelope.invocation;
+      (void)transport_->Send(incoming.peer, PackBye(bye, {"replaced by a newer invocation"}));
+    }
+    return;
+  }
+  const double now = MonotonicSeconds();
+  if (type == MessageType::kHello) {
+    if (!slot.peer.empty() && slot.peer != incoming.peer) {
+      // A second live start of the same invocation (a platform retry): one counts.
+      transport_->CountStale("a duplicate invocation of worker " + std::to_string(worker));
+      Event(worker, "duplicate", "second HELLO from another peer: told to leave");
+      Envelope bye = EnvelopeFor(worker, MessageType::kBye);
+      (void)transport_->Send(incoming.peer, PackBye(bye, {"duplicate invocation"}));
+      return;
+    }
+    if (slot.phase != Phase::kLaunching) return;
+    Result<HelloBody> hello = UnpackHello(incoming.message);
+    if (!hello.ok()) {
+      transport_->CountStale(hello.status().message());
+      return;
+    }
+    slot.peer = incoming.peer;
+    slot.clock_offset = WallSeconds() - hello->send_wall;
+    slot.last_heard = now;
+    slot.ready.reset();
+    if (Status sent = SendTo(worker, PackAssign(EnvelopeFor(worker, MessageType::kAssign),
+                                                AssignFor(shards_[static_cast<std::size_t>(worker)], spec_,
+                                                          worker_options_, options_)));
+        !sent.ok()) {
+      Fail(worker, "cannot send it its assignment: " + sent.message());
+      return;
+    }
+    slot.phase = Phase::kLoading;
+    Event(worker, "hello", "process started " + std::to_string(hello->process_start_wall + slot.clock_offset -
+                                                               slot.launched_wall) + " s after launch");
+    return;
+  }
+  // Heartbeats come from the worker's second socket; everything else from the one that said HELLO.
+  if (type != MessageType::kHeartbeat && incoming.peer != slot.peer) {
+    transport_->CountStale("a message from a peer that did not register");
+    return;
+  }
+  slot.last_heard = now;
+  switch (type) {
+    case MessageType::kReady: {
+      Result<ReadyBody> ready = UnpackReady(incoming.message);
+      if (!ready.ok() || slot.phase != Phase::kLoading) {
+        transport_->CountStale(ready.ok() ? "an unexpected READY" : ready.status().message());
+        return;
+      }
+      WorkerReady r = ready->ready;
+      r.worker = worker;
+      r.invocation = slot.invocation;
+      r.invoke_wall = slot.launched_wall;
+      r.process_start_wall += slot.clock_offset;
+      r.hello_wall += slot.clock_offset;
+      r.ready_wall = WallSeconds();
+      slot.ready = r;
+      slot.phase = Phase::kIdle;
+      Event(worker, "ready", "shard loaded in " + std::to_string(r.load_seconds) + " s");
+      if (slot.round) SendRound(worker);
+      return;
+    }
+    case MessageType::kReply: {
+      Result<WorkerReply> reply = UnpackReply(incoming.message, spec_.model_size());
+      if (!reply.ok() || slot.phase != Phase::kBusy || !slot.round || reply->round != slot.round->round) {
+        transport_->CountStale(reply.ok() ? "a reply to a round that is not out" : reply.status().message());
+        return;
+      }
+      reply->worker = worker;
+      reply->invocation = slot.invocation;
+      reply->timings.start_wall += slot.clock_offset;
+      reply->timings.end_wall += slot.clock_offset;
+      if (reply->status == ReplyStatus::kOk) {
+        if (Status kept = state_->Record(worker, *slot.round, reply->w); !kept.ok()) {
+          reply->status = ReplyStatus::kFailed;
+          reply->error = "the master could not keep the worker's state: " + kept.message();
+        }
+        round_seconds_.push_back(reply->timings.compute_seconds);
+        if (round_seconds_.size() > kRoundTimeWindow) round_seconds_.erase(round_seconds_.begin());
+      }
+      slot.round.reset();
+      slot.restarts = 0;
+      slot.phase = Phase::kIdle;
+      replies_.push_back(std::move(reply).value());
+      return;
+    }
+    case MessageType::kBye: {
+      Result<ByeBody> bye = UnpackBye(incoming.message);
+      const std::string reason = bye.ok() ? bye->reason : "no reason";
+      if (reason.starts_with("lifetime")) {
+        // A planned hand-over: start the successor now, so it loads while the others compute.
+        ++stats_.handovers;
+        ++stats_.restarts;
+        Event(worker, "left", reason);
+        if (slot.process) retired_.push_back(std::move(slot.process));
+        Launch(worker);
+        return;
+      }
+      // A worker that cannot do its part at all (its shard is missing, say) is not retried.
+      if (reason.starts_with("fatal")) slot.restarts = options_.max_restarts;
+      Fail(worker, "said BYE: " + reason);
+      return;
+    }
+    case MessageType::kHeartbeat:
+      return;
+    default:
+      transport_->CountStale(std::string("an unexpected ") + MessageTypeName(type));
+  }
+}
+
+void RemoteExecutor::CheckWorkers() {
+  std::erase_if(retired_, [](const std::unique_ptr<Invocation>& p) { return p->Exited(nullptr); });
+  const double now = MonotonicSeconds();
+  const double silence = kSilentHeartbeats * options_.heartbeat_seconds;
+  for (int worker = 0; worker < workers(); ++worker) {
+    Slot& slot = slots_[static_cast<std::size_t>(worker)];
+    if (slot.phase == Phase::kGone) continue;
+    std::string how;
+    if (slot.process && slot.process->Exited(&how)) {
+      Fail(worker, "its process ended (" + how + ") while " + PhaseName(static_cast<int>(slot.phase)));
+    } else if (slot.phase == Phase::kLaunching && now - slot.launched_at > options_.launch_timeout_seconds) {
+      Fail(worker, "did not say HELLO within " + std::to_string(options_.launch_timeout_seconds) + " s of its launch");
+    } else if (slot.phase == Phase::kBusy && now > slot.round_deadline) {
+      Fail(worker, "missed its round deadline of " + std::to_string(RoundTimeout()) + " s");
+    } else if (slot.phase != Phase::kLaunching && now - slot.last_heard > silence) {
+      Fail(worker, "went silent for " + std::to_string(now - slot.last_heard) + " s (no heartbeat)");
+    }
+  }
+}
+
+void RemoteExecutor::Pump(Deadline until) {
+  const double slice = std::min(until.RemainingSeconds(), options_.heartbeat_seconds / 2);
+  Result<Incoming> incoming = transport_->Receive(Deadline::After(std::max(0.0, slice)));
+  if (incoming.ok()) Handle(std::move(incoming).value());
+  CheckWorkers();
+  const double now = MonotonicSeconds();
+  if (now - last_heartbeat_ >= options_.heartbeat_seconds) {
+    last_heartbeat_ = now;
+    for (int worker = 0; worker < workers(); ++worker) {
+      const Slot& slot = slots_[static_cast<std::size_t>(worker)];
+      if (slot.peer.empty() || slot.phase == Phase::kGone || slot.phase == Phase::kLaunching) continue;
+      (void)SendTo(worker, PackHeartbeat(EnvelopeFor(worker, MessageType::kHeartbeat), {WallSeconds()}));
+    }
+  }
+}
+
+Result<std::vector<WorkerReady>> RemoteExecutor::Start(Deadline deadline) {
+  if (started_) return FailedPrecondition("the " + options_.name + " runtime was already started");
+  NIMBUS_RETURN_IF_ERROR(options_.Validate());
+  if (shards_.empty()) return InvalidArgument("workers: need at least one shard");
+  started_ = true;
+  run_id_ = options_.run_id != 0 ? options_.run_id : RandomRunId();
+  context_ = ZmqContext::Create();
+  // The largest inbound frame is a REPLY's w; anything far larger is refused by ZeroMQ.
+  const auto max_frame = static_cast<int64_t>(spec_.model_size() * sizeof(double)) + (int64_t{1} << 20);
+  NIMBUS_ASSIGN_OR_RETURN(transport_, RouterTransport::Bind(context_, options_.listen, run_id_, max_frame));
+  endpoint_ = options_.advertise.empty() ? transport_->endpoint() : options_.advertise;
+  state_ = std::make_unique<StateKeeper>(workers(), spec_.model_size(), options_.state_memory_limit_bytes,
+                                         options_.spill_directory);
+  for (int worker = 0; worker < workers(); ++worker) Launch(worker);
+
+  while (true) {
+    bool all_ready = true;
+    for (int worker = 0; worker < workers(); ++worker) {
+      const Slot& slot = slots_[static_cast<std::size_t>(worker)];
+      if (slot.phase == Phase::kGone) {
+        return Unavailable("worker " + std::to_string(worker) + " could not start: " + slot.last_failure);
+      }
+      all_ready = all_ready && slot.phase == Phase::kIdle;
+    }
+    if (all_ready) break;
+    if (deadline.Expired()) {
+      for (int worker = 0; worker < workers(); ++worker) {
+        const Slot& slot = slots_[static_cast<std::size_t>(worker)];
+        if (slot.phase != Phase::kIdle) {
+          return DeadlineExceeded("worker " + std::to_string(worker) + " was not ready before the start deadline (" +
+                                  PhaseName(static_cast<int>(slot.phase)) + ")");
+        }
+      }
+    }
+    Pump(deadline);
+  }
+  std::vector<WorkerReady> ready;
+  for (Slot& slot : slots_) {
+    ready.push_back(*slot.ready);
+    slot.restarts = 0;
+  }
+  return ready;
+}
+
+void RemoteExecutor::Dispatch(const RoundRequest& request, std::span<const int> workers) {
+  for (const int worker : workers) {
+    Slot& slot = slots_[static_cast<std::size_t>(worker)];
+    slot.round = request;
+    slot.restarts = 0;
+    if (slot.phase == Phase::kGone) {
+      // Given up on earlier: fail at once rather than wait for nothing.
+      slot.restarts = options_.max_restarts;
+      Fail(worker, "was given up on: " + slot.last_failure);
+    } else if (slot.phase == Phase::kIdle) {
+      SendRound(worker);
+    }  // else a successor is starting; it gets the round when READY
+  }
+}
+
+std::vector<WorkerReply> RemoteExecutor::Collect(int count, Deadline deadline) {
+  const auto outstanding = [&] {
+    return std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.round.has_value(); });
+  };
+  while (static_cast<int>(replies_.size()) < count && outstanding() && !deadline.Expired()) Pump(deadline);
+  std::vector<WorkerReply> replies = std::move(replies_);
+  replies_.clear();
+  return replies;
+}
+
+void RemoteExecutor::Stop() {
+  if (!started_) return;
+  started_ = false;
+  for (int worker = 0; worker < workers(); ++worker) {
+    const Slot& slot = slots_[static_cast<std::size_t>(worker)];
+    if (!slot.peer.empty() && slot.phase != Phase::kGone) {
+      (void)SendTo(worker, PackBye(EnvelopeFor(worker, MessageType::kBye), {"the run is over"}));
+    }
+  }
+  // Give the workers a moment to leave on their own, then end whoever is still there.
+  const Deadline grace = Deadline::After(2.0);
+  for (Slot& slot : slots_) {
+    if (slot.process) retired_.push_back(std::move(slot.process));
+  }
+  while (!grace.Expired()) {
+    const bool all_gone = std::all_of(retired_.begin(), retired_.end(),
+                                      [](const std::unique_ptr<Invocation>& p) { return p->Exited(nullptr); });
+    if (all_gone) break;
+    if (!transport_) break;
+    // Drain what they still send; one that only now says HELLO is told the run is over.
+    Result<Incoming> late = transport_->Receive(Deadline::After(0.02));
+    if (late.ok() && late->message.envelope.type == MessageType::kHello) {
+      Envelope bye = late->message.envelope;
+      bye.type = MessageType::kBye;
+      (void)transport_->Send(late->peer, PackBye(bye, {"the run is over"}));
+    }
+  }
+  retired_.clear();  // kills and reaps what is left
+  if (transport_) stats_.transport = transport_->stats();
+  transport_.reset();
+  context_.reset();
+}
+
+void RemoteExecutor::AddCounters(Summary& summary) const {
+  const RemoteStats s = stats();
+  summary.worker_restarts += s.restarts;
+  summary.messages_dropped += static_cast<int64_t>(s.transport.dropped_malformed + s.transport.dropped_foreign +
+                                                   s.transport.dropped_stale);
+  summary.bytes_sent += static_cast<int64_t>(s.transport.bytes_sent);
+  summary.bytes_received += static_cast<int64_t>(s.transport.bytes_received);
+}
+
+RemoteStats RemoteExecutor::stats() const {
+  RemoteStats stats = stats_;
+  if (transport_) stats.transport = transport_->stats();
+  stats.stale_messages = static_cast<int64_t>(stats.transport.dropped_stale);
+  return stats;
+}
+
+std::vector<int64_t> RemoteExecutor::worker_pids() const {
+  std::vector<int64_t> pids;
+  for (const Slot& slot : slots_) pids.push_back(slot.process ? slot.process->pid() : -1);
+  return pids;
+}
+
+}  // namespace nimbus

@@ -1,0 +1,225 @@
+#include "nimbus/runtime/worker_process.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "nimbus/core/clock.h"
+#include "nimbus/data/shard.h"
+#include "nimbus/transport/transport.h"
+#include "nimbus/worker/shard_worker.h"
+
+namespace nimbus {
+namespace {
+
+class WorkerSession {
+ public:
+  explicit WorkerSession(const WorkerProcessOptions& options) : options_(options) {
+    // Unique per process: a platform that runs one invocation twice yields two peers the
+    // master can tell apart (and tell the second to leave).
+    char id[96];
+    std::snprintf(id, sizeof id, "w%d.%llu.%ld", options.worker, static_cast<unsigned long long>(options.invocation),
+                  static_cast<long>(::getpid()));
+    routing_id_ = id;
+    std::snprintf(id, sizeof id, "%d.%llu", options.worker, static_cast<unsigned long long>(options.invocation));
+    name_ = std::string("nimbus worker ") + id;
+  }
+  ~WorkerSession() { StopHeartbeats(); }
+
+  int Run() {
+    context_ = ZmqContext::Create();
+    Result<std::unique_ptr<DealerTransport>> link =
+        DealerTransport::Connect(context_, options_.connect, routing_id_, options_.run_id);
+    if (!link.ok()) return Error(link.status().message());
+    link_ = std::move(link).value();
+    StartHeartbeats(routing_id_ + ".hb");
+
+    const double hello_wall = WallSeconds();
+    if (Status sent = link_->Send("", PackHello(Envelope_(MessageType::kHello),
+                                                {options_.process_start_wall, hello_wall, ::getpid()}));
+        !sent.ok()) {
+      return Error("cannot say HELLO: " + sent.message());
+    }
+    Result<WireMessage> assign = Await(MessageType::kAssign, options_.connect_timeout_seconds);
+    if (!assign.ok()) return assign.status().code() == StatusCode::kDeadlineExceeded ? LostMaster() : Leave(assign.status());
+    Result<AssignBody> body = UnpackAssign(*assign);
+    if (!body.ok()) return Fatal("bad assignment: " + body.status().message());
+    master_timeout_ = body->master_timeout_seconds;
+    heartbeat_seconds_.store(body->heartbeat_seconds);
+
+    // The cold start: load the shard.
+    Stopwatch load_watch;
+    Result<std::unique_ptr<Store>> store = OpenStore(body->store_uri, /*create=*/false);
+    if (!store.ok()) return Fatal("cannot open the store: " + store.status().message());
+    std::optional<uint64_t> checksum;
+    if (body->shard_checksum != 0) checksum = body->shard_checksum;
+    Result<Dataset> shard = LoadShard(**store, body->shard_key, checksum);
+    if (!shard.ok()) return Fatal("cannot load its shard: " + shard.status().message());
+    spec_.loss = static_cast<Loss>(body->loss);
+    spec_.regularizer = {body->l1, body->l2};
+    spec_.intercept = body->intercept != 0;
+    spec_.rows = body->rows;
+    spec_.cols = body->cols;
+    if (shard->cols() > spec_.cols) return Fatal("its shard has more features than the problem");
+    shard->matrix.cols = spec_.cols;
+    WorkerOptions worker_options;
+    worker_options.solver = static_cast<LocalSolver>(body->local_solver);
+    FaultInjection& faults = worker_options.faults;
+    faults.crash_probability = body->crash_probability;
+    faults.delay_ms = body->delay_ms;
+    faults.delay_probability = body->delay_probability;
+    faults.delay_worker = static_cast<int>(body->delay_worker);
+    faults.crash_worker = static_cast<int>(body->crash_worker);
+    faults.crash_round = body->crash_round;
+    faults.slow_worker = static_cast<int>(body->slow_worker);
+    faults.slow_factor = body->slow_factor;
+    faults.seed = body->fault_seed;
+    faults_ = faults;
+    worker_ = std::make_unique<ShardWorker>(options_.worker, std::move(shard).value(), spec_, worker_options);
+
+    ReadyBody ready{worker_->Ready(load_watch.ElapsedSeconds())};
+    ready.ready.process_start_wall = options_.process_start_wall;
+    ready.ready.hello_wall = hello_wall;
+    if (Status sent = link_->Send("", PackReady(Envelope_(MessageType::kReady), ready)); !sent.ok()) {
+      return Error("cannot say READY: " + sent.message());
+    }
+    return ServeRounds();
+  }
+
+ private:
+  Envelope Envelope_(MessageType type, int64_t round = -1) const {
+    Envelope envelope;
+    envelope.type = type;
+    envelope.run_id = options_.run_id;
+    envelope.worker = static_cast<uint32_t>(options_.worker);
+    envelope.invocation = options_.invocation;
+    envelope.round = round;
+    return envelope;
+  }
+
+  int ServeRounds() {
+    const std::size_t model_size = spec_.model_size();
+    double longest_round = 0;
+    while (true) {
+      Result<WireMessage> message = Await(MessageType::kRound, master_timeout_);
+      if (!message.ok()) {
+        return message.status().code() == StatusCode::kDeadlineExceeded ? LostMaster() : Leave(message.status());
+      }
+      Result<RoundRequest> request = UnpackRound(*message, model_size);
+      if (!request.ok()) return Fatal("bad round: " + request.status().message());
+      if (faults_.Crashes(options_.worker, options_.invocation - 1, request->round)) {
+        std::fprintf(stderr, "%s: injected crash in round %lld\n", name_.c_str(), static_cast<long long>(request->round));
+        ::raise(SIGKILL);  // as abrupt as a killed function: no BYE, no reply
+      }
+      Stopwatch round_watch;
+      const WorkerReply reply = worker_->Serve(*request, options_.invocation);
+      if (Status sent = link_->Send("", PackReply(Envelope_(MessageType::kReply, request->round), reply)); !sent.ok()) {
+        return Error("cannot send its reply: " + sent.message());
+      }
+      longest_round = std::max(longest_round, round_watch.ElapsedSeconds());
+      // Hand over before the platform's cap cuts a round short: leave if another round of
+      // the longest length so far might not fit.
+      if (options_.max_lifetime > 0) {
+        const double used = WallSeconds() - options_.process_start_wall;
+        if (used + 1.5 * longest_round > options_.max_lifetime) {
+          char reason[128];
+          std::snprintf(reason, sizeof reason, "lifetime: %.2f s of %.2f s used", used, options_.max_lifetime);
+          (void)link_->Send("", PackBye(Envelope_(MessageType::kBye), {reason}));
+          Linger();
+          return kWorkerDone;
+        }
+      }
+    }
+  }
+
+  // The next message of `type`; heartbeats are skipped, BYE ends the wait as Cancelled.
+  Result<WireMessage> Await(MessageType type, double timeout_seconds) {
+    Deadline deadline = Deadline::After(timeout_seconds);
+    while (true) {
+      NIMBUS_ASSIGN_OR_RETURN(Incoming incoming, link_->Receive(deadline));
+      const Envelope& envelope = incoming.message.envelope;
+      if (envelope.worker != static_cast<uint32_t>(options_.worker) || envelope.invocation != options_.invocation) {
+        continue;
+      }
+      if (envelope.type == MessageType::kHeartbeat) {
+        deadline = Deadline::After(timeout_seconds);  // the master is alive
+        continue;
+      }
+      if (envelope.type == MessageType::kBye) {
+        Result<ByeBody> bye = UnpackBye(incoming.message);
+        return FailedPrecondition("the master said BYE: " + (bye.ok() ? bye->reason : std::string("?")));
+      }
+      if (envelope.type == type) return std::move(incoming.message);
+    }
+  }
+
+  void StartHeartbeats(const std::string& routing_id) {
+    Result<std::unique_ptr<DealerTransport>> link =
+        DealerTransport::Connect(context_, options_.connect, routing_id, options_.run_id);
+    if (!link.ok()) return;  // without heartbeats the master relies on round deadlines
+    heartbeat_thread_ = std::thread([this, hb = std::shared_ptr<DealerTransport>(std::move(link).value())] {
+      while (!stop_.load()) {
+        (void)hb->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat), {WallSeconds()}));
+        const Deadline next = Deadline::After(heartbeat_seconds_.load());
+        while (!stop_.load() && !next.Expired()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
+
+  void StopHeartbeats() {
+    stop_.store(true);
+    if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  }
+
+  // Gives ZeroMQ a moment to deliver the last message before the sockets close.
+  void Linger() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
+
+  int Leave(const Status& status) {
+    // A BYE from the master is the normal end of a run.
+    if (status.code() == StatusCode::kFailedPrecondition) return kWorkerDone;
+    return Error(status.message());
+  }
+  int LostMaster() {
+    std::fprintf(stderr, "%s: no word from the master at %s; leaving\n", name_.c_str(), options_.connect.c_str());
+    return kWorkerLostMaster;
+  }
+  int Error(const std::string& message) {
+    std::fprintf(stderr, "%s: error: %s\n", name_.c_str(), message.c_str());
+    return kWorkerError;
+  }
+  // Tells the master this worker cannot do its part (so it is not restarted in vain).
+  int Fatal(const std::string& message) {
+    if (link_) {
+      (void)link_->Send("", PackBye(Envelope_(MessageType::kBye), {"fatal: " + message}));
+      Linger();
+    }
+    return Error(message);
+  }
+
+  WorkerProcessOptions options_;
+  std::string routing_id_;  // "w3.2.PID": worker 3, invocation 2
+  std::string name_;
+  std::shared_ptr<ZmqContext> context_;
+  std::unique_ptr<DealerTransport> link_;
+  std::thread heartbeat_thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<double> heartbeat_seconds_{1.0};
+  double master_timeout_ = 60;
+  ProblemSpec spec_;
+  FaultInjection faults_;
+  std::unique_ptr<ShardWorker> worker_;
+};
+
+}  // namespace
+
+int RunWorkerProcess(const WorkerProcessOptions& options) {
+  WorkerSession session(options);
+  const int code = session.Run();
+  return code;
+}
+
+}  // namespace nimbus

@@ -1,0 +1,410 @@
+#include "nimbus/wire/codec.h"
+
+#include <bit>
+#include <cstring>
+#include <type_traits>
+
+namespace nimbus {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the wire format is little-endian");
+
+struct Header {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t type;
+  uint64_t run_id;
+  uint32_t worker;
+  uint32_t frame_count;
+  uint64_t invocation;
+  int64_t round;
+  uint64_t frame_bytes[kMaxPayloadFrames];
+};
+static_assert(sizeof(Header) == kWireHeaderBytes);
+
+// Fixed-layout field blocks: 8-byte members only, so there is no padding to leak or misread.
+struct HelloFields {
+  double process_start_wall;
+  double send_wall;
+  int64_t pid;
+};
+struct AssignFields {
+  uint64_t shard_checksum;
+  int64_t loss;
+  double l1, l2;
+  int64_t intercept, rows, cols, local_solver;
+  double heartbeat_seconds, master_timeout_seconds;
+  double crash_probability, delay_ms, delay_probability;
+  int64_t delay_worker, crash_worker, crash_round, slow_worker;
+  double slow_factor;
+  uint64_t fault_seed;
+};
+struct ReadyFields {
+  int64_t worker, rows, cols, nnz;
+  double curvature_trace, load_seconds, invoke_wall, process_start_wall, hello_wall, ready_wall;
+  uint64_t invocation;
+};
+struct RoundFields {
+  int64_t round;
+  double rho, relaxation, inner_tolerance, inner_relative_tolerance;
+  int64_t resume;  // 0: none, 1: u only, 2: u, x and x_relaxed
+  double rho_of_u;
+};
+struct ReplyFields {
+  int64_t status;
+  int64_t scalars_valid;
+  double primal_squared, x_squared, u_squared, loss_at_z;
+  double compute_seconds, solve_seconds;
+  int64_t local_iterations, cg_iterations, data_passes;
+  double start_wall, end_wall;
+  uint64_t invocation;
+  int64_t round;
+};
+struct HeartbeatFields {
+  double send_wall;
+};
+
+template <typename Fields>
+Frame FieldsFrame(const Fields& fields) {
+  static_assert(std::is_trivially_copyable_v<Fields> && sizeof(Fields) % 8 == 0);
+  return Frame::Copy(&fields, sizeof fields);
+}
+
+Status BadBody(MessageType type, const std::string& why) {
+  return InvalidArgument(std::string(MessageTypeName(type)) + " message: " + why);
+}
+
+// Checks the type and the number of payload frames.
+Status CheckShape(const WireMessage& message, MessageType type, std::size_t min_frames, std::size_t max_frames) {
+  if (message.envelope.type != type) {
+    return BadBody(type, std::string("got a ") + MessageTypeName(message.envelope.type) + " message");
+  }
+  const std::size_t frames = message.payload.size();
+  if (frames < min_frames || frames > max_frames) {
+    return BadBody(type, std::to_string(frames) + " payload frames");
+  }
+  return Status::Ok();
+}
+
+template <typename Fields>
+Result<Fields> ReadFields(const WireMessage& message, MessageType type, std::size_t index) {
+  const Frame& frame = message.payload[index];
+  if (frame.size() != sizeof(Fields)) {
+    return BadBody(type, "field frame of " + std::to_string(frame.size()) + " bytes, expected " +
+                             std::to_string(sizeof(Fields)));
+  }
+  Fields fields;
+  std::memcpy(&fields, frame.data(), sizeof fields);
+  return fields;
+}
+
+Result<std::vector<double>> ReadDoubles(const Frame& frame, std::size_t count, MessageType type, const char* what) {
+  if (frame.size() != count * sizeof(double)) {
+    return BadBody(type, std::string(what) + " has " + std::to_string(frame.size()) + " bytes, expected " +
+                             std::to_string(count * sizeof(double)));
+  }
+  std::vector<double> values(count);
+  if (count > 0) std::memcpy(values.data(), frame.data(), frame.size());
+  return values;
+}
+
+WireMessage Make(const Envelope& envelope, MessageType type, std::vector<Frame> payload) {
+  WireMessage message{envelope, std::move(payload)};
+  message.envelope.type = type;
+  return message;
+}
+
+}  // namespace
+
+const char* MessageTypeName(MessageType type) {
+  switch (type) {
+    case MessageType::kHello: return "HELLO";
+    case MessageType::kAssign: return "ASSIGN";
+    case MessageType::kReady: return "READY";
+    case MessageType::kRound: return "ROUND";
+    case MessageType::kReply: return "REPLY";
+    case MessageType::kBye: return "BYE";
+    case MessageType::kHeartbeat: return "HEARTBEAT";
+  }
+  return "UNKNOWN";
+}
+
+Frame Frame::Copy(const void* data, std::size_t size) {
+  auto bytes = std::make_shared<std::string>(static_cast<const char*>(data), size);
+  Frame frame;
+  frame.data_ = reinterpret_cast<const std::byte*>(bytes->data());
+  frame.size_ = size;
+  frame.owner_ = std::move(bytes);
+  return frame;
+}
+
+Frame Frame::Adopt(std::string bytes) {
+  auto owned = std::make_shared<std::string>(std::move(bytes));
+  Frame frame;
+  frame.data_ = reinterpret_cast<const std::byte*>(owned->data());
+  frame.size_ = owned->size();
+  frame.owner_ = std::move(owned);
+  return frame;
+}
+
+Frame Frame::View(std::shared_ptr<const void> owner, const void* data, std::size_t size) {
+  Frame frame;
+  frame.data_ = static_cast<const std::byte*>(data);
+  frame.size_ = size;
+  frame.owner_ = std::move(owner);
+  return frame;
+}
+
+Frame Frame::Share(std::shared_ptr<const std::vector<double>> values) {
+  Frame frame;
+  frame.data_ = reinterpret_cast<const std::byte*>(values->data());
+  frame.size_ = values->size() * sizeof(double);
+  frame.owner_ = std::move(values);
+  return frame;
+}
+
+std::vector<Frame> Encode(const WireMessage& message) {
+  Header header{};
+  header.magic = kWireMagic;
+  header.version = kWireVersion;
+  header.type = static_cast<uint16_t>(message.envelope.type);
+  header.run_id = message.envelope.run_id;
+  header.worker = message.envelope.worker;
+  header.frame_count = static_cast<uint32_t>(message.payload.size());
+  header.invocation = message.envelope.invocation;
+  header.round = message.envelope.round;
+  for (std::size_t i = 0; i < message.payload.size() && i < kMaxPayloadFrames; ++i) {
+    header.frame_bytes[i] = message.payload[i].size();
+  }
+  std::vector<Frame> frames;
+  frames.reserve(1 + message.payload.size());
+  frames.push_back(Frame::Copy(&header, sizeof header));
+  frames.insert(frames.end(), message.payload.begin(), message.payload.end());
+  return frames;
+}
+
+Result<WireMessage> Decode(std::vector<Frame> frames) {
+  if (frames.empty() || frames[0].size() != sizeof(Header)) return InvalidArgument("header frame has the wrong size");
+  Header header;
+  std::memcpy(&header, frames[0].data(), sizeof header);
+  if (header.magic != kWireMagic) return InvalidArgument("wrong magic");
+  if (header.version != kWireVersion) {
+    return InvalidArgument("protocol version " + std::to_string(header.version) + ", expected " +
+                           std::to_string(kWireVersion));
+  }
+  if (header.type < static_cast<uint16_t>(MessageType::kHello) ||
+      header.type > static_cast<uint16_t>(MessageType::kHeartbeat)) {
+    return InvalidArgument("unknown message type " + std::to_string(header.type));
+  }
+  if (header.frame_count > kMaxPayloadFrames || header.frame_count + 1 != frames.size()) {
+    return InvalidArgument("frame count mismatch: header says " + std::to_string(header.frame_count) + ", got " +
+                           std::to_string(frames.size() - 1));
+  }
+  for (std::size_t i = 0; i < header.frame_count; ++i) {
+    if (frames[i + 1].size() != header.frame_bytes[i]) {
+      return InvalidArgument("payload frame " + std::to_string(i) + " is truncated or padded");
+    }
+  }
+  WireMessage message;
+  message.envelope = {static_cast<MessageType>(header.type), header.run_id, header.worker, header.invocation,
+                      header.round};
+  message.payload.assign(std::make_move_iterator(frames.begin() + 1), std::make_move_iterator(frames.end()));
+  return message;
+}
+
+WireMessage PackHello(const Envelope& envelope, const HelloBody& body) {
+  return Make(envelope, MessageType::kHello, {FieldsFrame(HelloFields{body.process_start_wall, body.send_wall, body.pid})});
+}
+
+Result<HelloBody> UnpackHello(const WireMessage& message) {
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kHello, 1, 1));
+  NIMBUS_ASSIGN_OR_RETURN(const HelloFields f, ReadFields<HelloFields>(message, MessageType::kHello, 0));
+  return HelloBody{f.process_start_wall, f.send_wall, f.pid};
+}
+
+WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
+  const AssignFields f{b.shard_checksum, b.loss, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
+                       b.heartbeat_seconds, b.master_timeout_seconds, b.crash_probability, b.delay_ms,
+                       b.delay_probability, b.delay_worker, b.crash_worker, b.crash_round, b.slow_worker,
+                       b.slow_factor, b.fault_seed};
+  return Make(envelope, MessageType::kAssign, {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key)});
+}
+
+Result<AssignBody> UnpackAssign(const WireMessage& message) {
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 2, 2));
+  NIMBUS_ASSIGN_OR_RETURN(const AssignFields f, ReadFields<AssignFields>(message, MessageType::kAssign, 0));
+  const std::string_view location = message.payload[1].text();
+  const auto newline = location.find('\n');
+  if (newline == std::string_view::npos) return BadBody(MessageType::kAssign, "shard location without a key");
+  AssignBody b;
+  b.store_uri = std::string(location.substr(0, newline));
+  b.shard_key = std::string(location.substr(newline + 1));
+  b.shard_checksum = f.shard_checksum;
+  b.loss = f.loss;
+  b.l1 = f.l1;
+  b.l2 = f.l2;
+  b.intercept = f.intercept;
+  b.rows = f.rows;
+  b.cols = f.cols;
+  b.local_solver = f.local_solver;
+  b.heartbeat_seconds = f.heartbeat_seconds;
+  b.master_timeout_seconds = f.master_timeout_seconds;
+  b.crash_probability = f.crash_probability;
+  b.delay_ms = f.delay_ms;
+  b.delay_probability = f.delay_probability;
+  b.delay_worker = f.delay_worker;
+  b.crash_worker = f.crash_worker;
+  b.crash_round = f.crash_round;
+  b.slow_worker = f.slow_worker;
+  b.slow_factor = f.slow_factor;
+  b.fault_seed = f.fault_seed;
+  return b;
+}
+
+WireMessage PackReady(const Envelope& envelope, const ReadyBody& body) {
+  const WorkerReady& r = body.ready;
+  const ReadyFields f{r.worker,      r.rows,       r.cols,     r.nnz,           r.curvature_trace, r.load_seconds,
+                      r.invoke_wall, r.process_start_wall, r.hello_wall, r.ready_wall, r.invocation};
+  return Make(envelope, MessageType::kReady, {FieldsFrame(f)});
+}
+
+Result<ReadyBody> UnpackReady(const WireMessage& message) {
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kReady, 1, 1));
+  NIMBUS_ASSIGN_OR_RETURN(const ReadyFields f, ReadFields<ReadyFields>(message, MessageType::kReady, 0));
+  ReadyBody body;
+  WorkerReady& r = body.ready;
+  r.worker = static_cast<int>(f.worker);
+  r.rows = f.rows;
+  r.cols = f.cols;
+  r.nnz = f.nnz;
+  r.curvature_trace = f.curvature_trace;
+  r.load_seconds = f.load_seconds;
+  r.invoke_wall = f.invoke_wall;
+  r.process_start_wall = f.process_start_wall;
+  r.hello_wall = f.hello_wall;
+  r.ready_wall = f.ready_wall;
+  r.invocation = f.invocation;
+  return body;
+}
+
+WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
+  const ResumeState* resume = request.resume.get();
+  const int64_t resume_kind = resume == nullptr ? 0 : (resume->x.empty() ? 1 : 2);
+  const RoundFields f{request.round,
+                      request.rho,
+                      request.relaxation,
+                      request.inner_tolerance,
+                      request.inner_relative_tolerance,
+                      resume_kind,
+                      resume == nullptr ? 0.0 : resume->rho_of_u};
+  std::vector<Frame> payload{FieldsFrame(f), Frame::Share(request.z)};
+  if (resume != nullptr) {
+    // u, then x and x_relaxed, in one frame.
+    auto joined = std::make_shared<std::vector<double>>(resume->u);
+    joined->insert(joined->end(), resume->x.begin(), resume->x.end());
+    joined->insert(joined->end(), resume->x_relaxed.begin(), resume->x_relaxed.end());
+    payload.push_back(Frame::Share(std::move(joined)));
+  }
+  return Make(envelope, MessageType::kRound, std::move(payload));
+}
+
+Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_size) {
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kRound, 2, 3));
+  NIMBUS_ASSIGN_OR_RETURN(const RoundFields f, ReadFields<RoundFields>(message, MessageType::kRound, 0));
+  RoundRequest request;
+  request.round = f.round;
+  request.rho = f.rho;
+  request.relaxation = f.relaxation;
+  request.inner_tolerance = f.inner_tolerance;
+  request.inner_relative_tolerance = f.inner_relative_tolerance;
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<double> z, ReadDoubles(message.payload[1], model_size, MessageType::kRound, "z"));
+  request.z = std::make_shared<const std::vector<double>>(std::move(z));
+  if (f.resume < 0 || f.resume > 2 || (f.resume == 0) != (message.payload.size() == 2)) {
+    return BadBody(MessageType::kRound, "inconsistent resume state");
+  }
+  if (f.resume > 0) {
+    const std::size_t vectors = f.resume == 1 ? 1 : 3;
+    NIMBUS_ASSIGN_OR_RETURN(std::vector<double> joined,
+                            ReadDoubles(message.payload[2], vectors * model_size, MessageType::kRound, "resume state"));
+    auto resume = std::make_shared<ResumeState>();
+    resume->rho_of_u = f.rho_of_u;
+    const auto n = static_cast<std::ptrdiff_t>(model_size);
+    resume->u.assign(joined.begin(), joined.begin() + n);
+    if (vectors == 3) {
+      resume->x.assign(joined.begin() + n, joined.begin() + 2 * n);
+      resume->x_relaxed.assign(joined.begin() + 2 * n, joined.end());
+    }
+    request.resume = std::move(resume);
+  }
+  return request;
+}
+
+WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply) {
+  const WorkerScalars& s = reply.scalars;
+  const WorkerTimings& t = reply.timings;
+  const ReplyFields f{static_cast<int64_t>(reply.status),
+                      s.valid ? 1 : 0,
+                      s.primal_squared,
+                      s.x_squared,
+                      s.u_squared,
+                      s.loss_at_z,
+                      t.compute_seconds,
+                      t.solve_seconds,
+                      t.local_iterations,
+                      t.cg_iterations,
+                      t.data_passes,
+                      t.start_wall,
+                      t.end_wall,
+                      reply.invocation,
+                      reply.round};
+  std::vector<Frame> payload{FieldsFrame(f), Frame::Copy(reply.w.data(), reply.w.size() * sizeof(double))};
+  if (!reply.error.empty()) payload.push_back(Frame::Copy(reply.error));
+  return Make(envelope, MessageType::kReply, std::move(payload));
+}
+
+Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_size) {
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kReply, 2, 3));
+  NIMBUS_ASSIGN_OR_RETURN(const ReplyFields f, ReadFields<ReplyFields>(message, MessageType::kReply, 0));
+  if (f.status < 0 || f.status > static_cast<int64_t>(ReplyStatus::kTimedOut)) {
+    return BadBody(MessageType::kReply, "unknown status " + std::to_string(f.status));
+  }
+  WorkerReply reply;
+  reply.worker = static_cast<int>(message.envelope.worker);
+  reply.invocation = f.invocation;
+  reply.round = f.round;
+  reply.status = static_cast<ReplyStatus>(f.status);
+  reply.scalars = {f.scalars_valid != 0, f.primal_squared, f.x_squared, f.u_squared, f.loss_at_z};
+  reply.timings.compute_seconds = f.compute_seconds;
+  reply.timings.solve_seconds = f.solve_seconds;
+  reply.timings.local_iterations = static_cast<int>(f.local_iterations);
+  reply.timings.cg_iterations = static_cast<int>(f.cg_iterations);
+  reply.timings.data_passes = f.data_passes;
+  reply.timings.start_wall = f.start_wall;
+  reply.timings.end_wall = f.end_wall;
+  // A failed reply carries no w.
+  const std::size_t expected = reply.status == ReplyStatus::kOk ? model_size : 0;
+  NIMBUS_ASSIGN_OR_RETURN(reply.w, ReadDoubles(message.payload[1], expected, MessageType::kReply, "w"));
+  if (message.payload.size() == 3) reply.error = std::string(message.payload[2].text());
+  return reply;
+}
+
+WireMessage PackBye(const Envelope& envelope, const ByeBody& body) {
+  return Make(envelope, MessageType::kBye, {Frame::Copy(body.reason)});
+}
+
+Result<ByeBody> UnpackBye(const WireMessage& message) {
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kBye, 1, 1));
+  return ByeBody{std::string(message.payload[0].text())};
+}
+
+WireMessage PackHeartbeat(const Envelope& envelope, const HeartbeatBody& body) {
+  return Make(envelope, MessageType::kHeartbeat, {FieldsFrame(HeartbeatFields{body.send_wall})});
+}
+
+Result<HeartbeatBody> UnpackHeartbeat(const WireMessage& message) {
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kHeartbeat, 1, 1));
+  NIMBUS_ASSIGN_OR_RETURN(const HeartbeatFields f, ReadFields<HeartbeatFields>(message, MessageType::kHeartbeat, 0));
+  return HeartbeatBody{f.send_wall};
+}
+
+}  // namespace nimbus

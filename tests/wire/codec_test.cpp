@@ -1,0 +1,273 @@
+// The wire format: every message survives a round trip bit for bit, and every kind of damage
+// is refused with a reason (never trusted, never a crash).
+#include "nimbus/wire/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace nimbus {
+namespace {
+
+Envelope TestEnvelope(MessageType type) {
+  Envelope envelope;
+  envelope.type = type;
+  envelope.run_id = 0x1234567890abcdefULL;
+  envelope.worker = 3;
+  envelope.invocation = 7;
+  envelope.round = 42;
+  return envelope;
+}
+
+// Encodes then decodes through plain byte copies, as a socket would deliver them.
+WireMessage Transmit(const WireMessage& message) {
+  std::vector<Frame> frames;
+  for (const Frame& frame : Encode(message)) frames.push_back(Frame::Copy(frame.data(), frame.size()));
+  Result<WireMessage> decoded = Decode(std::move(frames));
+  EXPECT_TRUE(decoded.ok()) << decoded.status().ToString();
+  return decoded.ok() ? *decoded : WireMessage{};
+}
+
+std::shared_ptr<const std::vector<double>> Vector(std::vector<double> values) {
+  return std::make_shared<const std::vector<double>>(std::move(values));
+}
+
+TEST(CodecTest, HeaderCarriesTheEnvelope) {
+  const WireMessage received = Transmit(PackHeartbeat(TestEnvelope(MessageType::kHeartbeat), {12.5}));
+  EXPECT_EQ(received.envelope.type, MessageType::kHeartbeat);
+  EXPECT_EQ(received.envelope.run_id, 0x1234567890abcdefULL);
+  EXPECT_EQ(received.envelope.worker, 3u);
+  EXPECT_EQ(received.envelope.invocation, 7u);
+  EXPECT_EQ(received.envelope.round, 42);
+  EXPECT_EQ(UnpackHeartbeat(received)->send_wall, 12.5);
+  // The header is the documented 72 bytes, little-endian, starting with "NMBW".
+  const std::vector<Frame> frames = Encode(PackHeartbeat(TestEnvelope(MessageType::kHeartbeat), {0}));
+  ASSERT_EQ(frames[0].size(), kWireHeaderBytes);
+  EXPECT_EQ(std::memcmp(frames[0].data(), "NMBW", 4), 0);
+}
+
+TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
+  const HelloBody hello = UnpackHello(Transmit(PackHello(TestEnvelope(MessageType::kHello), {1.5, 2.5, 777}))).value();
+  EXPECT_EQ(hello.process_start_wall, 1.5);
+  EXPECT_EQ(hello.send_wall, 2.5);
+  EXPECT_EQ(hello.pid, 777);
+
+  AssignBody assign;
+  assign.store_uri = "/data/shards dir";
+  assign.shard_key = "shard-00003.bin";
+  assign.shard_checksum = 0xfeedULL;
+  assign.loss = 2;
+  assign.l1 = 1e-5;
+  assign.l2 = 0.25;
+  assign.intercept = 1;
+  assign.rows = 1000;
+  assign.cols = 77;
+  assign.local_solver = 1;
+  assign.heartbeat_seconds = 0.5;
+  assign.master_timeout_seconds = 9;
+  assign.crash_probability = 0.125;
+  assign.delay_ms = 30;
+  assign.delay_probability = 0.5;
+  assign.delay_worker = 2;
+  assign.crash_worker = 1;
+  assign.crash_round = 4;
+  assign.slow_worker = 2;
+  assign.slow_factor = 5;
+  assign.fault_seed = 99;
+  const AssignBody back = UnpackAssign(Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign))).value();
+  EXPECT_EQ(back.store_uri, assign.store_uri);
+  EXPECT_EQ(back.shard_key, assign.shard_key);
+  EXPECT_EQ(back.shard_checksum, assign.shard_checksum);
+  EXPECT_EQ(back.loss, 2);
+  EXPECT_EQ(back.l1, 1e-5);
+  EXPECT_EQ(back.l2, 0.25);
+  EXPECT_EQ(back.intercept, 1);
+  EXPECT_EQ(back.rows, 1000);
+  EXPECT_EQ(back.cols, 77);
+  EXPECT_EQ(back.local_solver, 1);
+  EXPECT_EQ(back.heartbeat_seconds, 0.5);
+  EXPECT_EQ(back.master_timeout_seconds, 9);
+  EXPECT_EQ(back.crash_probability, 0.125);
+  EXPECT_EQ(back.delay_ms, 30);
+  EXPECT_EQ(back.delay_probability, 0.5);
+  EXPECT_EQ(back.delay_worker, 2);
+  EXPECT_EQ(back.crash_worker, 1);
+  EXPECT_EQ(back.crash_round, 4);
+  EXPECT_EQ(back.slow_worker, 2);
+  EXPECT_EQ(back.slow_factor, 5);
+  EXPECT_EQ(back.fault_seed, 99u);
+
+  ReadyBody ready;
+  ready.ready = {3, 100, 77, 900, 12.5, 0.25, 10.0, 10.5, 11.0, 11.5, 7};
+  const WorkerReady r = UnpackReady(Transmit(PackReady(TestEnvelope(MessageType::kReady), ready)))->ready;
+  EXPECT_EQ(r.worker, 3);
+  EXPECT_EQ(r.rows, 100);
+  EXPECT_EQ(r.cols, 77);
+  EXPECT_EQ(r.nnz, 900);
+  EXPECT_EQ(r.curvature_trace, 12.5);
+  EXPECT_EQ(r.load_seconds, 0.25);
+  EXPECT_EQ(r.hello_wall, 11.0);
+  EXPECT_EQ(r.invocation, 7u);
+
+  EXPECT_EQ(UnpackBye(Transmit(PackBye(TestEnvelope(MessageType::kBye), {"lifetime: 1 s"})))->reason, "lifetime: 1 s");
+}
+
+TEST(CodecTest, RoundRoundTripsWithAndWithoutResumeState) {
+  RoundRequest request;
+  request.round = 9;
+  request.z = Vector({1.0, -2.0, 3.5});
+  request.rho = 0.125;
+  request.relaxation = 1.6;
+  request.inner_tolerance = 1e-7;
+  request.inner_relative_tolerance = 0.3;
+  RoundRequest back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), request)), 3).value();
+  EXPECT_EQ(back.round, 9);
+  EXPECT_EQ(*back.z, *request.z);
+  EXPECT_EQ(back.rho, 0.125);
+  EXPECT_EQ(back.relaxation, 1.6);
+  EXPECT_EQ(back.inner_tolerance, 1e-7);
+  EXPECT_EQ(back.inner_relative_tolerance, 0.3);
+  EXPECT_EQ(back.resume, nullptr);
+
+  auto resume = std::make_shared<ResumeState>();
+  resume->u = {0.5, 0.25, -1};
+  resume->x = {4, 5, 6};
+  resume->x_relaxed = {7, 8, 9};
+  resume->rho_of_u = 2.0;
+  request.resume = resume;
+  back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), request)), 3).value();
+  ASSERT_NE(back.resume, nullptr);
+  EXPECT_EQ(back.resume->u, resume->u);
+  EXPECT_EQ(back.resume->x, resume->x);
+  EXPECT_EQ(back.resume->x_relaxed, resume->x_relaxed);
+  EXPECT_EQ(back.resume->rho_of_u, 2.0);
+
+  // The dual alone.
+  resume->x.clear();
+  resume->x_relaxed.clear();
+  back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), request)), 3).value();
+  ASSERT_NE(back.resume, nullptr);
+  EXPECT_EQ(back.resume->u, resume->u);
+  EXPECT_TRUE(back.resume->x.empty());
+}
+
+TEST(CodecTest, ReplyRoundTripsBitForBit) {
+  WorkerReply reply;
+  reply.worker = 3;
+  reply.invocation = 7;
+  reply.round = 42;
+  reply.w = {0.1, 1.0 / 3.0, -0.0, 1e-300};
+  reply.scalars = {true, 1.5, 2.5, 3.5, 0.693};
+  reply.timings.compute_seconds = 0.25;
+  reply.timings.solve_seconds = 0.2;
+  reply.timings.local_iterations = 3;
+  reply.timings.cg_iterations = 11;
+  reply.timings.data_passes = 17;
+  reply.timings.start_wall = 100.5;
+  reply.timings.end_wall = 100.75;
+  const WorkerReply back = UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), reply)), 4).value();
+  EXPECT_EQ(back.worker, 3);
+  EXPECT_EQ(back.invocation, 7u);
+  EXPECT_EQ(back.round, 42);
+  EXPECT_EQ(back.status, ReplyStatus::kOk);
+  ASSERT_EQ(back.w.size(), 4u);
+  EXPECT_EQ(std::memcmp(back.w.data(), reply.w.data(), 4 * sizeof(double)), 0);
+  EXPECT_TRUE(back.scalars.valid);
+  EXPECT_EQ(back.scalars.primal_squared, 1.5);
+  EXPECT_EQ(back.scalars.loss_at_z, 0.693);
+  EXPECT_EQ(back.timings.cg_iterations, 11);
+  EXPECT_EQ(back.timings.data_passes, 17);
+  EXPECT_EQ(back.timings.end_wall, 100.75);
+
+  WorkerReply failed;
+  failed.status = ReplyStatus::kFailed;
+  failed.error = "cannot resume: u has 2 entries";
+  const WorkerReply failed_back = UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), failed)), 4).value();
+  EXPECT_EQ(failed_back.status, ReplyStatus::kFailed);
+  EXPECT_EQ(failed_back.error, failed.error);
+  EXPECT_TRUE(failed_back.w.empty());
+}
+
+TEST(CodecTest, ZIsSharedNotCopied) {
+  RoundRequest request;
+  request.z = Vector(std::vector<double>(1000, 1.0));
+  const WireMessage message = PackRound(TestEnvelope(MessageType::kRound), request);
+  EXPECT_EQ(reinterpret_cast<const double*>(message.payload[1].data()), request.z->data());
+}
+
+// ---- Damage ----
+
+std::vector<Frame> Valid() { return Encode(PackHeartbeat(TestEnvelope(MessageType::kHeartbeat), {1})); }
+
+std::string Bytes(const Frame& frame) { return std::string(frame.text()); }
+
+std::vector<Frame> WithHeaderByte(std::size_t offset, char value) {
+  std::vector<Frame> frames = Valid();
+  std::string header = Bytes(frames[0]);
+  header[offset] = value;
+  frames[0] = Frame::Adopt(header);
+  return frames;
+}
+
+void ExpectRefused(std::vector<Frame> frames, const std::string& reason) {
+  Result<WireMessage> decoded = Decode(std::move(frames));
+  ASSERT_FALSE(decoded.ok()) << "accepted: " << reason;
+  EXPECT_NE(decoded.status().message().find(reason), std::string::npos) << decoded.status().message();
+}
+
+TEST(CodecTest, DamagedMessagesAreRefused) {
+  ExpectRefused({}, "header");
+  ExpectRefused(WithHeaderByte(0, 'X'), "magic");
+  ExpectRefused(WithHeaderByte(4, 2), "protocol version 2");  // version 2
+  ExpectRefused(WithHeaderByte(6, 99), "unknown message type 99");
+  ExpectRefused(WithHeaderByte(6, 0), "unknown message type 0");
+
+  std::vector<Frame> short_header = Valid();
+  short_header[0] = Frame::Copy(Bytes(short_header[0]).substr(0, 40));
+  ExpectRefused(std::move(short_header), "header");
+
+  std::vector<Frame> truncated = Valid();
+  truncated[1] = Frame::Copy(Bytes(truncated[1]).substr(0, 3));
+  ExpectRefused(std::move(truncated), "truncated");
+
+  std::vector<Frame> missing = Valid();
+  missing.pop_back();
+  ExpectRefused(std::move(missing), "frame count");
+
+  std::vector<Frame> extra = Valid();
+  extra.push_back(Frame::Copy("junk"));
+  ExpectRefused(std::move(extra), "frame count");
+}
+
+TEST(CodecTest, BodiesOfTheWrongShapeAreRefused) {
+  // A heartbeat is not a hello.
+  const WireMessage heartbeat = Transmit(PackHeartbeat(TestEnvelope(MessageType::kHeartbeat), {1}));
+  EXPECT_FALSE(UnpackHello(heartbeat).ok());
+  // z of the wrong length for the model.
+  RoundRequest request;
+  request.z = Vector({1, 2, 3});
+  const WireMessage round = Transmit(PackRound(TestEnvelope(MessageType::kRound), request));
+  Result<RoundRequest> wrong = UnpackRound(round, 4);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("z has 24 bytes, expected 32"), std::string::npos) << wrong.status().message();
+  // A field block of the wrong size.
+  WireMessage hello = Transmit(PackHello(TestEnvelope(MessageType::kHello), {1, 2, 3}));
+  hello.payload[0] = Frame::Copy("short");
+  EXPECT_FALSE(UnpackHello(hello).ok());
+  // A reply whose status is not one we know.
+  WorkerReply reply;
+  reply.w = {1, 2};
+  WireMessage bad_status = Transmit(PackReply(TestEnvelope(MessageType::kReply), reply));
+  std::string fields = Bytes(bad_status.payload[0]);
+  fields[0] = 9;
+  bad_status.payload[0] = Frame::Adopt(fields);
+  EXPECT_FALSE(UnpackReply(bad_status, 2).ok());
+  // An ASSIGN without a shard key.
+  AssignBody assign;
+  WireMessage no_key = Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign));
+  no_key.payload[1] = Frame::Copy("no newline here");
+  EXPECT_FALSE(UnpackAssign(no_key).ok());
+}
+
+}  // namespace
+}  // namespace nimbus
