@@ -110,6 +110,7 @@ struct Runtime {
   std::unique_ptr<Executor> executor;
   RemoteExecutor* remote = nullptr;
   std::optional<TemporaryDirectory> shard_directory;
+  std::optional<TemporaryDirectory> state_directory;  // kept worker state beyond the memory limit
 };
 
 Result<Runtime> MakeRuntime(const TrainFlags& flags, const Plan& plan, const WorkerOptions& worker_options) {
@@ -152,7 +153,9 @@ Result<Runtime> MakeRuntime(const TrainFlags& flags, const Plan& plan, const Wor
   options.round_timeout_floor_seconds = flags.round_timeout_floor;
   options.max_restarts = static_cast<int>(flags.max_restarts);
   options.max_lifetime_seconds = flags.max_lifetime;
-  if (runtime.shard_directory) options.spill_directory = runtime.shard_directory->path();
+  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory state_directory, TemporaryDirectory::Create("nimbus-state"));
+  options.spill_directory = state_directory.path();
+  runtime.state_directory = std::move(state_directory);
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<Launcher> launcher;
   if (flags.runtime == "process") {

@@ -91,6 +91,11 @@ std::string SetupEvent(const Executor& executor, const ProblemSpec& spec, const 
         .Field("rows", r.rows)
         .Field("nnz", r.nnz)
         .Field("load_seconds", r.load_seconds)
+        .Field("invocation", r.invocation)
+        .Field("invoke", r.invoke_wall)
+        .Field("process_start", r.process_start_wall)
+        .Field("hello", r.hello_wall)
+        .Field("ready", r.ready_wall)
         .EndObject();
   }
   return json.EndArray().EndObject().Take();
@@ -141,6 +146,8 @@ struct RoundTiming {
   double time = 0;  // since the first round
   double wait_seconds = 0;
   double master_seconds = 0;
+  double dispatch_wall = 0;  // when the round went out
+  double replies_wall = 0;   // when the last reply the master waited for was in
 };
 
 std::string RoundEvent(const RoundRequest& request, double objective, const Residuals* res, const RoundTiming& timing,
@@ -161,6 +168,8 @@ std::string RoundEvent(const RoundRequest& request, double objective, const Resi
   json.Field("inner_tolerance", request.inner_tolerance)
       .Field("wait_seconds", timing.wait_seconds)
       .Field("master_seconds", timing.master_seconds)
+      .Field("dispatch", timing.dispatch_wall)
+      .Field("replies", timing.replies_wall)
       .Key("workers")
       .BeginArray();
   for (const WorkerReply& r : replies) {
@@ -274,11 +283,13 @@ Result<Solution> Coordinator::Solve() {
     request.inner_relative_tolerance = inner_relative;
 
     Stopwatch wait_watch;
+    const double dispatch_wall = WallSeconds();
     const Deadline deadline = Deadline::After(options_.round_timeout_seconds);
     const std::vector<WorkerReply> arrived = synchronous || round == 0
                                                  ? board.Synchronous(*executor_, request, deadline)
                                                  : board.Partial(*executor_, request, deadline);
     const double wait_seconds = wait_watch.ElapsedSeconds();
+    const double replies_wall = WallSeconds();
     summary.wait_seconds += wait_seconds;
     Stopwatch master_watch;
     summary.rounds = static_cast<int>(round + 1);
@@ -341,7 +352,8 @@ Result<Solution> Coordinator::Solve() {
         inner_relative = 0;
       }
     }
-    const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds, master_watch.ElapsedSeconds()};
+    const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds, master_watch.ElapsedSeconds(), dispatch_wall,
+                             replies_wall};
     summary.master_seconds += timing.master_seconds;
     if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &res : nullptr, timing, arrived));
     if (stop) break;

@@ -31,7 +31,7 @@ std::string StateKeeper::SpillPath(int worker, int64_t answer) const {
   return spill_directory_ + "/worker-" + std::to_string(worker) + "-w" + std::to_string(answer % 2) + ".bin";
 }
 
-Status StateKeeper::Record(int worker, const RoundRequest& request, const std::vector<double>& w) {
+Status StateKeeper::Record(int worker, const RoundRequest& request, const SharedVector& w) {
   if (w.size() != model_size_) return InvalidArgument("reply of the wrong size for the kept state");
   Kept& kept = kept_[static_cast<std::size_t>(worker)];
   Answer answer{request.z, request.rho, request.relaxation, {}};
@@ -48,33 +48,33 @@ Status StateKeeper::Record(int worker, const RoundRequest& request, const std::v
   return Status::Ok();
 }
 
-Result<std::vector<double>> StateKeeper::ReplyOf(int worker, const Answer& answer, int64_t index) const {
+Result<SharedVector> StateKeeper::ReplyOf(int worker, const Answer& answer, int64_t index) const {
   if (!spill_) return answer.w;
   NIMBUS_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(SpillPath(worker, index)));
   if (bytes.size() != model_size_ * sizeof(double)) return DataLoss("spilled worker state has the wrong size");
   std::vector<double> w(model_size_);
   std::memcpy(w.data(), bytes.data(), bytes.size());
-  return w;
+  return SharedVector(std::move(w));
 }
 
 Result<std::shared_ptr<const ResumeState>> StateKeeper::ResumeFor(int worker) const {
   const Kept& kept = kept_[static_cast<std::size_t>(worker)];
   if (!kept.last) return std::shared_ptr<const ResumeState>();
   const Answer& last = *kept.last;
-  NIMBUS_ASSIGN_OR_RETURN(const std::vector<double> w_last, ReplyOf(worker, last, kept.answers - 1));
+  NIMBUS_ASSIGN_OR_RETURN(const SharedVector w_last, ReplyOf(worker, last, kept.answers - 1));
   auto state = std::make_shared<ResumeState>();
   state->u.assign(model_size_, 0.0);
   if (kept.previous) {
     const Answer& previous = *kept.previous;
-    NIMBUS_ASSIGN_OR_RETURN(const std::vector<double> w_previous, ReplyOf(worker, previous, kept.answers - 2));
+    NIMBUS_ASSIGN_OR_RETURN(const SharedVector w_previous, ReplyOf(worker, previous, kept.answers - 2));
     const double rescale = previous.rho / last.rho;
-    for (std::size_t j = 0; j < model_size_; ++j) state->u[j] = (w_previous[j] - (*last.z)[j]) * rescale;
+    for (std::size_t j = 0; j < model_size_; ++j) state->u[j] = (w_previous[j] - last.z[j]) * rescale;
   }
   state->x_relaxed.resize(model_size_);
   state->x.resize(model_size_);
   for (std::size_t j = 0; j < model_size_; ++j) {
     state->x_relaxed[j] = w_last[j] - state->u[j];
-    state->x[j] = (state->x_relaxed[j] - (1.0 - last.alpha) * (*last.z)[j]) / last.alpha;
+    state->x[j] = (state->x_relaxed[j] - (1.0 - last.alpha) * last.z[j]) / last.alpha;
   }
   state->rho_of_u = last.rho;
   return std::shared_ptr<const ResumeState>(std::move(state));

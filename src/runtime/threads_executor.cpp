@@ -60,12 +60,12 @@ void ThreadsExecutor::WorkerMain(int id) {
   std::unique_ptr<ShardWorker> worker;
   std::string load_error;
   Result<Dataset> data = shards_[static_cast<std::size_t>(id)].Load(spec_);
+  const double load_seconds = load_watch.ElapsedSeconds();
   if (data.ok()) {
     worker = std::make_unique<ShardWorker>(id, std::move(data).value(), spec_, options_);
   } else {
     load_error = data.status().ToString();
   }
-  const double load_seconds = load_watch.ElapsedSeconds();
   {
     std::lock_guard lock(mutex_);
     Slot& loaded = slots_[static_cast<std::size_t>(id)];

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -59,6 +61,7 @@ class WorkerSession {
     if (body->shard_checksum != 0) checksum = body->shard_checksum;
     Result<Dataset> shard = LoadShard(**store, body->shard_key, checksum);
     if (!shard.ok()) return Fatal("cannot load its shard: " + shard.status().message());
+    const double load_seconds = load_watch.ElapsedSeconds();
     spec_.loss = static_cast<Loss>(body->loss);
     spec_.regularizer = {body->l1, body->l2};
     spec_.intercept = body->intercept != 0;
@@ -81,7 +84,7 @@ class WorkerSession {
     faults_ = faults;
     worker_ = std::make_unique<ShardWorker>(options_.worker, std::move(shard).value(), spec_, worker_options);
 
-    ReadyBody ready{worker_->Ready(load_watch.ElapsedSeconds())};
+    ReadyBody ready{worker_->Ready(load_seconds)};
     ready.ready.process_start_wall = options_.process_start_wall;
     ready.ready.hello_wall = hello_wall;
     if (Status sent = link_->Send("", PackReady(Envelope_(MessageType::kReady), ready)); !sent.ok()) {
@@ -162,16 +165,20 @@ class WorkerSession {
         DealerTransport::Connect(context_, options_.connect, routing_id, options_.run_id);
     if (!link.ok()) return;  // without heartbeats the master relies on round deadlines
     heartbeat_thread_ = std::thread([this, hb = std::shared_ptr<DealerTransport>(std::move(link).value())] {
-      while (!stop_.load()) {
+      std::unique_lock lock(heartbeat_mutex_);
+      while (!stop_) {
         (void)hb->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat), {WallSeconds()}));
-        const Deadline next = Deadline::After(heartbeat_seconds_.load());
-        while (!stop_.load() && !next.Expired()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        heartbeat_wake_.wait_for(lock, std::chrono::duration<double>(heartbeat_seconds_.load()), [this] { return stop_; });
       }
     });
   }
 
   void StopHeartbeats() {
-    stop_.store(true);
+    {
+      std::lock_guard lock(heartbeat_mutex_);
+      stop_ = true;
+    }
+    heartbeat_wake_.notify_all();
     if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
   }
 
@@ -206,7 +213,9 @@ class WorkerSession {
   std::shared_ptr<ZmqContext> context_;
   std::unique_ptr<DealerTransport> link_;
   std::thread heartbeat_thread_;
-  std::atomic<bool> stop_{false};
+  std::mutex heartbeat_mutex_;
+  std::condition_variable heartbeat_wake_;
+  bool stop_ = false;  // guarded by heartbeat_mutex_
   std::atomic<double> heartbeat_seconds_{1.0};
   double master_timeout_ = 60;
   ProblemSpec spec_;

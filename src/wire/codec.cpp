@@ -1,6 +1,7 @@
 #include "nimbus/wire/codec.h"
 
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -98,6 +99,20 @@ Result<Fields> ReadFields(const WireMessage& message, MessageType type, std::siz
   return fields;
 }
 
+// The frame's doubles in place when they are aligned (as ZeroMQ's buffers are), else a copy.
+Result<SharedVector> ViewDoubles(const Frame& frame, std::size_t count, MessageType type, const char* what) {
+  if (frame.size() != count * sizeof(double)) {
+    return BadBody(type, std::string(what) + " has " + std::to_string(frame.size()) + " bytes, expected " +
+                             std::to_string(count * sizeof(double)));
+  }
+  if (reinterpret_cast<std::uintptr_t>(frame.data()) % alignof(double) == 0) {
+    return SharedVector::View(frame.owner(), reinterpret_cast<const double*>(frame.data()), count);
+  }
+  std::vector<double> values(count);
+  if (count > 0) std::memcpy(values.data(), frame.data(), frame.size());
+  return SharedVector(std::move(values));
+}
+
 Result<std::vector<double>> ReadDoubles(const Frame& frame, std::size_t count, MessageType type, const char* what) {
   if (frame.size() != count * sizeof(double)) {
     return BadBody(type, std::string(what) + " has " + std::to_string(frame.size()) + " bytes, expected " +
@@ -155,11 +170,11 @@ Frame Frame::View(std::shared_ptr<const void> owner, const void* data, std::size
   return frame;
 }
 
-Frame Frame::Share(std::shared_ptr<const std::vector<double>> values) {
+Frame Frame::Share(const SharedVector& values) {
   Frame frame;
-  frame.data_ = reinterpret_cast<const std::byte*>(values->data());
-  frame.size_ = values->size() * sizeof(double);
-  frame.owner_ = std::move(values);
+  frame.data_ = reinterpret_cast<const std::byte*>(values.data());
+  frame.size_ = values.size() * sizeof(double);
+  frame.owner_ = values.owner();
   return frame;
 }
 
@@ -303,7 +318,7 @@ WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
     auto joined = std::make_shared<std::vector<double>>(resume->u);
     joined->insert(joined->end(), resume->x.begin(), resume->x.end());
     joined->insert(joined->end(), resume->x_relaxed.begin(), resume->x_relaxed.end());
-    payload.push_back(Frame::Share(std::move(joined)));
+    payload.push_back(Frame::Share(SharedVector(std::move(joined))));
   }
   return Make(envelope, MessageType::kRound, std::move(payload));
 }
@@ -317,8 +332,7 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   request.relaxation = f.relaxation;
   request.inner_tolerance = f.inner_tolerance;
   request.inner_relative_tolerance = f.inner_relative_tolerance;
-  NIMBUS_ASSIGN_OR_RETURN(std::vector<double> z, ReadDoubles(message.payload[1], model_size, MessageType::kRound, "z"));
-  request.z = std::make_shared<const std::vector<double>>(std::move(z));
+  NIMBUS_ASSIGN_OR_RETURN(request.z, ViewDoubles(message.payload[1], model_size, MessageType::kRound, "z"));
   if (f.resume < 0 || f.resume > 2 || (f.resume == 0) != (message.payload.size() == 2)) {
     return BadBody(MessageType::kRound, "inconsistent resume state");
   }
@@ -357,7 +371,7 @@ WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply) {
                       t.end_wall,
                       reply.invocation,
                       reply.round};
-  std::vector<Frame> payload{FieldsFrame(f), Frame::Copy(reply.w.data(), reply.w.size() * sizeof(double))};
+  std::vector<Frame> payload{FieldsFrame(f), Frame::Share(reply.w)};
   if (!reply.error.empty()) payload.push_back(Frame::Copy(reply.error));
   return Make(envelope, MessageType::kReply, std::move(payload));
 }
@@ -383,7 +397,7 @@ Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_si
   reply.timings.end_wall = f.end_wall;
   // A failed reply carries no w.
   const std::size_t expected = reply.status == ReplyStatus::kOk ? model_size : 0;
-  NIMBUS_ASSIGN_OR_RETURN(reply.w, ReadDoubles(message.payload[1], expected, MessageType::kReply, "w"));
+  NIMBUS_ASSIGN_OR_RETURN(reply.w, ViewDoubles(message.payload[1], expected, MessageType::kReply, "w"));
   if (message.payload.size() == 3) reply.error = std::string(message.payload[2].text());
   return reply;
 }

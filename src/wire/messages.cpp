@@ -1,6 +1,30 @@
 #include "nimbus/wire/messages.h"
 
+#include <algorithm>
+
 namespace nimbus {
+
+SharedVector::SharedVector(std::vector<double> values)
+    : SharedVector(std::make_shared<const std::vector<double>>(std::move(values))) {}
+
+SharedVector::SharedVector(std::shared_ptr<const std::vector<double>> values) {
+  if (values == nullptr) return;
+  data_ = values->data();
+  size_ = values->size();
+  owner_ = std::move(values);
+}
+
+SharedVector SharedVector::View(std::shared_ptr<const void> owner, const double* data, std::size_t size) {
+  SharedVector vector;
+  vector.owner_ = std::move(owner);
+  vector.data_ = data;
+  vector.size_ = size;
+  return vector;
+}
+
+bool operator==(const SharedVector& a, const SharedVector& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
 
 const char* ReplyStatusName(ReplyStatus status) {
   switch (status) {

@@ -80,13 +80,12 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation)
   reply.worker = id_;
   reply.round = request.round;
   reply.timings.start_wall = WallSeconds();
-  if (request.z == nullptr || request.z->size() != x_.size()) {
+  if (request.z.size() != x_.size()) {
     reply.status = ReplyStatus::kFailed;
-    reply.error = "z has " + std::to_string(request.z == nullptr ? 0 : request.z->size()) +
-                  " entries, the model has " + std::to_string(x_.size());
+    reply.error = "z has " + std::to_string(request.z.size()) + " entries, the model has " + std::to_string(x_.size());
     return reply;
   }
-  const std::vector<double>& z = *request.z;
+  const std::span<const double> z = request.z;
   if (request.resume != nullptr) {
     if (Status resumed = Resume(*request.resume); !resumed.ok()) {
       reply.status = ReplyStatus::kFailed;
@@ -129,11 +128,12 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation)
 
   // Over-relaxation and the reply w = xh + u.
   const double alpha = request.relaxation;
-  reply.w.resize(x_.size());
+  std::vector<double> w(x_.size());
   for (std::size_t j = 0; j < x_.size(); ++j) {
     x_relaxed_[j] = alpha * x_[j] + (1.0 - alpha) * z[j];
-    reply.w[j] = x_relaxed_[j] + u_[j];
+    w[j] = x_relaxed_[j] + u_[j];
   }
+  reply.w = std::move(w);
   has_iterate_ = true;
 
   reply.timings.local_iterations = stats.iterations;

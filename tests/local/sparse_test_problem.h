@@ -266,7 +266,7 @@ inline double RefNorm(const std::vector<double>& a) {
   return std::sqrt(s);
 }
 
-inline double RefMaxAbsDiff(const std::vector<double>& a, const std::vector<double>& b) {
+inline double RefMaxAbsDiff(std::span<const double> a, std::span<const double> b) {
   double worst = 0;
   for (std::size_t j = 0; j < a.size(); ++j) worst = std::max(worst, std::abs(a[j] - b[j]));
   return worst;

@@ -193,7 +193,7 @@ TEST_F(RemoteExecutorTest, ForgedMessagesAreDroppedAndTheRunIsUnchanged) {
     envelope.round = iteration + 1;
     WorkerReply reply;
     reply.round = iteration + 1;
-    reply.w.assign(spec_.model_size(), 1e6);  // a poisoned w
+    reply.w = std::vector<double>(spec_.model_size(), 1e6);  // a poisoned w
     // 1. another run's id
     Envelope foreign = envelope;
     foreign.run_id = executor.run_id() + 1;

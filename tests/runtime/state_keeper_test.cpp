@@ -61,7 +61,7 @@ RoundRequest Round(int64_t round, std::shared_ptr<const std::vector<double>> z, 
   return request;
 }
 
-double MaxDifference(const std::vector<double>& a, const std::vector<double>& b) {
+double MaxDifference(std::span<const double> a, std::span<const double> b) {
   double worst = 0;
   for (std::size_t j = 0; j < a.size(); ++j) worst = std::max(worst, std::abs(a[j] - b[j]));
   return worst;

@@ -63,7 +63,7 @@ TEST_F(TransportTest, MessagesGoBothWaysWithTheirPeer) {
   ASSERT_TRUE(round.ok()) << round.status().ToString();
   Result<RoundRequest> back = UnpackRound(round->message, z->size());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(*back->z, *z);
+  EXPECT_EQ(back->z.ToVector(), *z);
   EXPECT_EQ(router_->stats().messages_sent, 1u);
   EXPECT_GT(router_->stats().bytes_sent, z->size() * sizeof(double));
   EXPECT_EQ(dealer->stats().messages_received, 1u);

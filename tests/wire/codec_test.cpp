@@ -122,7 +122,7 @@ TEST(CodecTest, RoundRoundTripsWithAndWithoutResumeState) {
   request.inner_relative_tolerance = 0.3;
   RoundRequest back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), request)), 3).value();
   EXPECT_EQ(back.round, 9);
-  EXPECT_EQ(*back.z, *request.z);
+  EXPECT_EQ(back.z, request.z);
   EXPECT_EQ(back.rho, 0.125);
   EXPECT_EQ(back.relaxation, 1.6);
   EXPECT_EQ(back.inner_tolerance, 1e-7);
@@ -156,7 +156,7 @@ TEST(CodecTest, ReplyRoundTripsBitForBit) {
   reply.worker = 3;
   reply.invocation = 7;
   reply.round = 42;
-  reply.w = {0.1, 1.0 / 3.0, -0.0, 1e-300};
+  reply.w = std::vector<double>{0.1, 1.0 / 3.0, -0.0, 1e-300};
   reply.scalars = {true, 1.5, 2.5, 3.5, 0.693};
   reply.timings.compute_seconds = 0.25;
   reply.timings.solve_seconds = 0.2;
@@ -192,7 +192,7 @@ TEST(CodecTest, ZIsSharedNotCopied) {
   RoundRequest request;
   request.z = Vector(std::vector<double>(1000, 1.0));
   const WireMessage message = PackRound(TestEnvelope(MessageType::kRound), request);
-  EXPECT_EQ(reinterpret_cast<const double*>(message.payload[1].data()), request.z->data());
+  EXPECT_EQ(reinterpret_cast<const double*>(message.payload[1].data()), request.z.data());
 }
 
 // ---- Damage ----
@@ -256,7 +256,7 @@ TEST(CodecTest, BodiesOfTheWrongShapeAreRefused) {
   EXPECT_FALSE(UnpackHello(hello).ok());
   // A reply whose status is not one we know.
   WorkerReply reply;
-  reply.w = {1, 2};
+  reply.w = std::vector<double>{1, 2};
   WireMessage bad_status = Transmit(PackReply(TestEnvelope(MessageType::kReply), reply));
   std::string fields = Bytes(bad_status.payload[0]);
   fields[0] = 9;

@@ -30,13 +30,13 @@ constexpr LocalSolver kAllSolvers[] = {LocalSolver::kNewtonCg, LocalSolver::kLbf
 // The x-update tolerance of every round here, and the rounding slack of recovering x from w.
 constexpr double kInnerTolerance = 1e-7;
 
-double SquaredNormOf(const std::vector<double>& a) {
+double SquaredNormOf(std::span<const double> a) {
   double s = 0;
   for (double v : a) s += v * v;
   return s;
 }
 
-double SquaredDistanceOf(const std::vector<double>& a, const std::vector<double>& b) {
+double SquaredDistanceOf(std::span<const double> a, std::span<const double> b) {
   double s = 0;
   for (std::size_t j = 0; j < a.size(); ++j) s += (a[j] - b[j]) * (a[j] - b[j]);
   return s;

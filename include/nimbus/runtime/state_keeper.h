@@ -32,7 +32,7 @@ class StateKeeper {
   ~StateKeeper();
 
   // A round was answered by `worker`: `request` is what it was sent, `w` its reply.
-  Status Record(int worker, const RoundRequest& request, const std::vector<double>& w);
+  Status Record(int worker, const RoundRequest& request, const SharedVector& w);
   // What a replacement of `worker` needs before its next round; null if it has answered no
   // round yet (it starts from zero).
   Result<std::shared_ptr<const ResumeState>> ResumeFor(int worker) const;
@@ -42,10 +42,10 @@ class StateKeeper {
 
  private:
   struct Answer {
-    std::shared_ptr<const std::vector<double>> z;
+    SharedVector z;
     double rho = 0;
     double alpha = 1;
-    std::vector<double> w;  // empty when spilled
+    SharedVector w;  // the reply as it arrived (no copy); empty when spilled
   };
   struct Kept {
     std::optional<Answer> last;
@@ -53,7 +53,7 @@ class StateKeeper {
     int64_t answers = 0;
   };
   std::string SpillPath(int worker, int64_t answer) const;
-  Result<std::vector<double>> ReplyOf(int worker, const Answer& answer, int64_t index) const;
+  Result<SharedVector> ReplyOf(int worker, const Answer& answer, int64_t index) const;
 
   std::size_t model_size_;
   bool spill_;

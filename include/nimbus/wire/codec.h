@@ -44,7 +44,7 @@ class Frame {
   Frame() = default;
   static Frame Copy(const void* data, std::size_t size);
   static Frame Copy(std::string_view text) { return Copy(text.data(), text.size()); }
-  static Frame Share(std::shared_ptr<const std::vector<double>> values);
+  static Frame Share(const SharedVector& values);
   static Frame Adopt(std::string bytes);
   // Bytes kept alive by `owner` (a received ZeroMQ message, say).
   static Frame View(std::shared_ptr<const void> owner, const void* data, std::size_t size);

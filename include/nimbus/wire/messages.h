@@ -13,10 +13,42 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace nimbus {
+
+// A model-sized vector of doubles that is passed around without copies: a z sent to every
+// worker, a w that arrives in a message buffer and stays there while the master keeps it.
+// Read-only; its owner keeps the values alive.
+class SharedVector {
+ public:
+  SharedVector() = default;
+  SharedVector(std::vector<double> values);                         // NOLINT: owns them
+  SharedVector(std::shared_ptr<const std::vector<double>> values);  // NOLINT: shares them
+  SharedVector(std::shared_ptr<std::vector<double>> values)         // NOLINT
+      : SharedVector(std::shared_ptr<const std::vector<double>>(std::move(values))) {}
+  // `size` doubles at `data`, kept alive by `owner` (a received message, say).
+  static SharedVector View(std::shared_ptr<const void> owner, const double* data, std::size_t size);
+
+  const double* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  double operator[](std::size_t i) const { return data_[i]; }
+  const double* begin() const { return data_; }
+  const double* end() const { return data_ + size_; }
+  std::span<const double> span() const { return {data_, size_}; }
+  operator std::span<const double>() const { return span(); }  // NOLINT: a view
+  const std::shared_ptr<const void>& owner() const { return owner_; }
+  std::vector<double> ToVector() const { return {begin(), end()}; }
+  friend bool operator==(const SharedVector& a, const SharedVector& b);
+
+ private:
+  std::shared_ptr<const void> owner_;
+  const double* data_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 // The state a worker holds between rounds, rebuilt by the master for a replacement worker
 // from the replies it kept (see runtime/state_keeper.h): with it, a new worker continues
@@ -30,7 +62,7 @@ struct ResumeState {
 
 struct RoundRequest {
   int64_t round = 0;
-  std::shared_ptr<const std::vector<double>> z;  // the consensus z^k (shared, never copied in-process)
+  SharedVector z;  // the consensus z^k
   double rho = 1.0;
   double relaxation = 1.0;  // alpha
   // The x-update stops when ||grad|| <= max(inner_tolerance, inner_relative_tolerance * ||grad_0||).
@@ -68,7 +100,7 @@ struct WorkerReply {
   int64_t round = 0;
   ReplyStatus status = ReplyStatus::kOk;
   std::string error;       // what went wrong, when status != kOk
-  std::vector<double> w;   // xh_i + u_i
+  SharedVector w;          // xh_i + u_i
   WorkerScalars scalars;
   WorkerTimings timings;
 };

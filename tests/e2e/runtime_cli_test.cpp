@@ -1,0 +1,98 @@
+// End to end: the remote runtimes through the command line, with real worker processes.
+#include <nlohmann/json.hpp>
+
+#include "e2e_support.h"
+
+namespace nimbus::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+TEST(RuntimeCli, ProcessAndCommandRuntimesGiveTheThreadsModel) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--out", dir.File("threads.json")});
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--runtime", "process", "--out",
+         dir.File("process.json")});
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--runtime", "command", "--launch",
+         std::string(NIMBUS_BINARY) + " worker {args}", "--out", dir.File("command.json")});
+  const std::string expected = ReadTextFile(dir.File("threads.json"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(ReadTextFile(dir.File("process.json")), expected);
+  EXPECT_EQ(ReadTextFile(dir.File("command.json")), expected);
+}
+
+TEST(RuntimeCli, ProcessWorkersLoadTheShardsOfADirectory) {
+  TempDir dir;
+  ASSERT_EQ(RunNimbus({"split", "--data", HeartScalePath(), "--shards", "2", "--out", dir.File("s")}).exit_code, 0);
+  Train({"--data", dir.File("s"), "--l1", "0.01", "--runtime", "process", "--out", dir.File("p.json")});
+  Train({"--data", dir.File("s"), "--l1", "0.01", "--out", dir.File("t.json")});
+  EXPECT_EQ(ReadTextFile(dir.File("p.json")), ReadTextFile(dir.File("t.json")));
+}
+
+TEST(RuntimeCli, AnInjectedCrashIsSurvivedAndReported) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--out", dir.File("clean.json")});
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--runtime", "process", "--inject-crash",
+         "@1:2", "--heartbeat", "0.2", "--out", dir.File("crashed.json"), "--summary-json", dir.File("s.json"),
+         "--trace", dir.File("t.jsonl")});
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  EXPECT_EQ(summary["termination"], "converged");
+  EXPECT_EQ(summary["worker_restarts"], 1);
+  const double clean = ObjectiveOf(dir.File("clean.json"), HeartScalePath(), 0.01, 0);
+  EXPECT_NEAR(ObjectiveOf(dir.File("crashed.json"), HeartScalePath(), 0.01, 0), clean, 1e-8 * clean);
+  const std::string trace = ReadTextFile(dir.File("t.jsonl"));
+  EXPECT_NE(trace.find("\"what\":\"failed\",\"detail\":\"its process ended (killed by signal 9) while busy\""),
+            std::string::npos);
+}
+
+TEST(RuntimeCli, WorkersHandOverAtTheirLifetimeCap) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "2", "--out", dir.File("clean.json")});
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "2", "--runtime", "process", "--max-lifetime",
+         "0.2", "--inject-delay", "15", "--out", dir.File("handed.json"), "--summary-json", dir.File("s.json")});
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  EXPECT_GE(summary["worker_restarts"].get<int>(), 2);
+  const double clean = ObjectiveOf(dir.File("clean.json"), HeartScalePath(), 0.01, 0);
+  EXPECT_NEAR(ObjectiveOf(dir.File("handed.json"), HeartScalePath(), 0.01, 0), clean, 1e-10 * clean);
+}
+
+TEST(RuntimeCli, RuntimeOptionsAreChecked) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--runtime", "command"}, "needs --launch"},
+      {{"--runtime", "command", "--launch", "ssh host nimbus worker"}, "must contain {args}"},
+      {{"--runtime", "lambda"}, "'lambda' is not available"},
+      {{"--barrier", "x"}, "--barrier: 'all' or a number"},
+      {{"--workers", "3", "--barrier", "5"}, "--barrier: 5 of 3 workers"},
+      {{"--inject-crash", "2"}, "inject-crash: the probability must be in [0, 1)"},
+      {{"--inject-delay", "abc"}, "--inject-delay: bad milliseconds"},
+      {{"--inject-slow", "5"}, "--inject-slow: bad '5'"},
+      {{"--runtime", "process", "--heartbeat", "0"}, "heartbeat_seconds: must be a positive number"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args{"train", "--data", HeartScalePath()};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const CommandResult result = RunNimbus(args);
+    EXPECT_NE(result.exit_code, 0) << c.message;
+    EXPECT_NE(result.err.find(c.message), std::string::npos) << "expected '" << c.message << "' in: " << result.err;
+  }
+}
+
+TEST(RuntimeCli, AWorkerWithoutAMasterLeavesOnItsDeadline) {
+  const CommandResult help = RunNimbus({"worker", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("usage: nimbus worker --connect"), std::string::npos);
+  // Port 1 on loopback: nothing listens there.
+  const CommandResult lost = RunNimbus(
+      {"worker", "--connect", "tcp://127.0.0.1:1", "--run", "5", "--worker", "0", "--connect-timeout", "0.3"});
+  EXPECT_EQ(lost.exit_code, 3);
+  EXPECT_NE(lost.err.find("no word from the master"), std::string::npos) << lost.err;
+  const CommandResult missing = RunNimbus({"worker", "--run", "5", "--worker", "0"});
+  EXPECT_EQ(missing.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace nimbus::testing
