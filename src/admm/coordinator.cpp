@@ -13,6 +13,9 @@ namespace {
 
 using Vector = std::vector<double>;
 
+// The x-update never needs its gradient below this fraction of the one it starts from.
+constexpr double kInnerRelativeFloor = 1e-6;
+
 // The residuals and tolerances of one iteration (Boyd et al. 2011, section 3.3.1).
 struct Residuals {
   double primal = 0;  // r = sqrt(sum_i ||x_i - z||^2)
@@ -347,9 +350,10 @@ Result<Solution> Coordinator::Solve() {
           if (adapted != rho) ++summary.rho_updates;
           rho = adapted;
         }
-        // Inexact x-updates: accurate enough not to disturb the residuals that remain.
+        // Inexact x-updates: accurate enough not to disturb the residuals that remain. The
+        // relative floor keeps a zero residual (z not moving) from asking for an exact solve.
         inner_tolerance = options_.inner_factor * std::min(rho * res.primal, res.dual) / sqrt_k;
-        inner_relative = 0;
+        inner_relative = kInnerRelativeFloor;
       }
     }
     const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds, master_watch.ElapsedSeconds(), dispatch_wall,

@@ -21,9 +21,7 @@ double MNorm(std::span<const double> s, std::span<const double> m) {
   return std::sqrt(sum);
 }
 
-struct CgWork {
-  std::vector<double> r, z, d, hd;
-};
+using CgWork = NewtonCgWorkspace;
 
 // Steihaug's truncated preconditioned CG for min g.s + s.H.s/2 with ||s||_M <= delta.
 // On return s is the step and work.r = -g - H s. Returns (iterations, reached boundary).
@@ -89,11 +87,22 @@ Status NewtonCgOptions::Validate() const {
   return Status::Ok();
 }
 
-LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const NewtonCgOptions& options) {
+void NewtonCgWorkspace::Resize(std::size_t n) {
+  for (std::vector<double>* v : {&g, &g_trial, &m, &s, &x_trial, &r, &z, &d, &hd}) v->resize(n);
+}
+
+LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const NewtonCgOptions& options,
+                                 NewtonCgWorkspace* workspace) {
   const std::size_t n = f.dimension();
   LocalSolveStats stats;
-  std::vector<double> g(n), g_trial(n), m(n), s(n), x_trial(n);
-  CgWork work{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
+  NewtonCgWorkspace local;
+  NewtonCgWorkspace& work = workspace != nullptr ? *workspace : local;
+  work.Resize(n);
+  std::vector<double>& g = work.g;
+  std::vector<double>& g_trial = work.g_trial;
+  std::vector<double>& m = work.m;
+  std::vector<double>& s = work.s;
+  std::vector<double>& x_trial = work.x_trial;
 
   double value = f.Value(x);
   ++stats.evaluations;

@@ -117,7 +117,7 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation)
     NewtonCgOptions newton = options_.newton;
     newton.gradient_tolerance = request.inner_tolerance;
     newton.relative_tolerance = request.inner_relative_tolerance;
-    stats = MinimizeNewtonCg(objective_, x_, newton);
+    stats = MinimizeNewtonCg(objective_, x_, newton, &newton_workspace_);
   } else {
     LbfgsOptions lbfgs = options_.lbfgs;
     lbfgs.gradient_tolerance = request.inner_tolerance;

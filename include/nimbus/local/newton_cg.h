@@ -5,6 +5,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "nimbus/core/status.h"
 #include "nimbus/local/smooth_function.h"
@@ -22,7 +23,15 @@ struct NewtonCgOptions {
   Status Validate() const;
 };
 
+// The solver's vectors, kept by a caller that solves again and again (an ADMM worker, every
+// round), so that a model-sized allocation is not made, faulted in and zeroed each time.
+struct NewtonCgWorkspace {
+  std::vector<double> g, g_trial, m, s, x_trial, r, z, d, hd;
+  void Resize(std::size_t n);
+};
+
 // Minimizes f from the starting point in x (a warm start); x holds the result.
-LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const NewtonCgOptions& options);
+LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const NewtonCgOptions& options,
+                                 NewtonCgWorkspace* workspace = nullptr);
 
 }  // namespace nimbus

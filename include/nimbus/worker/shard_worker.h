@@ -59,6 +59,7 @@ class ShardWorker {
   ProblemSpec spec_;
   WorkerOptions options_;
   AugmentedShardObjective objective_;
+  NewtonCgWorkspace newton_workspace_;
   std::vector<double> x_, x_relaxed_, u_, center_;
   bool has_iterate_ = false;   // x_ and x_relaxed_ hold a previous round's result
   double rho_of_u_ = 0;        // the rho that u_ is scaled for (0: u_ is zero)
