@@ -107,6 +107,23 @@ RunFigures Run(Executor& executor, const ProblemSpec& spec, int rounds) {
   return f;
 }
 
+// Field by field, the median over runs.
+RunFigures MedianRun(const std::vector<RunFigures>& runs) {
+  auto median = [&](double RunFigures::*field) {
+    std::vector<double> values;
+    for (const RunFigures& run : runs) values.push_back(run.*field);
+    return Median(values);
+  };
+  RunFigures m;
+  for (double RunFigures::*field :
+       {&RunFigures::wall, &RunFigures::compute, &RunFigures::overhead, &RunFigures::master,
+        &RunFigures::megabytes_per_round, &RunFigures::process_start, &RunFigures::connect, &RunFigures::load,
+        &RunFigures::first_reply, &RunFigures::load_bytes}) {
+    m.*field = median(field);
+  }
+  return m;
+}
+
 }  // namespace
 }  // namespace nimbus
 
@@ -135,14 +152,18 @@ int main(int argc, char** argv) {
   };
   const std::vector<int64_t> dims = list("BENCH_DIMS", {10000, 100000, 1000000});
   const std::vector<int64_t> worker_counts = list("BENCH_WORKERS", {2, 4, 8, 16});
+  const int64_t repeats = list("BENCH_REPEATS", {1}).front();
 
   Result<TemporaryDirectory> directory = TemporaryDirectory::Create("nimbus-bench-runtime");
   if (!directory.ok()) return 1;
-  std::printf("runtime overhead: %lld rows x %lld nonzeros per row, %d rounds per run; per-round figures are\n"
-              "medians of rounds 1..%d; overhead = round wall time - slowest worker's compute time\n\n",
-              static_cast<long long>(rows), static_cast<long long>(nnz_per_row), rounds, rounds);
-  std::printf("| d | K | threads: round | process: round | process - threads | slowest worker | round - slowest |"
-              " share | master | MB/round | cold start: process start, connect, load (MB/s), first REPLY |\n");
+  std::printf("runtime overhead: %lld rows x %lld nonzeros per row, %d rounds per run, %lld runs per runtime;\n"
+              "per-round figures are medians of rounds 1..%d (and over runs); share = (round - slowest worker's\n"
+              "compute time) / round\n\n",
+              static_cast<long long>(rows), static_cast<long long>(nnz_per_row), rounds,
+              static_cast<long long>(repeats), rounds);
+  std::printf("| d | K | threads: round, round - slowest | process: round | process - threads | slowest worker |"
+              " round - slowest | share | master | MB/round | cold start: process start, connect, load (MB/s),"
+              " first REPLY |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const int64_t d : dims) {
     SyntheticOptions gen;
@@ -171,15 +192,22 @@ int main(int argc, char** argv) {
         in_memory.push_back(ShardSource::InMemory(data->Rows(entry.first_row, entry.first_row + entry.rows)));
         assignments.push_back({store_path, entry.key, entry.checksum});
       }
-      ThreadsExecutor threads(std::move(in_memory), spec, WorkerOptions{});
-      const RunFigures t = Run(threads, spec, rounds);
-      RemoteOptions remote;
-      if (const char* listen = std::getenv("BENCH_LISTEN")) remote.listen = listen;
-      RemoteExecutor process(assignments, spec, WorkerOptions{}, remote, MakeProcessLauncher(binary));
-      const RunFigures p = Run(process, spec, rounds);
-      std::printf("| %lld | %d | %.1f ms | %.1f ms | %+.1f ms | %.1f ms | %.2f ms | %.1f%% | %.2f ms | %.2f |"
+      // Threads and processes in turn, `repeats` times; each figure is the median over the runs.
+      std::vector<RunFigures> thread_runs, process_runs;
+      for (int64_t r = 0; r < repeats; ++r) {
+        ThreadsExecutor threads(in_memory, spec, WorkerOptions{});
+        thread_runs.push_back(Run(threads, spec, rounds));
+        RemoteOptions remote;
+        if (const char* listen = std::getenv("BENCH_LISTEN")) remote.listen = listen;
+        RemoteExecutor process(assignments, spec, WorkerOptions{}, remote, MakeProcessLauncher(binary));
+        process_runs.push_back(Run(process, spec, rounds));
+      }
+      const RunFigures t = MedianRun(thread_runs);
+      const RunFigures p = MedianRun(process_runs);
+      std::printf("| %lld | %d | %.1f ms, %.2f ms | %.1f ms | %+.1f ms | %.1f ms | %.2f ms | %.1f%% | %.2f ms | %.2f |"
                   " %.1f ms, %.1f ms, %.1f ms (%.0f MB/s), %.0f ms |\n",
-                  static_cast<long long>(d), k, t.wall * 1e3, p.wall * 1e3, (p.wall - t.wall) * 1e3, p.compute * 1e3,
+                  static_cast<long long>(d), k, t.wall * 1e3, t.overhead * 1e3, p.wall * 1e3, (p.wall - t.wall) * 1e3,
+                  p.compute * 1e3,
                   p.overhead * 1e3, 100 * p.overhead / p.wall, p.master * 1e3, p.megabytes_per_round,
                   p.process_start * 1e3,
                   p.connect * 1e3, p.load * 1e3, p.load_bytes / std::max(p.load, 1e-9) / 1e6, p.first_reply * 1e3);
