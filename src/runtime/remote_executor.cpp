@@ -39,16 +39,7 @@ AssignBody AssignFor(const ShardAssignment& shard, const ProblemSpec& spec, cons
   body.local_solver = static_cast<int64_t>(worker.solver);
   body.heartbeat_seconds = options.heartbeat_seconds;
   body.master_timeout_seconds = options.master_timeout_seconds;
-  const FaultInjection& faults = worker.faults;
-  body.crash_probability = faults.crash_probability;
-  body.delay_ms = faults.delay_ms;
-  body.delay_probability = faults.delay_probability;
-  body.delay_worker = faults.delay_worker;
-  body.crash_worker = faults.crash_worker;
-  body.crash_round = faults.crash_round;
-  body.slow_worker = faults.slow_worker;
-  body.slow_factor = faults.slow_factor;
-  body.fault_seed = faults.seed;
+  body.faults = worker.faults;
   return body;
 }
 

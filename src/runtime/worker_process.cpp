@@ -71,17 +71,8 @@ class WorkerSession {
     shard->matrix.cols = spec_.cols;
     WorkerOptions worker_options;
     worker_options.solver = static_cast<LocalSolver>(body->local_solver);
-    FaultInjection& faults = worker_options.faults;
-    faults.crash_probability = body->crash_probability;
-    faults.delay_ms = body->delay_ms;
-    faults.delay_probability = body->delay_probability;
-    faults.delay_worker = static_cast<int>(body->delay_worker);
-    faults.crash_worker = static_cast<int>(body->crash_worker);
-    faults.crash_round = body->crash_round;
-    faults.slow_worker = static_cast<int>(body->slow_worker);
-    faults.slow_factor = body->slow_factor;
-    faults.seed = body->fault_seed;
-    faults_ = faults;
+    worker_options.faults = body->faults;
+    faults_ = body->faults;
     worker_ = std::make_unique<ShardWorker>(options_.worker, std::move(shard).value(), spec_, worker_options);
 
     ReadyBody ready{worker_->Ready(load_seconds)};

@@ -238,10 +238,11 @@ Result<HelloBody> UnpackHello(const WireMessage& message) {
 }
 
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
+  const FaultInjection& x = b.faults;
   const AssignFields f{b.shard_checksum, b.loss, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
-                       b.heartbeat_seconds, b.master_timeout_seconds, b.crash_probability, b.delay_ms,
-                       b.delay_probability, b.delay_worker, b.crash_worker, b.crash_round, b.slow_worker,
-                       b.slow_factor, b.fault_seed};
+                       b.heartbeat_seconds, b.master_timeout_seconds, x.crash_probability, x.delay_ms,
+                       x.delay_probability, x.delay_worker, x.crash_worker, x.crash_round, x.slow_worker,
+                       x.slow_factor, x.seed};
   return Make(envelope, MessageType::kAssign, {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key)});
 }
 
@@ -264,15 +265,15 @@ Result<AssignBody> UnpackAssign(const WireMessage& message) {
   b.local_solver = f.local_solver;
   b.heartbeat_seconds = f.heartbeat_seconds;
   b.master_timeout_seconds = f.master_timeout_seconds;
-  b.crash_probability = f.crash_probability;
-  b.delay_ms = f.delay_ms;
-  b.delay_probability = f.delay_probability;
-  b.delay_worker = f.delay_worker;
-  b.crash_worker = f.crash_worker;
-  b.crash_round = f.crash_round;
-  b.slow_worker = f.slow_worker;
-  b.slow_factor = f.slow_factor;
-  b.fault_seed = f.fault_seed;
+  b.faults.crash_probability = f.crash_probability;
+  b.faults.delay_ms = f.delay_ms;
+  b.faults.delay_probability = f.delay_probability;
+  b.faults.delay_worker = static_cast<int>(f.delay_worker);
+  b.faults.crash_worker = static_cast<int>(f.crash_worker);
+  b.faults.crash_round = f.crash_round;
+  b.faults.slow_worker = static_cast<int>(f.slow_worker);
+  b.faults.slow_factor = f.slow_factor;
+  b.faults.seed = f.fault_seed;
   return b;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "nimbus/core/status.h"
+#include "nimbus/wire/fault_injection.h"
 #include "nimbus/wire/messages.h"
 
 namespace nimbus {
@@ -99,12 +100,7 @@ struct AssignBody {
   int64_t local_solver = 0;
   double heartbeat_seconds = 1;       // how often to send HEARTBEAT
   double master_timeout_seconds = 30; // silence from the master after which a worker leaves
-  // Fault injection (tests and demos).
-  double crash_probability = 0, delay_ms = 0, delay_probability = 1;
-  int64_t delay_worker = -1, crash_worker = -1, crash_round = -1;
-  int64_t slow_worker = -1;
-  double slow_factor = 1;
-  uint64_t fault_seed = 1;
+  FaultInjection faults;              // tests and demos
 };
 
 struct ReadyBody {

@@ -17,7 +17,7 @@
 #include "nimbus/local/lbfgs.h"
 #include "nimbus/local/newton_cg.h"
 #include "nimbus/problem/problem.h"
-#include "nimbus/worker/fault_injection.h"
+#include "nimbus/wire/fault_injection.h"
 #include "nimbus/wire/messages.h"
 
 namespace nimbus {

@@ -1,5 +1,5 @@
 // Faults on purpose, for tests and demos of the fault tolerance: a worker that crashes, or
-// that answers late. Decisions are drawn from (seed, worker, invocation, round), so a run
+// that answers late. The master hands them to its workers in ASSIGN. Decisions are drawn from (seed, worker, invocation, round), so a run
 // with the same seed meets the same faults.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "nimbus/worker/fault_injection.h"
+#include "nimbus/wire/fault_injection.h"
 
 #include <charconv>
 #include <cmath>
