@@ -6,7 +6,8 @@
 #include "commands.h"
 #include "evaluation.h"
 #include "model.h"
-#include "nimbus/core/clock.h"
+#include "nimbus/cloud/s3.h"
+#include "nimbus//core/clock.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
@@ -75,12 +76,12 @@ int RunGen(int argc, char** argv) {
 int RunSplit(int argc, char** argv) {
   std::string data, out, task = "classification";
   int64_t shards = 0;
-  ArgParser parser("split", "--data FILE.svm --shards K --out DIR",
+  ArgParser parser("split", "--data FILE.svm --shards K --out DIR|s3://bucket/prefix",
                    "Splits a LIBSVM file into K row shards of nearly equal nonzeros, written in the binary\n"
                    "shard format with a manifest.json, for workers that load their own shard.");
   parser.AddString("data", "FILE.svm", "LIBSVM input file", &data);
   parser.AddInt("shards", "K", "number of shards (one per worker)", &shards);
-  parser.AddString("out", "DIR", "output store: a directory (created if missing)", &out);
+  parser.AddString("out", "DIR|s3://B/P", "output store: a directory (created if missing) or s3://bucket/prefix", &out);
   parser.AddString("task", "T", "classification (two labels, mapped to -1/+1) or regression (real targets)", &task);
   parser.Require("data");
   parser.Require("shards");
@@ -96,7 +97,7 @@ int RunSplit(int argc, char** argv) {
   read_options.label_mode = *parsed_task == SyntheticTask::kClassification ? LabelMode::kBinary : LabelMode::kRegression;
   Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
   if (!dataset.ok()) return ReportError("split", dataset.status());
-  Result<std::unique_ptr<Store>> store = OpenStore(out, /*create=*/true);
+  Result<std::unique_ptr<Store>> store = OpenAnyStore(out, /*create=*/true);
   if (!store.ok()) return ReportError("split", store.status());
   Result<Manifest> manifest = WriteShards(*dataset, static_cast<int>(shards), data, **store);
   if (!manifest.ok()) return ReportError("split", manifest.status());

@@ -9,7 +9,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "model.h"
-#include "nimbus/admm/coordinator.h"
+#include "nimbus/cloud/s3.h"
+#include "nimbus//admm/coordinator.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
@@ -49,7 +50,7 @@ struct Plan {
 };
 
 Result<Plan> PlanFromStore(const TrainFlags& flags, Loss loss) {
-  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned, OpenStore(flags.data, /*create=*/false));
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned, OpenAnyStore(flags.data, /*create=*/false));
   Plan plan;
   plan.store = std::move(owned);
   NIMBUS_ASSIGN_OR_RETURN(plan.manifest, ReadManifest(*plan.store));
@@ -137,7 +138,7 @@ Result<Runtime> MakeRuntime(const TrainFlags& flags, const Plan& plan, const Wor
       directory = temporary.path();
       runtime.shard_directory = std::move(temporary);
     }
-    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(directory, /*create=*/true));
+    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(directory, /*create=*/true));
     NIMBUS_ASSIGN_OR_RETURN(manifest, WriteShards(*plan.data, plan.workers, flags.data, *store));
     store_uri = directory;
   }
@@ -193,7 +194,8 @@ int RunTrain(int argc, char** argv) {
       "'nimbus split' (one shard per worker). Without --l1 and --l2 the problem gets l2 = 1/N, liblinear's\n"
       "default C = 1. Workers run as threads of this process, as local processes, or wherever a launch\n"
       "command starts them (they dial out to this master); any of them may fail and is replaced.");
-  parser.AddString("data", "FILE.svm|DIR", "training data: a LIBSVM file or a shard directory", &flags.data);
+  parser.AddString("data", "FILE.svm|DIR|s3://B/P", "training data: a LIBSVM file, or shards in a directory or S3",
+                   &flags.data);
   parser.AddString("loss", "NAME", "logistic, squared or squared_hinge", &flags.loss);
   parser.AddDouble("l1", "X", "L1 regularization weight", &flags.l1);
   parser.AddDouble("l2", "X", "L2 regularization weight", &flags.l2);

@@ -1,4 +1,5 @@
-#include "nimbus/runtime/worker_process.h"
+#include "nimbus/cloud/s3.h"
+#include "nimbus//runtime/worker_process.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/data/shard.h"
 #include "nimbus/transport/transport.h"
@@ -55,7 +57,7 @@ class WorkerSession {
 
     // The cold start: load the shard.
     Stopwatch load_watch;
-    Result<std::unique_ptr<Store>> store = OpenStore(body->store_uri, /*create=*/false);
+    Result<std::unique_ptr<Store>> store = OpenAnyStore(body->store_uri, /*create=*/false);
     if (!store.ok()) return Fatal("cannot open the store: " + store.status().message());
     std::optional<uint64_t> checksum;
     if (body->shard_checksum != 0) checksum = body->shard_checksum;

@@ -1,6 +1,10 @@
 #include "support/test_support.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <pty.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
@@ -10,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -120,6 +125,83 @@ std::vector<std::string> ListDirectory(const std::string& path) {
   for (const auto& entry : std::filesystem::directory_iterator(path)) names.push_back(entry.path().filename());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+namespace {
+
+bool Accepts(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+MotoServer::MotoServer(int authenticate_after) {
+  const int port = FreePort();
+  endpoint_ = "http://127.0.0.1:" + std::to_string(port);
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+  if (authenticate_after > 0) environment.push_back("INITIAL_NO_AUTH_ACTION_COUNT=" + std::to_string(authenticate_after));
+  std::vector<char*> env;
+  for (std::string& e : environment) env.push_back(e.data());
+  env.push_back(nullptr);
+  const std::string log = log_dir_.File("moto.log");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  const std::string port_text = std::to_string(port);
+  std::vector<char*> argv{const_cast<char*>("moto_server"), const_cast<char*>("-H"), const_cast<char*>("127.0.0.1"),
+                          const_cast<char*>("-p"), const_cast<char*>(port_text.c_str()), nullptr};
+  pid_t pid = -1;
+  const int error = posix_spawnp(&pid, "moto_server", &actions, nullptr, argv.data(), env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    ADD_FAILURE() << "cannot start moto_server (it comes with the machine image's Python): " << std::strerror(error);
+    return;
+  }
+  pid_ = pid;
+  for (int i = 0; i < 300 && !Accepts(port); ++i) ::usleep(50000);  // up to 15 s
+  if (!Accepts(port)) ADD_FAILURE() << "moto_server did not start: " << ReadTextFile(log);
+}
+
+MotoServer::~MotoServer() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  for (int i = 0; i < 100; ++i) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) return;
+    ::usleep(20000);
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status, 0);
+}
+
+void MotoServer::ExportEnvironment(const std::string& access_key, const std::string& secret_key) const {
+  ::setenv("AWS_ENDPOINT_URL", endpoint_.c_str(), 1);
+  ::setenv("AWS_ACCESS_KEY_ID", access_key.c_str(), 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", secret_key.c_str(), 1);
+  ::unsetenv("AWS_SESSION_TOKEN");
+  ::setenv("AWS_REGION", "us-east-1", 1);
 }
 
 std::string HeartScalePath() { return "/usr/share/doc/liblinear-tools/examples/heart_scale"; }

@@ -39,6 +39,28 @@ bool FileExists(const std::string& path);
 // The names in a directory, sorted.
 std::vector<std::string> ListDirectory(const std::string& path);
 
+// A moto_server (the AWS emulator in the machine image's Python) on 127.0.0.1 and a free port,
+// stopped on destruction. With `authenticate_after` > 0 it checks signatures and IAM
+// permissions after that many requests (the first ones may create users and keys).
+class MotoServer {
+ public:
+  explicit MotoServer(int authenticate_after = 0);
+  ~MotoServer();
+  MotoServer(const MotoServer&) = delete;
+  MotoServer& operator=(const MotoServer&) = delete;
+  const std::string& endpoint() const { return endpoint_; }  // http://127.0.0.1:PORT
+  // Points the AWS environment of this process (and its children) at this server.
+  void ExportEnvironment(const std::string& access_key = "testing", const std::string& secret_key = "testing") const;
+
+ private:
+  TempDir log_dir_;
+  int pid_ = -1;
+  std::string endpoint_;
+};
+
+// A free TCP port on 127.0.0.1 (bound, read, released).
+int FreePort();
+
 // liblinear's example data set (270 rows, 13 features, labels +1/-1).
 std::string HeartScalePath();
 
