@@ -7,7 +7,7 @@
 #include "evaluation.h"
 #include "model.h"
 #include "nimbus/cloud/s3.h"
-#include "nimbus//core/clock.h"
+#include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"

@@ -1,5 +1,4 @@
-#include "nimbus/cloud/s3.h"
-#include "nimbus//runtime/worker_process.h"
+#include "nimbus/runtime/worker_process.h"
 
 #include <signal.h>
 #include <unistd.h>
