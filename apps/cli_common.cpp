@@ -9,8 +9,8 @@
 
 namespace nimbus::cli {
 
-bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code) {
-  const Status status = parser.Parse(argc, argv, 2);
+bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code, int first) {
+  const Status status = parser.Parse(argc, argv, first);
   if (!status.ok()) {
     std::fprintf(stderr, "nimbus %s: %s\n", parser.command().c_str(), status.message().c_str());
     *exit_code = kExitUsage;

@@ -10,7 +10,8 @@ namespace nimbus::cli {
 
 // Parses; prints help (returns 0 through *exit_code) or the error (returns 2). Returns true
 // when the command should go on.
-bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code);
+// `first` is where the options begin in argv (2 for "nimbus train ...", 3 for "nimbus lambda emulate ...").
+bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code, int first = 2);
 
 // Prints "nimbus COMMAND: error: ..." to stderr and returns the exit code for the status:
 // 2 for bad input (invalid argument, not found, data loss), 1 otherwise.

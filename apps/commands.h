@@ -15,5 +15,6 @@ int RunPredict(int argc, char** argv);
 int RunEval(int argc, char** argv);
 // `process_start_wall`: when this process began, for the worker's cold-start report.
 int RunWorker(int argc, char** argv, double process_start_wall);
+int RunLambda(int argc, char** argv);
 
 }  // namespace nimbus::cli

@@ -22,7 +22,8 @@ constexpr char kUsage[] =
     "  train     solve an L1/L2-regularized problem with consensus ADMM across workers\n"
     "  predict   predict labels for LIBSVM data with a trained model\n"
     "  eval      accuracy, log loss, AUC (or MSE, R^2) and objective of a model on data\n"
-    "  worker    one remote worker (started by a master; dials out to it)\n";
+    "  worker    one remote worker (started by a master; dials out to it)\n"
+    "  lambda    workers as AWS Lambda functions: package, emulate, bootstrap\n";
 
 }  // namespace
 
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   if (command == "predict") return RunPredict(argc, argv);
   if (command == "eval") return RunEval(argc, argv);
   if (command == "worker") return RunWorker(argc, argv, kProcessStartWall);
+  if (command == "lambda") return RunLambda(argc, argv);
   std::fprintf(stderr, "nimbus: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }

@@ -16,6 +16,7 @@
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/metrics/trace.h"
+#include "nimbus/runtime/lambda.h"
 #include "nimbus/runtime/remote_executor.h"
 #include "nimbus/runtime/threads_executor.h"
 
@@ -33,6 +34,8 @@ struct TrainFlags {
   // Runtimes other than threads.
   std::string launch, hosts, listen = "tcp://127.0.0.1:0", advertise, shard_dir, barrier = "all";
   std::string inject_crash, inject_delay, inject_slow;
+  std::string lambda_function, lambda_endpoint;
+  bool lambda_pass_credentials = false;
   int64_t max_staleness = 2, fault_seed = 1, max_restarts = 3;
   double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
 };
@@ -161,6 +164,16 @@ Result<Runtime> MakeRuntime(const TrainFlags& flags, const Plan& plan, const Wor
   std::unique_ptr<Launcher> launcher;
   if (flags.runtime == "process") {
     launcher = MakeProcessLauncher(CurrentExecutable());
+  } else if (flags.runtime == "lambda") {
+    if (flags.lambda_function.empty()) return InvalidArgument("--runtime lambda: needs --lambda-function NAME");
+    NIMBUS_ASSIGN_OR_RETURN(AwsConfig config, LoadAwsConfig("lambda"));
+    if (!flags.lambda_endpoint.empty()) config.endpoint_url = flags.lambda_endpoint;
+    std::optional<AwsCredentials> passed;
+    if (flags.lambda_pass_credentials) {
+      NIMBUS_ASSIGN_OR_RETURN(AwsConfig s3, LoadAwsConfig("s3"));
+      passed = s3.credentials;
+    }
+    launcher = MakeLambdaLauncher(flags.lambda_function, std::move(config), std::move(passed));
   } else {
     if (flags.launch.empty()) return InvalidArgument("--runtime command: needs --launch 'COMMAND ... {args}'");
     if (flags.launch.find("{args}") == std::string::npos) {
@@ -201,7 +214,7 @@ int RunTrain(int argc, char** argv) {
   parser.AddDouble("l2", "X", "L2 regularization weight", &flags.l2);
   parser.AddSwitch("intercept", "fit an unregularized intercept b", &flags.intercept);
   parser.AddInt("workers", "K", "number of workers (default: cores for a file, shards for a directory)", &flags.workers);
-  parser.AddString("runtime", "NAME", "where workers run: threads, process or command", &flags.runtime);
+  parser.AddString("runtime", "NAME", "where workers run: threads, process, command or lambda", &flags.runtime);
   parser.AddDouble("eps-abs", "X", "absolute tolerance of the stop test", &flags.admm.eps_abs);
   parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &flags.admm.eps_rel);
   flags.max_iter = flags.admm.max_iterations;
@@ -225,6 +238,11 @@ int RunTrain(int argc, char** argv) {
   parser.AddString("launch", "TEMPLATE", "--runtime command: how to start a worker, e.g. 'ssh {host} nimbus worker {args}'",
                    &flags.launch);
   parser.AddString("hosts", "H1,H2,...", "--runtime command: values for {host}, round robin", &flags.hosts);
+  parser.AddString("lambda-function", "NAME", "--runtime lambda: the function that runs workers", &flags.lambda_function);
+  parser.AddString("lambda-endpoint", "URL", "--runtime lambda: the Lambda API (default: AWS's, or AWS_ENDPOINT_URL)",
+                   &flags.lambda_endpoint);
+  parser.AddSwitch("lambda-pass-credentials", "--runtime lambda: send this machine's AWS credentials in each event\n"
+                   "                            (instead of relying on the function's role)", &flags.lambda_pass_credentials);
   parser.AddString("listen", "ENDPOINT", "where the master listens for workers", &flags.listen);
   parser.AddString("advertise", "ENDPOINT", "the address workers dial, if not the listening one (NAT, public host)",
                    &flags.advertise);
@@ -258,9 +276,10 @@ int RunTrain(int argc, char** argv) {
   if (!model_format.ok()) return ReportError("train", model_format.status().WithContext("--model-format"));
   Result<LocalSolver> local_solver = ParseLocalSolver(flags.local_solver);
   if (!local_solver.ok()) return ReportError("train", local_solver.status().WithContext("--local-solver"));
-  if (flags.runtime != "threads" && flags.runtime != "process" && flags.runtime != "command") {
+  if (flags.runtime != "threads" && flags.runtime != "process" && flags.runtime != "command" &&
+      flags.runtime != "lambda") {
     return ReportError("train", InvalidArgument("--runtime: '" + flags.runtime +
-                                                "' is not available (this build has: threads, process, command)"));
+                                                "' is not available (this build has: threads, process, command, lambda)"));
   }
   if (flags.workers < 0 || flags.workers > 4096) return ReportError("train", InvalidArgument("--workers: must be in [1, 4096]"));
   if (flags.max_iter < 0 || flags.max_iter > 100000000) return ReportError("train", InvalidArgument("--max-iter: must be >= 0"));

@@ -434,8 +434,11 @@ void RemoteExecutor::Stop() {
     if (slot.process) retired_.push_back(std::move(slot.process));
   }
   while (!grace.Expired()) {
-    const bool all_gone = std::all_of(retired_.begin(), retired_.end(),
-                                      [](const std::unique_ptr<Invocation>& p) { return p->Exited(nullptr); });
+    // (An invocation without a process of ours, as on Lambda, cannot be watched: it leaves
+    // on the BYE by itself.)
+    const bool all_gone = std::all_of(retired_.begin(), retired_.end(), [](const std::unique_ptr<Invocation>& p) {
+      return p->pid() < 0 || p->Exited(nullptr);
+    });
     if (all_gone) break;
     if (!transport_) break;
     // Drain what they still send; one that only now says HELLO is told the run is over.

@@ -64,7 +64,8 @@ TEST(RuntimeCli, RuntimeOptionsAreChecked) {
   const std::vector<Case> cases = {
       {{"--runtime", "command"}, "needs --launch"},
       {{"--runtime", "command", "--launch", "ssh host nimbus worker"}, "must contain {args}"},
-      {{"--runtime", "lambda"}, "'lambda' is not available"},
+      {{"--runtime", "mpi"}, "'mpi' is not available"},
+      {{"--runtime", "lambda"}, "needs --lambda-function"},
       {{"--barrier", "x"}, "--barrier: 'all' or a number"},
       {{"--workers", "3", "--barrier", "5"}, "--barrier: 5 of 3 workers"},
       {{"--inject-crash", "2"}, "inject-crash: the probability must be in [0, 1)"},

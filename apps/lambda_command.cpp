@@ -1,0 +1,164 @@
+// nimbus lambda package | emulate | bootstrap: workers as AWS Lambda functions.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "nimbus/core/file_io.h"
+#include "nimbus/core/zip_writer.h"
+#include "nimbus/runtime/lambda.h"
+#include "nimbus/runtime/lambda_emulator.h"
+#include "support_paths.h"
+
+namespace nimbus::cli {
+namespace {
+
+constexpr char kBootstrapScript[] =
+    "#!/bin/sh\n"
+    "# nimbus worker for the Lambda provided.al2023 runtime. The binary was built on Debian and\n"
+    "# carries its own C library and loader, so it runs on whatever the function's image has.\n"
+    "here=\"$(cd \"$(dirname \"$0\")\" && pwd)\"\n"
+    "exec \"$here/lib/ld-linux-x86-64.so.2\" --library-path \"$here/lib\" \"$here/bin/nimbus-lambda\" \"$@\"\n";
+
+// The shared libraries `binary` loads, the dynamic loader included, from ldd.
+Result<std::vector<std::string>> SharedLibraries(const std::string& binary) {
+  const std::string command = "ldd '" + binary + "' 2>&1";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return IoError("cannot run ldd");
+  std::vector<std::string> libraries;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::istringstream fields(line);
+    std::string first, arrow, path;
+    fields >> first >> arrow >> path;
+    if (arrow == "=>" && !path.empty() && path[0] == '/') {
+      libraries.push_back(path);
+    } else if (!first.empty() && first[0] == '/') {
+      libraries.push_back(first);  // the loader: "/lib64/ld-linux-x86-64.so.2 (0x...)"
+    }
+  }
+  const int status = ::pclose(pipe);
+  if (status != 0 || libraries.empty()) return IoError("ldd " + binary + " failed");
+  return libraries;
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+int RunPackage(int argc, char** argv) {
+  std::string out, binary = SiblingExecutable("nimbus-lambda");
+  ArgParser parser("lambda package", "--out FILE.zip",
+                   "Builds the deployment package of a provided.al2023 Lambda function that runs nimbus workers:\n"
+                   "bootstrap, bin/nimbus-lambda and every shared library it needs (the loader and C library\n"
+                   "included). Upload it with aws lambda create-function (see docs/lambda.md).");
+  parser.AddString("out", "FILE.zip", "where to write the package", &out);
+  parser.AddString("binary", "PATH", "the nimbus-lambda executable to package", &binary);
+  parser.Require("out");
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code, 3)) return exit_code;
+  Result<std::string> executable = ReadFileToString(binary);
+  if (!executable.ok()) return ReportError("lambda package", executable.status().WithContext("--binary"));
+  Result<std::vector<std::string>> libraries = SharedLibraries(binary);
+  if (!libraries.ok()) return ReportError("lambda package", libraries.status());
+
+  ZipWriter zip;
+  Status added = zip.Add("bootstrap", kBootstrapScript, 0755);
+  if (added.ok()) added = zip.Add("bin/nimbus-lambda", *executable, 0755);
+  std::set<std::string> names;
+  uint64_t bytes = executable->size();
+  for (const std::string& library : *libraries) {
+    if (!added.ok()) break;
+    if (!names.insert(BaseName(library)).second) continue;
+    Result<std::string> contents = ReadFileToString(library);
+    if (!contents.ok()) return ReportError("lambda package", contents.status());
+    bytes += contents->size();
+    added = zip.Add("lib/" + BaseName(library), *contents, BaseName(library).rfind("ld-linux", 0) == 0 ? 0755 : 0644);
+  }
+  if (!added.ok()) return ReportError("lambda package", added);
+  const std::string archive = zip.Finish();
+  if (Status written = WriteFileAtomically(out, archive); !written.ok()) return ReportError("lambda package", written);
+  std::printf("wrote %s: bootstrap, bin/nimbus-lambda and %zu libraries, %.1f MB (%.1f MB unpacked)\n", out.c_str(),
+              names.size(), archive.size() / 1e6, bytes / 1e6);
+  return kExitOk;
+}
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+int RunEmulate(int argc, char** argv) {
+  LambdaEmulatorOptions options;
+  options.bootstrap = SiblingExecutable("nimbus-lambda");
+  int64_t port = 0, concurrency = options.concurrency, memory = options.memory_mb, retries = options.retries;
+  bool no_signature = false;
+  ArgParser parser("lambda emulate", "--port P [--function NAME] [--bootstrap PATH]",
+                   "A local stand-in for the Lambda service: answers Invoke API requests on 127.0.0.1:P and runs\n"
+                   "each invocation in an instance of the bootstrap, whose AWS_LAMBDA_RUNTIME_API points at the\n"
+                   "instance's own Runtime API endpoint. One instance per concurrent invocation; idle instances\n"
+                   "are reused (warm starts); an invocation past its timeout is ended; failed Event invocations\n"
+                   "are retried. Then: nimbus train --runtime lambda --lambda-endpoint http://127.0.0.1:P ...\n"
+                   "Runs until interrupted.");
+  parser.AddInt("port", "P", "port of the Invoke API on 127.0.0.1 (0: any free port)", &port);
+  parser.AddString("function", "NAME", "the function's name", &options.function);
+  parser.AddString("bootstrap", "PATH", "what an instance runs: nimbus-lambda, or an unpacked package's bootstrap",
+                   &options.bootstrap);
+  parser.AddInt("concurrency", "N", "instances at most", &concurrency);
+  parser.AddDouble("timeout", "SECONDS", "the function's timeout", &options.timeout_seconds);
+  parser.AddInt("memory", "MB", "the function's memory size (AWS_LAMBDA_FUNCTION_MEMORY_SIZE)", &memory);
+  parser.AddInt("retries", "N", "retries of a failed Event invocation", &retries);
+  parser.AddSwitch("no-signature", "accept Invoke requests without a SigV4 Authorization header", &no_signature);
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code, 3)) return exit_code;
+  options.port = static_cast<int>(port);
+  options.concurrency = static_cast<int>(concurrency);
+  options.memory_mb = static_cast<int>(memory);
+  options.retries = static_cast<int>(retries);
+  options.require_signature = !no_signature;
+  if (::access(options.bootstrap.c_str(), X_OK) != 0) {
+    return ReportError("lambda emulate", InvalidArgument("--bootstrap: " + options.bootstrap + " is not an executable"));
+  }
+  LambdaEmulator emulator(options);
+  if (Status started = emulator.Start(); !started.ok()) return ReportError("lambda emulate", started);
+  std::printf("nimbus lambda emulate: function %s, Invoke API at http://%s:%d\n", options.function.c_str(),
+              options.host.c_str(), emulator.port());
+  std::fflush(stdout);
+  ::signal(SIGINT, OnSignal);
+  ::signal(SIGTERM, OnSignal);
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  emulator.Stop();
+  const LambdaEmulatorStats s = emulator.stats();
+  std::printf("nimbus lambda emulate: %lld invocations, %lld cold starts, %lld warm starts, %lld timeouts, "
+              "%lld crashes, %lld retries\n",
+              static_cast<long long>(s.invocations), static_cast<long long>(s.cold_starts),
+              static_cast<long long>(s.warm_starts), static_cast<long long>(s.timeouts),
+              static_cast<long long>(s.crashes), static_cast<long long>(s.retries));
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunLambda(int argc, char** argv) {
+  const std::string usage =
+      "usage: nimbus lambda package|emulate|bootstrap [options]   ('nimbus lambda SUBCOMMAND --help')\n"
+      "  package    build the deployment zip of the worker function\n"
+      "  emulate    run a local stand-in for the Lambda service\n"
+      "  bootstrap  the function's runtime loop (what nimbus-lambda runs inside Lambda)\n";
+  if (argc < 3 || std::string(argv[2]) == "--help") {
+    std::fputs(usage.c_str(), argc < 3 ? stderr : stdout);
+    return argc < 3 ? kExitUsage : kExitOk;
+  }
+  const std::string subcommand = argv[2];
+  if (subcommand == "package") return RunPackage(argc, argv);
+  if (subcommand == "emulate") return RunEmulate(argc, argv);
+  if (subcommand == "bootstrap") return RunLambdaBootstrap();
+  std::fprintf(stderr, "nimbus lambda: unknown subcommand '%s'\n%s", subcommand.c_str(), usage.c_str());
+  return kExitUsage;
+}
+
+}  // namespace nimbus::cli

@@ -1,0 +1,178 @@
+#include "nimbus/runtime/lambda.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "nimbus/cloud/lambda.h"
+#include "nimbus/core/clock.h"
+#include "nimbus/runtime/worker_process.h"
+
+namespace nimbus {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string RuntimeApiUrl(const std::string& api, const std::string& path) {
+  return "http://" + api + "/2018-06-01/runtime" + path;
+}
+
+// A JSON error body in the shape the Runtime API takes.
+std::string ErrorBody(const std::string& type, const std::string& message) {
+  return Json{{"errorType", type}, {"errorMessage", message}}.dump();
+}
+
+void Post(const std::string& url, const std::string& body, const std::string& error_type = "") {
+  HttpRequest request;
+  request.method = "POST";
+  request.url = url;
+  request.body = body;
+  request.headers = {{"content-type", "application/json"}};
+  if (!error_type.empty()) request.headers.emplace_back("lambda-runtime-function-error-type", error_type);
+  request.timeout_seconds = 30;
+  Result<HttpResponse> response = HttpSend(request);
+  if (!response.ok() || response->status >= 300) {
+    std::fprintf(stderr, "nimbus-lambda: cannot post to the Runtime API at %s: %s\n", url.c_str(),
+                 response.ok() ? ("HTTP " + std::to_string(response->status)).c_str() : response.status().ToString().c_str());
+  }
+}
+
+// The launcher's handle: the function's process is out of sight.
+class LambdaInvocation final : public Invocation {
+ public:
+  bool Exited(std::string* /*how*/) override { return false; }
+  void Kill() override {}  // a worker the master gave up on leaves after the master timeout
+  int64_t pid() const override { return -1; }
+};
+
+class LambdaLauncher final : public Launcher {
+ public:
+  LambdaLauncher(std::string function, AwsConfig config, std::optional<AwsCredentials> pass_credentials)
+      : function_(std::move(function)), client_(config), config_(std::move(config)),
+        pass_credentials_(std::move(pass_credentials)) {}
+
+  Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
+    LambdaWorkerEvent event;
+    event.connect = request.connect;
+    event.run_id = request.run_id;
+    event.worker = request.worker;
+    event.invocation = request.invocation;
+    event.credentials = pass_credentials_;
+    NIMBUS_RETURN_IF_ERROR(client_.InvokeAsync(function_, event.ToJson()));
+    return std::unique_ptr<Invocation>(std::make_unique<LambdaInvocation>());
+  }
+
+ private:
+  std::string function_;
+  LambdaClient client_;
+  AwsConfig config_;
+  std::optional<AwsCredentials> pass_credentials_;
+};
+
+}  // namespace
+
+std::string LambdaWorkerEvent::ToJson() const {
+  Json json{{"connect", connect}, {"run", run_id}, {"worker", worker}, {"invocation", invocation}};
+  if (credentials) {
+    json["credentials"] = {{"access_key_id", credentials->access_key_id},
+                           {"secret_access_key", credentials->secret_access_key},
+                           {"session_token", credentials->session_token}};
+  }
+  if (!region.empty()) json["region"] = region;
+  if (!endpoint_url.empty()) json["endpoint_url"] = endpoint_url;
+  return json.dump();
+}
+
+Result<LambdaWorkerEvent> LambdaWorkerEvent::Parse(const std::string& text) {
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const Json::parse_error& error) {
+    return InvalidArgument(std::string("the event is not JSON: ") + error.what());
+  }
+  LambdaWorkerEvent event;
+  try {
+    event.connect = json.at("connect").get<std::string>();
+    event.run_id = json.at("run").get<uint64_t>();
+    event.worker = json.at("worker").get<int>();
+    event.invocation = json.value("invocation", uint64_t{1});
+    if (json.contains("credentials")) {
+      const Json& c = json["credentials"];
+      event.credentials = AwsCredentials{c.at("access_key_id").get<std::string>(),
+                                         c.at("secret_access_key").get<std::string>(), c.value("session_token", "")};
+    }
+    event.region = json.value("region", "");
+    event.endpoint_url = json.value("endpoint_url", "");
+  } catch (const Json::exception& error) {
+    return InvalidArgument(std::string("the event lacks a field or has the wrong type: ") + error.what());
+  }
+  if (event.connect.empty() || event.worker < 0) return InvalidArgument("the event names no master or no worker");
+  return event;
+}
+
+int RunLambdaBootstrap(double deadline_margin_seconds) {
+  const char* api_value = std::getenv("AWS_LAMBDA_RUNTIME_API");
+  if (api_value == nullptr || *api_value == '\0') {
+    std::fprintf(stderr, "nimbus-lambda: AWS_LAMBDA_RUNTIME_API is not set: this is the bootstrap of a Lambda function\n");
+    return 2;
+  }
+  const std::string api = api_value;
+  int failed_polls = 0;
+  while (true) {
+    HttpRequest next;
+    next.url = RuntimeApiUrl(api, "/invocation/next");
+    next.timeout_seconds = 0;  // a long poll: the sandbox may wait (or be frozen) here
+    Result<HttpResponse> response = HttpSend(next);
+    if (!response.ok() || response->status != 200) {
+      // The Runtime API going away is how a sandbox ends.
+      if (++failed_polls >= 3) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
+    failed_polls = 0;
+    const std::string request_id = response->headers["lambda-runtime-aws-request-id"];
+    const double deadline_ms = std::atof(response->headers["lambda-runtime-deadline-ms"].c_str());
+    const std::string invocation_url = RuntimeApiUrl(api, "/invocation/" + request_id);
+    Result<LambdaWorkerEvent> event = LambdaWorkerEvent::Parse(response->body);
+    if (!event.ok()) {
+      Post(invocation_url + "/error", ErrorBody("InvalidEvent", event.status().message()), "InvalidEvent");
+      continue;
+    }
+    if (event->credentials) {
+      ::setenv("AWS_ACCESS_KEY_ID", event->credentials->access_key_id.c_str(), 1);
+      ::setenv("AWS_SECRET_ACCESS_KEY", event->credentials->secret_access_key.c_str(), 1);
+      ::setenv("AWS_SESSION_TOKEN", event->credentials->session_token.c_str(), 1);
+    }
+    if (!event->region.empty()) ::setenv("AWS_REGION", event->region.c_str(), 1);
+    if (!event->endpoint_url.empty()) ::setenv("AWS_ENDPOINT_URL", event->endpoint_url.c_str(), 1);
+
+    WorkerProcessOptions options;
+    options.connect = event->connect;
+    options.run_id = event->run_id;
+    options.worker = event->worker;
+    options.invocation = event->invocation;
+    options.process_start_wall = WallSeconds();  // this invocation's start (the sandbox may be warm)
+    if (deadline_ms > 0) {
+      // The lifetime budget: the invocation's deadline, less a margin to hand over in.
+      options.max_lifetime = std::max(1.0, deadline_ms / 1000.0 - options.process_start_wall - deadline_margin_seconds);
+    }
+    const int code = RunWorkerProcess(options);
+    const Json result{{"worker", event->worker}, {"invocation", event->invocation}, {"exit", code}};
+    if (code == kWorkerError) {
+      Post(invocation_url + "/error", ErrorBody("WorkerError", "the worker could not do its part (exit 4)"), "WorkerError");
+    } else {
+      Post(invocation_url + "/response", result.dump());
+    }
+  }
+}
+
+std::unique_ptr<Launcher> MakeLambdaLauncher(std::string function, AwsConfig config,
+                                             std::optional<AwsCredentials> pass_credentials) {
+  return std::make_unique<LambdaLauncher>(std::move(function), std::move(config), std::move(pass_credentials));
+}
+
+}  // namespace nimbus
