@@ -1,0 +1,196 @@
+// End to end: shards in S3 (moto_server), the Invoke API against moto_server's Lambda, and whole
+// solves whose workers are functions run by `nimbus lambda emulate`'s engine.
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "e2e_support.h"
+#include "nimbus/cloud/lambda.h"
+#include "nimbus/cloud/s3.h"
+#include "nimbus/core/zip_writer.h"
+#include "nimbus/runtime/lambda_emulator.h"
+
+namespace nimbus::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+AwsConfig ConfigFor(const MotoServer& server) {
+  AwsConfig config;
+  config.credentials = {"testing", "testing", ""};
+  config.credentials_source = "the test";
+  config.endpoint_url = server.endpoint();
+  return config;
+}
+
+TEST(S3Data, TrainOnShardsInS3GivesTheLocalModel) {
+  MotoServer server;
+  server.ExportEnvironment();
+  ASSERT_TRUE(S3Client(ConfigFor(server)).CreateBucket("data").ok());
+  TempDir dir;
+  const CommandResult split =
+      RunNimbus({"split", "--data", HeartScalePath(), "--shards", "3", "--out", "s3://data/heart/v1"});
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_NE(split.out.find("wrote 3 shards"), std::string::npos) << split.out;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--out", dir.File("local.json")});
+  Train({"--data", "s3://data/heart/v1", "--l1", "0.01", "--out", dir.File("threads.json")});
+  Train({"--data", "s3://data/heart/v1", "--l1", "0.01", "--runtime", "process", "--out", dir.File("process.json")});
+  const std::string expected = ReadTextFile(dir.File("local.json"));
+  EXPECT_EQ(ReadTextFile(dir.File("threads.json")), expected);
+  EXPECT_EQ(ReadTextFile(dir.File("process.json")), expected);
+
+  const CommandResult missing = RunNimbus({"train", "--data", "s3://data/nothing-here", "--l1", "0.01"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("s3://data/nothing-here/manifest.json: no such key"), std::string::npos) << missing.err;
+  const CommandResult no_bucket = RunNimbus({"train", "--data", "s3://no-such-bucket/x", "--l1", "0.01"});
+  EXPECT_NE(no_bucket.err.find("s3://no-such-bucket: no such bucket"), std::string::npos) << no_bucket.err;
+}
+
+TEST(LambdaInvoke, MotoLambdaAcceptsCreateFunctionAndAnEventInvoke) {
+  MotoServer server;
+  const AwsConfig config = ConfigFor(server);
+  // moto checks that the function's role exists.
+  AwsClient iam(config, "iam");
+  AwsClient::Call role;
+  role.method = "POST";
+  role.headers = {{"content-type", "application/x-www-form-urlencoded"}};
+  role.body = "Action=CreateRole&RoleName=nimbus-worker&AssumeRolePolicyDocument=%7B%7D&Version=2010-05-08";
+  Result<HttpResponse> created_role = iam.Send(role);
+  ASSERT_TRUE(created_role.ok() && created_role->status == 200) << (created_role.ok() ? created_role->body : "");
+
+  ZipWriter zip;
+  ASSERT_TRUE(zip.Add("bootstrap", "#!/bin/sh\nexit 0\n", 0755).ok());
+  LambdaClient lambda(config);
+  ASSERT_TRUE(lambda.CreateFunction("nimbus-worker", "arn:aws:iam::123456789012:role/nimbus-worker", zip.Finish(), 1769, 900)
+                  .ok());
+  const Status invoked = lambda.InvokeAsync("nimbus-worker", R"({"connect":"tcp://127.0.0.1:1","run":1,"worker":0})");
+  EXPECT_TRUE(invoked.ok()) << invoked.ToString();  // 202 Accepted
+  const Status missing = lambda.InvokeAsync("no-such-function", "{}");
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound) << missing.ToString();
+}
+
+// The emulator in this process, serving functions that run `bootstrap`.
+class Emulated {
+ public:
+  explicit Emulated(const std::string& bootstrap = NIMBUS_LAMBDA_BINARY) {
+    ::setenv("AWS_ACCESS_KEY_ID", "testing", 1);  // the master signs its Invoke requests
+    ::setenv("AWS_SECRET_ACCESS_KEY", "testing", 1);
+    ::setenv("AWS_REGION", "us-east-1", 1);
+    ::unsetenv("AWS_ENDPOINT_URL");
+    LambdaEmulatorOptions options;
+    options.bootstrap = bootstrap;
+    options.function = "nimbus-worker";
+    emulator_ = std::make_unique<LambdaEmulator>(options);
+    const Status started = emulator_->Start();
+    EXPECT_TRUE(started.ok()) << started.ToString();
+  }
+  ~Emulated() { emulator_->Stop(); }
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(emulator_->port()); }
+  LambdaEmulator& emulator() { return *emulator_; }
+  std::vector<std::string> TrainArgs() const {
+    return {"--runtime", "lambda", "--lambda-function", "nimbus-worker", "--lambda-endpoint", endpoint()};
+  }
+
+ private:
+  std::unique_ptr<LambdaEmulator> emulator_;
+};
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(LambdaEmulator, FourFunctionsSolveAsThreadsDo) {
+  Emulated lambda;
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--out", dir.File("threads.json")});
+  Train(Concat({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--out", dir.File("lambda.json"),
+                "--summary-json", dir.File("s.json")},
+               lambda.TrainArgs()));
+  const double threads = ObjectiveOf(dir.File("threads.json"), HeartScalePath(), 0.01, 0);
+  EXPECT_NEAR(ObjectiveOf(dir.File("lambda.json"), HeartScalePath(), 0.01, 0), threads, 1e-9 * threads);
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("s.json")))["runtime"], "lambda");
+  EXPECT_EQ(lambda.emulator().stats().cold_starts, 4);
+  // A second run finds the instances warm.
+  Train(Concat({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4"}, lambda.TrainArgs()));
+  EXPECT_EQ(lambda.emulator().stats().warm_starts, 4);
+  EXPECT_EQ(lambda.emulator().stats().cold_starts, 4);
+}
+
+TEST(LambdaEmulator, AFunctionKilledMidRunIsReinvokedAndTheAnswerHolds) {
+  Emulated lambda;
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--out", dir.File("threads.json")});
+  // Rounds of at least 40 ms make the run long enough to kill a function in the middle of it.
+  std::thread killer([&] {
+    for (int i = 0; i < 200 && lambda.emulator().instance_pids().size() < 4; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const std::vector<int64_t> pids = lambda.emulator().instance_pids();
+    if (pids.size() > 1) ::kill(static_cast<pid_t>(pids[1]), SIGKILL);
+  });
+  Train(Concat({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--inject-delay", "40", "--heartbeat",
+                "0.2", "--out", dir.File("lambda.json"), "--summary-json", dir.File("s.json")},
+               lambda.TrainArgs()));
+  killer.join();
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  EXPECT_GE(summary["worker_restarts"].get<int>(), 1);
+  EXPECT_GE(lambda.emulator().stats().crashes, 1);
+  const double threads = ObjectiveOf(dir.File("threads.json"), HeartScalePath(), 0.01, 0);
+  EXPECT_NEAR(ObjectiveOf(dir.File("lambda.json"), HeartScalePath(), 0.01, 0), threads, 1e-9 * threads);
+}
+
+TEST(LambdaPackage, TheZipRunsAsAFunction) {
+  TempDir dir;
+  const CommandResult package = RunNimbus({"lambda", "package", "--out", dir.File("nimbus.zip"), "--binary",
+                                           NIMBUS_LAMBDA_BINARY});
+  ASSERT_EQ(package.exit_code, 0) << package.err;
+  const CommandResult listing = RunCommand({"unzip", "-l", dir.File("nimbus.zip")});
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  for (const char* member : {"bootstrap", "bin/nimbus-lambda", "lib/ld-linux-x86-64.so.2", "lib/libc.so.6", "lib/libzmq.so.5"}) {
+    EXPECT_NE(listing.out.find(member), std::string::npos) << member << " missing from:\n" << listing.out;
+  }
+  ASSERT_EQ(RunCommand({"unzip", "-q", dir.File("nimbus.zip"), "-d", dir.File("task")}).exit_code, 0);
+  // The unpacked bootstrap, with its own loader and libraries, serves a solve.
+  Emulated lambda(dir.File("task/bootstrap"));
+  Train(Concat({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "2", "--out", dir.File("m.json")},
+               lambda.TrainArgs()));
+  EXPECT_TRUE(FileExists(dir.File("m.json")));
+}
+
+TEST(LambdaBootstrap, ABadEventIsReportedAsAFunctionError) {
+  Emulated lambda;
+  HttpRequest request;
+  request.method = "POST";
+  request.url = lambda.endpoint() + "/2015-03-31/functions/nimbus-worker/invocations";
+  request.headers = {{"Authorization", "AWS4-HMAC-SHA256 Credential=testing/20261130/us-east-1/lambda/aws4_request"},
+                     {"X-Amz-Invocation-Type", "RequestResponse"}};
+  request.body = "this is not an event";
+  Result<HttpResponse> response = HttpSend(request);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->headers["x-amz-function-error"], "Unhandled");
+  EXPECT_NE(response->body.find("InvalidEvent"), std::string::npos) << response->body;
+  // Unsigned requests and unknown functions are refused as Lambda refuses them.
+  request.headers.erase(request.headers.begin());
+  EXPECT_EQ(HttpSend(request)->status, 403);
+  request.url = lambda.endpoint() + "/2015-03-31/functions/other/invocations";
+  EXPECT_EQ(HttpSend(request)->status, 404);
+}
+
+TEST(LambdaCli, HelpAndErrors) {
+  EXPECT_EQ(RunNimbus({"lambda", "--help"}).exit_code, 0);
+  EXPECT_EQ(RunNimbus({"lambda", "package", "--help"}).exit_code, 0);
+  EXPECT_EQ(RunNimbus({"lambda", "frobnicate"}).exit_code, 2);
+  const CommandResult bad = RunNimbus({"lambda", "emulate", "--bootstrap", "/nonexistent/bootstrap"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("is not an executable"), std::string::npos) << bad.err;
+  const CommandResult outside = RunCommand({NIMBUS_LAMBDA_BINARY});
+  EXPECT_EQ(outside.exit_code, 2);
+  EXPECT_NE(outside.err.find("AWS_LAMBDA_RUNTIME_API is not set"), std::string::npos) << outside.err;
+}
+
+}  // namespace
+}  // namespace nimbus::testing
