@@ -11,6 +11,7 @@
 #include "nimbus/cloud/lambda.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/runtime/worker_process.h"
+#include "nimbus/transport/transport.h"
 
 namespace nimbus {
 namespace {
@@ -121,6 +122,13 @@ int RunLambdaBootstrap(double deadline_margin_seconds) {
     return 2;
   }
   const std::string api = api_value;
+  // Initialization: what every invocation will need. A failure here is reported as an init
+  // error, which tells Lambda (and the emulator) that this sandbox cannot serve at all.
+  if (ZmqContext::Create()->get() == nullptr) {
+    Post(RuntimeApiUrl(api, "/init/error"), ErrorBody("Runtime.InitError", "cannot create a ZeroMQ context"),
+         "Runtime.InitError");
+    return 3;
+  }
   int failed_polls = 0;
   while (true) {
     HttpRequest next;
