@@ -147,8 +147,10 @@ double ObjectiveAtZ(const ProblemSpec& spec, const std::vector<WorkerReply>& rep
 
 struct RoundTiming {
   double time = 0;  // since the first round
-  double wait_seconds = 0;
-  double master_seconds = 0;
+  double wait_seconds = 0;     // the barrier: waiting for replies
+  double master_seconds = 0;   // all of the master's own work this round, of which
+  double z_update_seconds = 0;  // ... the z-update and the new rho
+  double stop_test_seconds = 0; // ... the residuals and the stop test
   double dispatch_wall = 0;  // when the round went out
   double replies_wall = 0;   // when the last reply the master waited for was in
 };
@@ -171,6 +173,8 @@ std::string RoundEvent(const RoundRequest& request, double objective, const Resi
   json.Field("inner_tolerance", request.inner_tolerance)
       .Field("wait_seconds", timing.wait_seconds)
       .Field("master_seconds", timing.master_seconds)
+      .Field("z_update_seconds", timing.z_update_seconds)
+      .Field("stop_test_seconds", timing.stop_test_seconds)
       .Field("dispatch", timing.dispatch_wall)
       .Field("replies", timing.replies_wall)
       .Key("workers")
@@ -183,8 +187,13 @@ std::string RoundEvent(const RoundRequest& request, double objective, const Resi
         .Field("local_iterations", r.timings.local_iterations)
         .Field("cg_iterations", r.timings.cg_iterations)
         .Field("passes", r.timings.data_passes)
+        .Field("receive", r.timings.receive_wall)
         .Field("start", r.timings.start_wall)
         .Field("end", r.timings.end_wall)
+        .Field("send", r.timings.send_wall)
+        .Field("arrival", r.timings.arrival_wall)
+        .Field("bytes_in", r.timings.bytes_in)
+        .Field("bytes_out", r.timings.bytes_out)
         .EndObject();
   }
   return json.EndArray().EndObject().Take();
@@ -316,6 +325,7 @@ Result<Solution> Coordinator::Solve() {
     }
 
     // The stop test of iteration k (from round 1 on: round 0 has no previous x_i).
+    Stopwatch stop_test_watch;
     Residuals res;
     if (round >= 1) {
       res = ComputeResiduals(latest, dual_residual, Norm(*z), rho_of_previous_round, n, options_);
@@ -335,8 +345,10 @@ Result<Solution> Coordinator::Solve() {
     } else if ((round >= 1 && Converged(res)) || round >= options_.max_iterations) {
       synchronous = true;  // confirm with everyone's reply to one z before stopping
     }
+    const double stop_test_seconds = stop_test_watch.ElapsedSeconds();
 
     // z^{k+1} and the next rho, unless this is the last round.
+    Stopwatch z_update_watch;
     if (!stop) {
       auto next = std::make_shared<Vector>(n);
       ZUpdate(spec_, latest, rho, *next);
@@ -356,8 +368,8 @@ Result<Solution> Coordinator::Solve() {
         inner_relative = kInnerRelativeFloor;
       }
     }
-    const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds, master_watch.ElapsedSeconds(), dispatch_wall,
-                             replies_wall};
+    const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds,    master_watch.ElapsedSeconds(),
+                             z_update_watch.ElapsedSeconds(), stop_test_seconds, dispatch_wall, replies_wall};
     summary.master_seconds += timing.master_seconds;
     if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &res : nullptr, timing, arrived));
     if (stop) break;

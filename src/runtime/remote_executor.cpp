@@ -181,7 +181,7 @@ void RemoteExecutor::SendRound(int worker) {
   }
   Envelope envelope = EnvelopeFor(worker, MessageType::kRound);
   envelope.round = request.round;
-  if (Status sent = SendTo(worker, PackRound(envelope, request)); !sent.ok()) {
+  if (Status sent = transport_->Send(slot.peer, PackRound(envelope, request), &slot.round_bytes); !sent.ok()) {
     Fail(worker, "cannot send it the round: " + sent.message());
     return;
   }
@@ -274,8 +274,14 @@ void RemoteExecutor::Handle(Incoming incoming) {
       }
       reply->worker = worker;
       reply->invocation = slot.invocation;
-      reply->timings.start_wall += slot.clock_offset;
-      reply->timings.end_wall += slot.clock_offset;
+      WorkerTimings& t = reply->timings;
+      t.receive_wall += slot.clock_offset;
+      t.start_wall += slot.clock_offset;
+      t.end_wall += slot.clock_offset;
+      t.send_wall += slot.clock_offset;
+      t.arrival_wall = WallSeconds();
+      t.bytes_in = static_cast<int64_t>(slot.round_bytes);
+      t.bytes_out = static_cast<int64_t>(incoming.bytes);
       if (reply->status == ReplyStatus::kOk) {
         if (Status kept = state_->Record(worker, *slot.round, reply->w); !kept.ok()) {
           reply->status = ReplyStatus::kFailed;

@@ -101,6 +101,7 @@ class WorkerSession {
     double longest_round = 0;
     while (true) {
       Result<WireMessage> message = Await(MessageType::kRound, master_timeout_);
+      const double receive_wall = WallSeconds();
       if (!message.ok()) {
         return message.status().code() == StatusCode::kDeadlineExceeded ? LostMaster() : Leave(message.status());
       }
@@ -111,7 +112,9 @@ class WorkerSession {
         ::raise(SIGKILL);  // as abrupt as a killed function: no BYE, no reply
       }
       Stopwatch round_watch;
-      const WorkerReply reply = worker_->Serve(*request, options_.invocation);
+      WorkerReply reply = worker_->Serve(*request, options_.invocation);
+      reply.timings.receive_wall = receive_wall;
+      reply.timings.send_wall = WallSeconds();
       if (Status sent = link_->Send("", PackReply(Envelope_(MessageType::kReply, request->round), reply)); !sent.ok()) {
         return Error("cannot send its reply: " + sent.message());
       }

@@ -92,13 +92,14 @@ void* NewSocket(ZmqContext& context, int type) {
 
 }  // namespace
 
-Status Transport::Send(const std::string& peer, const WireMessage& message) {
+Status Transport::Send(const std::string& peer, const WireMessage& message, uint64_t* bytes) {
   WireMessage stamped = message;
   stamped.envelope.run_id = run_id_;
   const std::vector<Frame> frames = Encode(stamped);
   NIMBUS_RETURN_IF_ERROR(SendFrames(peer, frames));
   ++stats_.messages_sent;
   stats_.bytes_sent += BytesOf(frames);
+  if (bytes != nullptr) *bytes = BytesOf(frames);
   return Status::Ok();
 }
 
@@ -119,7 +120,7 @@ Result<Incoming> Transport::Receive(Deadline deadline) {
     }
     ++stats_.messages_received;
     stats_.bytes_received += bytes;
-    return Incoming{std::move(raw.peer), std::move(message).value()};
+    return Incoming{std::move(raw.peer), std::move(message).value(), bytes};
   }
 }
 

@@ -57,7 +57,7 @@ struct ReplyFields {
   double primal_squared, x_squared, u_squared, loss_at_z;
   double compute_seconds, solve_seconds;
   int64_t local_iterations, cg_iterations, data_passes;
-  double start_wall, end_wall;
+  double start_wall, end_wall, receive_wall, send_wall;
   uint64_t invocation;
   int64_t round;
 };
@@ -370,6 +370,8 @@ WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply) {
                       t.data_passes,
                       t.start_wall,
                       t.end_wall,
+                      t.receive_wall,
+                      t.send_wall,
                       reply.invocation,
                       reply.round};
   std::vector<Frame> payload{FieldsFrame(f), Frame::Share(reply.w)};
@@ -396,6 +398,8 @@ Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_si
   reply.timings.data_passes = f.data_passes;
   reply.timings.start_wall = f.start_wall;
   reply.timings.end_wall = f.end_wall;
+  reply.timings.receive_wall = f.receive_wall;
+  reply.timings.send_wall = f.send_wall;
   // A failed reply carries no w.
   const std::size_t expected = reply.status == ReplyStatus::kOk ? model_size : 0;
   NIMBUS_ASSIGN_OR_RETURN(reply.w, ViewDoubles(message.payload[1], expected, MessageType::kReply, "w"));

@@ -145,6 +145,10 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation)
   reply.invocation = invocation;
   reply.timings.compute_seconds = round_watch.ElapsedSeconds();
   reply.timings.end_wall = WallSeconds();
+  // In-process these are the same moments; a remote runtime overwrites them.
+  reply.timings.receive_wall = reply.timings.start_wall;
+  reply.timings.send_wall = reply.timings.end_wall;
+  reply.timings.arrival_wall = reply.timings.end_wall;
   return reply;
 }
 

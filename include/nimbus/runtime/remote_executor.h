@@ -94,6 +94,7 @@ class RemoteExecutor final : public Executor {
     std::optional<WorkerReady> ready;
     std::optional<RoundRequest> round;  // dispatched and not answered
     double round_deadline = 0;          // monotonic, once the round was sent
+    uint64_t round_bytes = 0;           // the ROUND message's size on the wire
     int restarts = 0;                   // within the current round (or the start)
     bool fresh = true;                  // has not served a round yet: send it the kept state
     std::string last_failure;

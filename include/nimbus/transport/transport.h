@@ -32,12 +32,14 @@ struct TransportStats {
 struct Incoming {
   std::string peer;  // the sender's routing id (ROUTER side); empty on the DEALER side
   WireMessage message;
+  uint64_t bytes = 0;  // the message's size on the wire
 };
 
 class Transport {
  public:
   virtual ~Transport() = default;
-  Status Send(const std::string& peer, const WireMessage& message);
+  // Sends; on success, `bytes` (if given) is the message's size on the wire.
+  Status Send(const std::string& peer, const WireMessage& message, uint64_t* bytes = nullptr);
   // The next valid message of this run, or DeadlineExceeded.
   Result<Incoming> Receive(Deadline deadline);
   void CountStale(const std::string& why);

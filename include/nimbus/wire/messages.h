@@ -87,8 +87,16 @@ struct WorkerTimings {
   int local_iterations = 0;
   int cg_iterations = 0;
   int64_t data_passes = 0;     // passes over the shard's nonzeros this round
-  double start_wall = 0;       // wall clock when the worker began the round
-  double end_wall = 0;         // ... and when it finished it
+  // The round's life on the wall clock (remote clocks corrected by the offset measured at
+  // HELLO): the worker got the ROUND, began and ended its work, sent the REPLY, and the REPLY
+  // reached the master. In-process, receive = start, send = end = arrival.
+  double receive_wall = 0;
+  double start_wall = 0;
+  double end_wall = 0;
+  double send_wall = 0;
+  double arrival_wall = 0;
+  int64_t bytes_in = 0;   // the ROUND on the wire, as the worker received it
+  int64_t bytes_out = 0;  // the REPLY on the wire
 };
 
 enum class ReplyStatus { kOk, kFailed, kTimedOut };
