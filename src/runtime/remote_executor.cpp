@@ -313,8 +313,14 @@ void RemoteExecutor::Handle(Incoming incoming) {
       Fail(worker, "said BYE: " + reason);
       return;
     }
-    case MessageType::kHeartbeat:
+    case MessageType::kHeartbeat: {
+      // Each heartbeat is another sample of (master clock - worker clock + one-way delay);
+      // the smallest is the best estimate of the offset.
+      if (Result<HeartbeatBody> beat = UnpackHeartbeat(incoming.message); beat.ok()) {
+        slot.clock_offset = std::min(slot.clock_offset, WallSeconds() - beat->send_wall);
+      }
       return;
+    }
     default:
       transport_->CountStale(std::string("an unexpected ") + MessageTypeName(type));
   }
