@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 
 namespace nimbus::cli {
@@ -44,6 +45,12 @@ void ArgParser::Require(const std::string& name) {
   }
 }
 
+void ArgParser::SetPositional(const std::string& name, const std::string& help, std::string* target) {
+  positional_name_ = name;
+  positional_help_ = help;
+  positional_ = target;
+}
+
 ArgParser::Option* ArgParser::Find(const std::string& name) {
   for (Option& option : options_) {
     if (option.name == name) return &option;
@@ -83,7 +90,12 @@ Status ArgParser::Parse(int argc, char** argv, int first) {
       help_requested_ = true;
       return Status::Ok();
     }
-    if (!arg.starts_with("--")) return InvalidArgument("unexpected argument '" + arg + "'" + see_help);
+    if (!arg.starts_with("--")) {
+      if (positional_ == nullptr || given_.count("") > 0) return InvalidArgument("unexpected argument '" + arg + "'" + see_help);
+      *positional_ = arg;
+      given_.insert("");
+      continue;
+    }
     std::string name = arg.substr(2);
     std::string value;
     bool has_value = false;
@@ -107,6 +119,9 @@ Status ArgParser::Parse(int argc, char** argv, int first) {
     }
     NIMBUS_RETURN_IF_ERROR(Assign(*option, value));
   }
+  if (positional_ != nullptr && given_.count("") == 0) {
+    return InvalidArgument("missing " + positional_name_ + see_help);
+  }
   for (const Option& option : options_) {
     if (option.required && given_.count(option.name) == 0) {
       return InvalidArgument("missing required option --" + option.name + see_help);
@@ -116,7 +131,13 @@ Status ArgParser::Parse(int argc, char** argv, int first) {
 }
 
 std::string ArgParser::Help() const {
-  std::string out = "usage: nimbus " + command_ + " " + usage_ + "\n\n" + about_ + "\n\noptions:\n";
+  std::string out = "usage: nimbus " + command_ + " " + usage_ + "\n\n" + about_ + "\n\n";
+  if (positional_ != nullptr) {
+    std::string left = "  " + positional_name_;
+    left.resize(std::max<std::size_t>(left.size() + 1, 28), ' ');
+    out += "arguments:\n" + left + positional_help_ + "\n\n";
+  }
+  out += "options:\n";
   for (const Option& option : options_) {
     std::string left = "  --" + option.name + (option.value_name.empty() ? "" : " " + option.value_name);
     if (left.size() < 28) {

@@ -23,6 +23,8 @@ class ArgParser {
   void AddSwitch(const std::string& name, const std::string& help, bool* target);
   // Marks an option as required: Parse() fails without it.
   void Require(const std::string& name);
+  // One argument without a "--" name (required when declared).
+  void SetPositional(const std::string& name, const std::string& help, std::string* target);
 
   // Parses argv[first..argc). Fails with a message naming the option; sets help_requested().
   Status Parse(int argc, char** argv, int first);
@@ -48,6 +50,8 @@ class ArgParser {
   std::string about_;
   std::vector<Option> options_;
   std::set<std::string> given_;
+  std::string positional_name_, positional_help_;
+  std::string* positional_ = nullptr;
   bool help_requested_ = false;
 };
 

@@ -43,6 +43,16 @@ Status CheckWritableLocation(const std::string& path) {
   return Status::Ok();
 }
 
+void AddPriceOptions(ArgParser& parser, Prices* prices, double* function_memory_mb) {
+  const std::string as_of = std::string(" (") + Prices::kAsOf + ")";
+  parser.AddDouble("price-gb-second", "$", "Lambda price per GB-second" + as_of, &prices->lambda_gb_second);
+  parser.AddDouble("price-request", "$", "Lambda price per request", &prices->lambda_request);
+  parser.AddDouble("price-s3-get", "$", "S3 price per GET or HEAD request", &prices->s3_get);
+  parser.AddDouble("price-master-hour", "$", "the master machine's price per hour", &prices->master_hour);
+  *function_memory_mb = prices->function_memory_gb * 1000;
+  parser.AddDouble("function-memory-mb", "MB", "the functions' memory, for GB-seconds", function_memory_mb);
+}
+
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
 
 }  // namespace nimbus::cli

@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "nimbus/core/status.h"
+#include "nimbus/metrics/cost.h"
 
 namespace nimbus::cli {
 
@@ -19,6 +20,9 @@ int ReportError(const std::string& command, const Status& status);
 
 // Ok when a file could be created at `path`: its directory exists and is writable.
 Status CheckWritableLocation(const std::string& path);
+
+// --price-gb-second, --price-request, --price-s3-get, --price-master-hour, --function-memory-mb.
+void AddPriceOptions(ArgParser& parser, Prices* prices, double* function_memory_mb);
 
 // True when standard error is a terminal (progress lines go there only then).
 bool StderrIsTerminal();

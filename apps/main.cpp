@@ -23,7 +23,8 @@ constexpr char kUsage[] =
     "  predict   predict labels for LIBSVM data with a trained model\n"
     "  eval      accuracy, log loss, AUC (or MSE, R^2) and objective of a model on data\n"
     "  worker    one remote worker (started by a master; dials out to it)\n"
-    "  lambda    workers as AWS Lambda functions: package, emulate, bootstrap\n";
+    "  lambda    workers as AWS Lambda functions: package, emulate, bootstrap\n"
+    "  report    where a run's time and money went, from its trace (text, HTML, plots)\n";
 
 }  // namespace
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   if (command == "eval") return RunEval(argc, argv);
   if (command == "worker") return RunWorker(argc, argv, kProcessStartWall);
   if (command == "lambda") return RunLambda(argc, argv);
+  if (command == "report") return RunReport(argc, argv);
   std::fprintf(stderr, "nimbus: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }

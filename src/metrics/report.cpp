@@ -1,0 +1,292 @@
+#include "nimbus/metrics/report.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "nimbus/core/file_io.h"
+#include "nimbus/metrics/analysis.h"
+
+namespace nimbus {
+namespace {
+
+std::string Format(const char* format, auto... args) {
+  char text[1024];
+  std::snprintf(text, sizeof text, format, args...);
+  return text;
+}
+
+struct Totals {
+  double master = 0, communication = 0, compute = 0, waiting = 0, wall = 0;
+};
+
+Totals TotalsOf(const std::vector<RoundBreakdown>& rows) {
+  Totals t;
+  for (const RoundBreakdown& r : rows) {
+    t.master += r.master;
+    t.communication += r.communication;
+    t.compute += r.compute;
+    t.waiting += r.waiting;
+    t.wall += r.wall;
+  }
+  return t;
+}
+
+double RunSeconds(const Trace& trace) {
+  if (trace.summary) return trace.summary->setup_seconds + trace.summary->solve_seconds;
+  return trace.setup_seconds + (trace.rounds.empty() ? 0 : trace.rounds.back().time);
+}
+
+double FinalObjective(const Trace& trace) {
+  if (trace.summary) return trace.summary->objective;
+  for (auto it = trace.rounds.rbegin(); it != trace.rounds.rend(); ++it) {
+    if (it->objective) return *it->objective;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string Number(std::optional<double> value) {
+  return value ? Format("%.10g", *value) : std::string("NaN");
+}
+
+Status RunGnuplot(const std::string& gnuplot, const std::string& directory, const std::string& script) {
+  const std::string command = "cd '" + directory + "' && " + gnuplot + " '" + script + "' 2> gnuplot.log";
+  const int status = std::system(command.c_str());
+  if (status != 0) {
+    Result<std::string> log = ReadFileToString(directory + "/gnuplot.log");
+    const bool missing = WIFEXITED(status) && WEXITSTATUS(status) == 127;
+    return Unavailable(missing ? "gnuplot not found: install gnuplot-nox (scripts/install-deps does)"
+                               : "gnuplot failed: " + (log.ok() ? *log : std::string("see gnuplot.log")));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Cost CostOfTrace(const Trace& trace, const Prices& prices) {
+  int64_t launches = 0;
+  for (const TraceWorkerEvent& event : trace.events) launches += event.what == "launched" ? 1 : 0;
+  const int64_t invocations = std::max<int64_t>(launches, trace.workers);
+  int64_t s3_requests = 0;
+  for (const TraceShard& shard : trace.shards) {
+    s3_requests += 1 + ShardLoadRequests(shard.nnz * 12 + shard.rows * 16);  // manifest, then the shard
+  }
+  // Every worker lives for the run; a replacement adds its own start (its predecessor was
+  // already counted up to the end, which covers the overlap generously).
+  const double run = RunSeconds(trace);
+  const double function_seconds = run * trace.workers;
+  const double master_seconds = run + (trace.summary ? trace.summary->load_seconds : 0);
+  return EstimateCost(prices, invocations, function_seconds, s3_requests, master_seconds);
+}
+
+std::string ReportText(const Trace& trace, const Prices& prices) {
+  std::string out = "nimbus run report\n";
+  out += Format("  problem       %lld rows, %lld features, %s loss, l1 %g, l2 %g\n", static_cast<long long>(trace.rows),
+                static_cast<long long>(trace.cols), trace.loss.c_str(), trace.l1, trace.l2);
+  out += Format("  runtime       %s, %d workers\n", trace.runtime.c_str(), trace.workers);
+  if (trace.summary) {
+    const TraceSummary& s = *trace.summary;
+    out += Format("  outcome       %s after %d iterations (%d rounds), objective %.12g\n", s.termination.c_str(),
+                  s.iterations, s.rounds, s.objective);
+    out += Format("  time          load %.3f s, setup %.3f s, solve %.3f s\n", s.load_seconds, s.setup_seconds,
+                  s.solve_seconds);
+  } else {
+    out += Format("  outcome       unfinished: %zu rounds in the trace\n", trace.rounds.size());
+  }
+  const std::vector<RoundBreakdown> rows = BreakdownRounds(trace);
+  const Totals t = TotalsOf(rows);
+  if (t.wall > 0) {
+    out += Format("  rounds        %.3f s in all: compute %.1f%%, communication %.1f%%, waiting %.1f%%, master %.1f%%\n",
+                  t.wall, 100 * t.compute / t.wall, 100 * t.communication / t.wall, 100 * t.waiting / t.wall,
+                  100 * t.master / t.wall);
+  }
+  const ColdStarts cold = ColdStartsOf(trace);
+  if (!cold.total.empty()) {
+    out += Format("  cold start    launch to ready: median %.1f ms, max %.1f ms (process start %.1f ms, connect %.1f ms, "
+                  "shard load %.1f ms, medians); %.1f%% of the run\n",
+                  1e3 * Quantile(cold.total, 0.5), 1e3 * Quantile(cold.total, 1.0), 1e3 * Quantile(cold.process_start, 0.5),
+                  1e3 * Quantile(cold.connect, 0.5), 1e3 * Quantile(cold.load, 0.5),
+                  RunSeconds(trace) > 0 ? 100 * Quantile(cold.total, 1.0) / RunSeconds(trace) : 0.0);
+  }
+  const StragglerStats stragglers = Stragglers(trace);
+  if (stragglers.rounds > 0) {
+    const auto worst = std::max_element(stragglers.share_per_worker.begin(), stragglers.share_per_worker.end());
+    out += Format("  stragglers    the slowest 10%% of responses take over %.1f ms; %.1f%% of rounds have a worker among "
+                  "them; the most frequent is worker %d, in %.1f%% of its rounds\n",
+                  1e3 * stragglers.threshold, 100 * stragglers.rounds_with_straggler,
+                  static_cast<int>(worst - stragglers.share_per_worker.begin()), 100 * *worst);
+  }
+  int failures = 0, handovers = 0;
+  for (const TraceWorkerEvent& event : trace.events) {
+    failures += event.what == "failed" ? 1 : 0;
+    handovers += event.what == "left" ? 1 : 0;
+  }
+  if (failures + handovers > 0) out += Format("  restarts      %d failures, %d lifetime hand-overs\n", failures, handovers);
+  double bytes = 0;
+  for (const TraceRound& round : trace.rounds) {
+    for (const TraceWorkerRound& w : round.workers) bytes += static_cast<double>(w.bytes_in + w.bytes_out);
+  }
+  if (bytes > 0 && !trace.rounds.empty()) {
+    out += Format("  traffic       %.2f MB per round\n", bytes / static_cast<double>(trace.rounds.size()) / 1e6);
+  }
+  const Cost cost = CostOfTrace(trace, prices);
+  out += Format("  cost          $%.5f at Lambda prices: %.1f GB-s and %lld requests $%.5f, %lld S3 requests $%.5f, "
+                "master $%.5f (%s)\n",
+                cost.total_dollars(), cost.function_gb_seconds, static_cast<long long>(cost.requests), cost.lambda_dollars,
+                static_cast<long long>(cost.s3_requests), cost.s3_dollars, cost.master_dollars, Prices::kAsOf);
+  return out;
+}
+
+Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(MakeDirectories(options.out_dir));
+  const std::string dir = options.out_dir;
+  ReportFiles files;
+
+  // The data of every plot.
+  const double final_objective = FinalObjective(trace);
+  std::string convergence = "# round time_s primal dual eps_primal eps_dual objective relative_gap\n";
+  for (const TraceRound& r : trace.rounds) {
+    if (!r.primal_residual) continue;
+    const std::optional<double> gap =
+        r.objective && std::isfinite(final_objective) && final_objective != 0
+            ? std::optional<double>(std::abs(*r.objective - final_objective) / std::abs(final_objective))
+            : std::nullopt;
+    convergence += Format("%lld %.9g ", static_cast<long long>(r.round), r.time) + Number(r.primal_residual) + " " +
+                   Number(r.dual_residual) + " " + Number(r.eps_primal) + " " + Number(r.eps_dual) + " " +
+                   Number(r.objective) + " " + Number(gap) + "\n";
+  }
+  std::string breakdown = "# round master_ms communication_ms compute_ms waiting_ms\n";
+  for (const RoundBreakdown& b : BreakdownRounds(trace)) {
+    breakdown += Format("%lld %.6f %.6f %.6f %.6f\n", static_cast<long long>(b.round), 1e3 * b.master,
+                        1e3 * b.communication, 1e3 * b.compute, 1e3 * b.waiting);
+  }
+  // Timeline segments: worker, start, end (ms from the first shown dispatch), kind 1 = out,
+  // 2 = compute, 3 = back.
+  std::string timeline = "# worker start_ms end_ms kind(1 out, 2 compute, 3 back) round\n";
+  double origin = -1;
+  for (const TraceRound& r : trace.rounds) {
+    if (r.round < options.timeline_first_round || r.round >= options.timeline_first_round + options.timeline_rounds) continue;
+    if (origin < 0) origin = r.dispatch;
+    for (const TraceWorkerRound& w : r.workers) {
+      const double segments[3][2] = {{r.dispatch, std::max(r.dispatch, w.receive)},
+                                     {w.start, w.end},
+                                     {w.send, std::max(w.send, w.arrival)}};
+      for (int kind = 0; kind < 3; ++kind) {
+        timeline += Format("%d %.4f %.4f %d %lld\n", w.worker, 1e3 * (segments[kind][0] - origin),
+                           1e3 * (segments[kind][1] - origin), kind + 1, static_cast<long long>(r.round));
+      }
+    }
+  }
+  const ColdStarts cold = ColdStartsOf(trace);
+  std::string coldstart = "# worker process_start_ms connect_ms load_ms total_ms\n";
+  for (std::size_t i = 0; i < cold.total.size(); ++i) {
+    coldstart += Format("%d %.4f %.4f %.4f %.4f\n", cold.worker[i], 1e3 * cold.process_start[i], 1e3 * cold.connect[i],
+                        1e3 * cold.load[i], 1e3 * cold.total[i]);
+  }
+  const StragglerStats stragglers = Stragglers(trace);
+  std::string straggler_data = "# worker share_of_rounds_in_the_slowest_10%\n";
+  for (std::size_t i = 0; i < stragglers.share_per_worker.size(); ++i) {
+    straggler_data += Format("%zu %.6f\n", i, stragglers.share_per_worker[i]);
+  }
+  const std::pair<const char*, const std::string*> data[] = {{"convergence.dat", &convergence},
+                                                             {"breakdown.dat", &breakdown},
+                                                             {"timeline.dat", &timeline},
+                                                             {"coldstart.dat", &coldstart},
+                                                             {"stragglers.dat", &straggler_data}};
+  for (const auto& [name, contents] : data) NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name, *contents));
+
+  // The plots, each as PNG and as SVG.
+  std::string script = "set datafile missing 'NaN'\nset key outside right top\nset grid\n";
+  const std::string log_y = "set logscale y\nset format y '10^{%L}'\n";
+  const std::string linear_y = "unset logscale y\nset format y '%g'\n";
+  const char* const kinds[][2] = {{"pngcairo size 900,540 font ',10'", "png"}, {"svg size 900,540", "svg"}};
+  const std::string k = std::to_string(std::max(1, trace.workers));
+  auto plot = [&](const std::string& name, const std::string& body) {
+    for (const auto& [terminal, extension] : kinds) {
+      script += "set terminal " + std::string(terminal) + "\nset output '" + name + "." + extension + "'\n" + body +
+                "\nunset output\n";
+      files.plots.push_back(dir + "/" + name + "." + extension);
+    }
+  };
+  const bool have_convergence = convergence.find('\n') != convergence.size() - 1;
+  if (have_convergence) {
+    plot("convergence-round",
+         "set title 'Residuals and objective by round'\nset xlabel 'round'\nset ylabel 'residual'\n" + log_y +
+         "plot 'convergence.dat' u 1:3 w lp t 'primal residual', '' u 1:5 w l dt 2 t 'primal tolerance', "
+         "'' u 1:4 w lp t 'dual residual', '' u 1:6 w l dt 2 t 'dual tolerance', "
+         "'' u 1:8 w lp t 'relative objective gap'\n" + linear_y);
+    plot("convergence-time",
+         "set title 'Residuals and objective against time'\nset xlabel 'seconds since the first round'\n"
+         "set ylabel 'residual'\n" + log_y +
+         "plot 'convergence.dat' u 2:3 w lp t 'primal residual', '' u 2:4 w lp t 'dual residual', "
+         "'' u 2:8 w lp t 'relative objective gap'\n" + linear_y);
+  }
+  plot("breakdown",
+       "set title 'Where each round went (mean over workers)'\nset xlabel 'round'\nset ylabel 'ms'\n"
+       "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+       "set boxwidth 0.8\nset xtics rotate by -45 autofreq\n"
+       "plot 'breakdown.dat' u 4 t 'compute', '' u 3 t 'communication', '' u 5 t 'waiting', '' u 2:xtic(1) t 'master'\n"
+       "set style data lines\nset xtics norotate");
+  plot("timeline",
+       "set title 'Rounds " + std::to_string(options.timeline_first_round) + " to " +
+           std::to_string(options.timeline_first_round + options.timeline_rounds - 1) +
+           ", worker by worker'\nset xlabel 'ms since the first dispatch'\nset ylabel 'worker'\n"
+           "set yrange [-1:" + k + "]\n"
+           "plot 'timeline.dat' u ($4==1?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 1 t 'ROUND on its way', "
+           "'' u ($4==2?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 2 t 'compute', "
+           "'' u ($4==3?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 3 t 'REPLY on its way'\nset autoscale y");
+  plot("coldstart",
+       "set title 'Cold starts: launch to ready'\nset xlabel 'worker start'\nset ylabel 'ms'\n"
+       "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+       "plot 'coldstart.dat' u 2 t 'process start', '' u 3 t 'connect', '' u 4:xtic(1) t 'shard load'\n"
+       "set style data lines");
+  plot("stragglers",
+       "set title 'Share of each worker''s rounds among the slowest 10% of responses'\nset xlabel 'worker'\n"
+       "set ylabel 'share of rounds'\nset yrange [0:*]\nset style fill solid 0.8 border -1\nset boxwidth 0.7\n"
+       "plot 'stragglers.dat' u 1:2 w boxes t ''\nset autoscale y");
+  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(dir + "/plots.gp", script));
+  if (!options.gnuplot.empty()) {
+    NIMBUS_RETURN_IF_ERROR(RunGnuplot(options.gnuplot, dir, "plots.gp"));
+  } else {
+    files.plots.clear();
+  }
+
+  const std::string text = ReportText(trace, options.prices);
+  files.text = dir + "/report.txt";
+  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.text, text));
+  std::string html =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>nimbus run report</title>\n"
+      "<style>body{font-family:sans-serif;max-width:960px;margin:2em auto}pre{background:#f4f4f4;padding:1em;"
+      "white-space:pre-wrap}img{max-width:100%}</style></head><body>\n<h1>nimbus run report</h1>\n<pre>";
+  for (const char c : text) {
+    if (c == '<') {
+      html += "&lt;";
+    } else if (c == '&') {
+      html += "&amp;";
+    } else {
+      html += c;
+    }
+  }
+  html += "</pre>\n";
+  const char* const sections[][2] = {{"convergence-round", "Convergence by round"},
+                                     {"convergence-time", "Convergence against time"},
+                                     {"breakdown", "Compute, communication and waiting per round"},
+                                     {"timeline", "A few rounds, worker by worker"},
+                                     {"coldstart", "Cold starts"},
+                                     {"stragglers", "Stragglers"}};
+  for (const auto& [name, title] : sections) {
+    if (std::string(name).rfind("convergence", 0) == 0 && !have_convergence) continue;
+    html += std::string("<h2>") + title + "</h2>\n<p><img src=\"" + name + ".svg\" alt=\"" + title + "\"> <a href=\"" +
+            name + ".png\">PNG</a> <a href=\"" + name + ".svg\">SVG</a></p>\n";
+  }
+  html += "<p>The data behind each plot: convergence.dat, breakdown.dat, timeline.dat, coldstart.dat, "
+          "stragglers.dat; the gnuplot script: plots.gp.</p>\n</body></html>\n";
+  files.html = dir + "/index.html";
+  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.html, html));
+  return files;
+}
+
+}  // namespace nimbus
