@@ -15,6 +15,7 @@
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
+#include "nimbus/metrics/cost.h"
 #include "nimbus/metrics/trace.h"
 #include "nimbus/runtime/lambda.h"
 #include "nimbus/runtime/remote_executor.h"
@@ -31,6 +32,8 @@ struct TrainFlags {
   int64_t workers = 0, max_iter = 0;
   double target_objective = 0;
   AdmmOptions admm;
+  Prices prices;
+  double function_memory_mb = 0;
   // Runtimes other than threads.
   std::string launch, hosts, listen = "tcp://127.0.0.1:0", advertise, shard_dir, barrier = "all";
   std::string inject_crash, inject_delay, inject_slow;
@@ -263,6 +266,7 @@ int RunTrain(int argc, char** argv) {
   parser.AddString("inject-slow", "FACTOR@W", "tests: worker W takes FACTOR times as long for every round",
                    &flags.inject_slow);
   parser.AddInt("fault-seed", "N", "seed of the injected faults", &flags.fault_seed);
+  AddPriceOptions(parser, &flags.prices, &flags.function_memory_mb);
   parser.AddSwitch("quiet", "print nothing but errors", &flags.quiet);
   parser.AddSwitch("verbose", "print the full report instead of one line", &flags.verbose);
   parser.Require("data");
@@ -296,6 +300,8 @@ int RunTrain(int argc, char** argv) {
   }
   flags.admm.max_staleness = static_cast<int>(flags.max_staleness);
   if (Status valid = flags.admm.Validate(); !valid.ok()) return ReportError("train", valid);
+  flags.prices.function_memory_gb = flags.function_memory_mb / 1000;
+  if (Status valid = flags.prices.Validate(); !valid.ok()) return ReportError("train", valid);
   WorkerOptions worker_options;
   worker_options.solver = *local_solver;
   worker_options.faults.seed = static_cast<uint64_t>(flags.fault_seed);
@@ -359,6 +365,17 @@ int RunTrain(int argc, char** argv) {
   if (!solution.ok()) return ReportError("train", solution.status());
   Summary& summary = solution->summary;
   summary.load_seconds = plan->load_seconds;
+  {
+    // At Lambda's prices: every worker for the whole run, shard loads from S3, the master.
+    const double run = summary.setup_seconds + summary.solve_seconds;
+    int64_t s3_requests = 0;
+    const int64_t shard_bytes = (plan->spec.rows * 16 + summary.data_nnz * 12) / std::max(1, plan->workers);
+    for (int i = 0; i < plan->workers; ++i) s3_requests += 1 + ShardLoadRequests(shard_bytes);
+    const Cost cost = EstimateCost(flags.prices, plan->workers + summary.worker_restarts, run * plan->workers,
+                                   s3_requests, run + summary.load_seconds);
+    summary.cost_dollars = cost.total_dollars();
+    summary.cost_gb_seconds = cost.function_gb_seconds;
+  }
   if (trace && !trace->status().ok()) return ReportError("train", trace->status());
 
   if (!flags.out.empty()) {

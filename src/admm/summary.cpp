@@ -58,6 +58,9 @@ std::string Summary::FullReport() const {
                   static_cast<long long>(worker_restarts), static_cast<long long>(messages_dropped),
                   static_cast<double>(bytes_sent) / 1e6, static_cast<double>(bytes_received) / 1e6);
   }
+  if (cost_dollars > 0) {
+    out += Format("  cost             $%.5f at Lambda prices (%.1f GB-seconds)\n", cost_dollars, cost_gb_seconds);
+  }
   if (stale_replies > 0) out += Format("  partial barrier  %lld stale replies reused\n", static_cast<long long>(stale_replies));
   return out;
 }
@@ -93,6 +96,8 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("messages_dropped", messages_dropped)
       .Field("bytes_sent", bytes_sent)
       .Field("bytes_received", bytes_received)
+      .Field("cost_dollars", cost_dollars)
+      .Field("cost_gb_seconds", cost_gb_seconds)
       .Field("runtime", runtime)
       .Field("workers", workers)
       .Field("rows", rows)

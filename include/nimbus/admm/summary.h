@@ -43,6 +43,9 @@ struct Summary {
   int64_t messages_dropped = 0;  // malformed, foreign or stale messages the master ignored
   int64_t bytes_sent = 0;        // by the master, over the wire
   int64_t bytes_received = 0;
+  // What the solve costs at Lambda's prices (set by the caller, see metrics/cost.h).
+  double cost_dollars = 0;
+  double cost_gb_seconds = 0;
   std::string runtime;
   int workers = 0;
   int64_t rows = 0;
