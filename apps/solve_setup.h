@@ -1,0 +1,66 @@
+// What `nimbus train` and `nimbus scale` share: the data plan, the runtime options, and the
+// executor they make.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "args.h"
+#include "nimbus/admm/executor.h"
+#include "nimbus/admm/summary.h"
+#include "nimbus/core/file_io.h"
+#include "nimbus/data/manifest.h"
+#include "nimbus/metrics/cost.h"
+#include "nimbus/problem/problem.h"
+#include "nimbus/runtime/remote_executor.h"
+#include "nimbus/worker/shard_worker.h"
+
+namespace nimbus::cli {
+
+// Where workers run and how the master treats them.
+struct RuntimeFlags {
+  std::string runtime = "threads";
+  std::string launch, hosts, listen = "tcp://127.0.0.1:0", advertise, shard_dir;
+  std::string lambda_function, lambda_endpoint;
+  bool lambda_pass_credentials = false;
+  int64_t max_restarts = 3;
+  double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
+};
+void AddRuntimeOptions(ArgParser& parser, RuntimeFlags* flags);
+Status CheckRuntimeName(const std::string& runtime);
+
+// The data, either in this process (a LIBSVM file) or as shards in a store.
+struct Plan {
+  std::string source;  // the --data location
+  ProblemSpec spec;
+  LabelEncoding labels;
+  double load_seconds = 0;
+  int workers = 0;
+  std::optional<Dataset> data;                      // file input
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // its row blocks, one per worker
+  std::shared_ptr<Store> store;                     // store input
+  Manifest manifest;
+};
+// `workers` 0: the store's shard count, or this machine's cores for a file.
+Result<Plan> PlanData(const std::string& location, int64_t workers, Loss loss);
+// A file plan split anew into `workers` row blocks.
+Status Repartition(Plan& plan, int workers);
+
+struct Runtime {
+  std::unique_ptr<Executor> executor;
+  RemoteExecutor* remote = nullptr;
+  std::optional<TemporaryDirectory> shard_directory;  // a file's shards for remote workers
+  std::optional<TemporaryDirectory> state_directory;  // kept worker state beyond the memory limit
+};
+// For remote runtimes, file input is first written as shards (the same row blocks the threads
+// runtime uses, so the iterates are the same).
+Result<Runtime> MakeRuntime(const RuntimeFlags& flags, const Plan& plan, const WorkerOptions& worker_options);
+
+// The run's price at `prices` (Lambda's by default) into summary.cost_*: every worker for the
+// whole run, the replacements' invocations, the shard loads from S3, and the master.
+void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary);
+
+}  // namespace nimbus::cli
