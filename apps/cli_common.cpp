@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 
 #include "commands.h"
@@ -51,6 +54,32 @@ void AddPriceOptions(ArgParser& parser, Prices* prices, double* function_memory_
   parser.AddDouble("price-master-hour", "$", "the master machine's price per hour", &prices->master_hour);
   *function_memory_mb = prices->function_memory_gb * 1000;
   parser.AddDouble("function-memory-mb", "MB", "the functions' memory, for GB-seconds", function_memory_mb);
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (begin <= text.size() && !text.empty()) {
+    const auto end = std::min(text.find(',', begin), text.size());
+    if (end > begin) items.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
+Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::string& option, int64_t max) {
+  std::vector<int64_t> counts;
+  for (const std::string& item : SplitList(text)) {
+    char* end = nullptr;
+    const double value = std::strtod(item.c_str(), &end);
+    if (end == item.c_str() || *end != '\0' || !(value >= 1) || value > static_cast<double>(max) ||
+        value != std::floor(value)) {
+      return InvalidArgument("--" + option + ": '" + item + "' is not a whole number in [1, " + std::to_string(max) + "]");
+    }
+    counts.push_back(static_cast<int64_t>(value));
+  }
+  if (counts.empty()) return InvalidArgument("--" + option + ": give a comma-separated list, e.g. 1,2,4");
+  return counts;
 }
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "args.h"
 #include "nimbus/core/status.h"
@@ -23,6 +24,11 @@ Status CheckWritableLocation(const std::string& path);
 
 // --price-gb-second, --price-request, --price-s3-get, --price-master-hour, --function-memory-mb.
 void AddPriceOptions(ArgParser& parser, Prices* prices, double* function_memory_mb);
+
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> SplitList(const std::string& text);
+// "1,2,4" or "1e3,1e4": positive whole numbers in [1, max], for the option named `option`.
+Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::string& option, int64_t max);
 
 // True when standard error is a terminal (progress lines go there only then).
 bool StderrIsTerminal();

@@ -17,5 +17,7 @@ int RunEval(int argc, char** argv);
 int RunWorker(int argc, char** argv, double process_start_wall);
 int RunLambda(int argc, char** argv);
 int RunReport(int argc, char** argv);
+int RunScale(int argc, char** argv);
+int RunSimulate(int argc, char** argv);
 
 }  // namespace nimbus::cli

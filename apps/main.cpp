@@ -24,7 +24,9 @@ constexpr char kUsage[] =
     "  eval      accuracy, log loss, AUC (or MSE, R^2) and objective of a model on data\n"
     "  worker    one remote worker (started by a master; dials out to it)\n"
     "  lambda    workers as AWS Lambda functions: package, emulate, bootstrap\n"
-    "  report    where a run's time and money went, from its trace (text, HTML, plots)\n";
+    "  report    where a run's time and money went, from its trace (text, HTML, plots)\n"
+    "  scale     the same solve at several worker counts: time to solution, speedup, efficiency\n"
+    "  simulate  predict runs at up to 1024 workers and 10^7 features from a profile of this machine\n";
 
 }  // namespace
 
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
   if (command == "worker") return RunWorker(argc, argv, kProcessStartWall);
   if (command == "lambda") return RunLambda(argc, argv);
   if (command == "report") return RunReport(argc, argv);
+  if (command == "scale") return RunScale(argc, argv);
+  if (command == "simulate") return RunSimulate(argc, argv);
   std::fprintf(stderr, "nimbus: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }

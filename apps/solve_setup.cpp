@@ -1,5 +1,7 @@
 #include "solve_setup.h"
 
+#include "cli_common.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -59,18 +61,35 @@ Result<Plan> PlanFromFile(const std::string& path, int64_t requested_workers, Lo
   return plan;
 }
 
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t begin = 0;
-  while (begin <= text.size() && !text.empty()) {
-    const auto end = std::min(text.find(',', begin), text.size());
-    if (end > begin) items.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return items;
+}  // namespace
+
+void AddProblemOptions(ArgParser& parser, ProblemFlags* flags) {
+  parser.AddString("data", "FILE.svm|DIR|s3://B/P", "training data: a LIBSVM file, or shards in a directory or S3",
+                   &flags->data);
+  parser.AddString("loss", "NAME", "logistic, squared or squared_hinge", &flags->loss);
+  parser.AddDouble("l1", "X", "L1 regularization weight", &flags->l1);
+  parser.AddDouble("l2", "X", "L2 regularization weight", &flags->l2);
+  parser.AddSwitch("intercept", "fit an unregularized intercept b", &flags->intercept);
+  parser.AddDouble("eps-abs", "X", "absolute tolerance of the stop test", &flags->admm.eps_abs);
+  parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &flags->admm.eps_rel);
+  flags->max_iter = flags->admm.max_iterations;
+  parser.AddInt("max-iter", "N", "iteration cap", &flags->max_iter);
 }
 
-}  // namespace
+Result<Loss> CheckProblemOptions(ProblemFlags* flags) {
+  Result<Loss> loss = ParseLoss(flags->loss);
+  if (!loss.ok()) return loss.status().WithContext("--loss");
+  if (flags->max_iter < 0 || flags->max_iter > 100000000) return InvalidArgument("--max-iter: must be >= 0");
+  flags->admm.max_iterations = static_cast<int>(flags->max_iter);
+  return loss;
+}
+
+Status SetRegularizer(const ArgParser& parser, const ProblemFlags& flags, Plan* plan) {
+  plan->spec.intercept = flags.intercept;
+  plan->spec.regularizer = {flags.l1, flags.l2};
+  if (!parser.Given("l1") && !parser.Given("l2")) plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);
+  return plan->spec.Validate();
+}
 
 void AddRuntimeOptions(ArgParser& parser, RuntimeFlags* flags) {
   parser.AddString("runtime", "NAME", "where workers run: threads, process, command or lambda", &flags->runtime);

@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "nimbus/admm/executor.h"
+#include "nimbus/admm/options.h"
 #include "nimbus/admm/summary.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/manifest.h"
@@ -19,6 +20,19 @@
 #include "nimbus/worker/shard_worker.h"
 
 namespace nimbus::cli {
+
+// The problem and its tolerance: --data, --loss, --l1, --l2, --intercept, --eps-abs, --eps-rel,
+// --max-iter.
+struct ProblemFlags {
+  std::string data, loss = "logistic";
+  double l1 = 0, l2 = 0;
+  bool intercept = false;
+  int64_t max_iter = 0;
+  AdmmOptions admm;
+};
+void AddProblemOptions(ArgParser& parser, ProblemFlags* flags);
+// The loss, once the options are known good (sets flags->admm.max_iterations).
+Result<Loss> CheckProblemOptions(ProblemFlags* flags);
 
 // Where workers run and how the master treats them.
 struct RuntimeFlags {
@@ -46,6 +60,9 @@ struct Plan {
 };
 // `workers` 0: the store's shard count, or this machine's cores for a file.
 Result<Plan> PlanData(const std::string& location, int64_t workers, Loss loss);
+// The plan's loss, intercept and regularizer; without --l1 and --l2, l2 = 1/N (liblinear's
+// default C = 1).
+Status SetRegularizer(const ArgParser& parser, const ProblemFlags& flags, Plan* plan);
 // A file plan split anew into `workers` row blocks.
 Status Repartition(Plan& plan, int workers);
 

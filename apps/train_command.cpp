@@ -16,13 +16,12 @@ namespace nimbus::cli {
 namespace {
 
 struct TrainFlags {
-  std::string data, loss = "logistic", out, model_format = "json", trace, summary_json;
+  ProblemFlags problem;
+  std::string out, model_format = "json", trace, summary_json;
   std::string local_solver = "newton-cg";
-  double l1 = 0, l2 = 0;
-  bool intercept = false, no_adaptive_rho = false, quiet = false, verbose = false;
-  int64_t workers = 0, max_iter = 0;
+  bool no_adaptive_rho = false, quiet = false, verbose = false;
+  int64_t workers = 0;
   double target_objective = 0;
-  AdmmOptions admm;
   Prices prices;
   double function_memory_mb = 0;
   RuntimeFlags runtime;
@@ -51,27 +50,19 @@ int RunTrain(int argc, char** argv) {
       "'nimbus split' (one shard per worker). Without --l1 and --l2 the problem gets l2 = 1/N, liblinear's\n"
       "default C = 1. Workers run as threads of this process, as local processes, or wherever a launch\n"
       "command starts them (they dial out to this master); any of them may fail and is replaced.");
-  parser.AddString("data", "FILE.svm|DIR|s3://B/P", "training data: a LIBSVM file, or shards in a directory or S3",
-                   &flags.data);
-  parser.AddString("loss", "NAME", "logistic, squared or squared_hinge", &flags.loss);
-  parser.AddDouble("l1", "X", "L1 regularization weight", &flags.l1);
-  parser.AddDouble("l2", "X", "L2 regularization weight", &flags.l2);
-  parser.AddSwitch("intercept", "fit an unregularized intercept b", &flags.intercept);
+  AddProblemOptions(parser, &flags.problem);
   parser.AddInt("workers", "K", "number of workers (default: cores for a file, shards for a directory)", &flags.workers);
   AddRuntimeOptions(parser, &flags.runtime);
-  parser.AddDouble("eps-abs", "X", "absolute tolerance of the stop test", &flags.admm.eps_abs);
-  parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &flags.admm.eps_rel);
-  flags.max_iter = flags.admm.max_iterations;
-  parser.AddInt("max-iter", "N", "iteration cap", &flags.max_iter);
   parser.AddString("out", "MODEL", "write the model here", &flags.out);
   parser.AddString("model-format", "FORMAT", "json, or liblinear (readable by liblinear-predict)", &flags.model_format);
   parser.AddString("trace", "FILE.jsonl", "write one JSON line per round and per worker event", &flags.trace);
   parser.AddString("summary-json", "FILE", "write the summary as one JSON object", &flags.summary_json);
-  parser.AddDouble("rho", "X", "initial ADMM penalty (default: the data's curvature scale)", &flags.admm.rho);
-  parser.AddDouble("rho-scale", "X", "multiplier on the automatic initial rho", &flags.admm.rho_scale);
-  parser.AddDouble("inner-factor", "X", "x-update gradient tolerance relative to the residuals", &flags.admm.inner_factor);
-  parser.AddDouble("inner-first", "X", "x-update relative tolerance in the first rounds", &flags.admm.inner_first_relative);
-  parser.AddDouble("relaxation", "A", "over-relaxation alpha in [1, 1.8]", &flags.admm.relaxation);
+  AdmmOptions& admm = flags.problem.admm;
+  parser.AddDouble("rho", "X", "initial ADMM penalty (default: the data's curvature scale)", &admm.rho);
+  parser.AddDouble("rho-scale", "X", "multiplier on the automatic initial rho", &admm.rho_scale);
+  parser.AddDouble("inner-factor", "X", "x-update gradient tolerance relative to the residuals", &admm.inner_factor);
+  parser.AddDouble("inner-first", "X", "x-update relative tolerance in the first rounds", &admm.inner_first_relative);
+  parser.AddDouble("relaxation", "A", "over-relaxation alpha in [1, 1.8]", &admm.relaxation);
   parser.AddSwitch("no-adaptive-rho", "keep rho fixed", &flags.no_adaptive_rho);
   parser.AddString("local-solver", "NAME", "x-update solver: newton-cg or lbfgs", &flags.local_solver);
   parser.AddDouble("target-objective", "F", "stop once the objective is <= F (for benchmarks)", &flags.target_objective);
@@ -94,28 +85,26 @@ int RunTrain(int argc, char** argv) {
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
 
   // Options first: nothing is read before the command line is known to be good.
-  Result<Loss> loss = ParseLoss(flags.loss);
-  if (!loss.ok()) return ReportError("train", loss.status().WithContext("--loss"));
+  Result<Loss> loss = CheckProblemOptions(&flags.problem);
+  if (!loss.ok()) return ReportError("train", loss.status());
   Result<ModelFormat> model_format = ParseModelFormat(flags.model_format);
   if (!model_format.ok()) return ReportError("train", model_format.status().WithContext("--model-format"));
   Result<LocalSolver> local_solver = ParseLocalSolver(flags.local_solver);
   if (!local_solver.ok()) return ReportError("train", local_solver.status().WithContext("--local-solver"));
   if (Status valid = CheckRuntimeName(flags.runtime.runtime); !valid.ok()) return ReportError("train", valid);
   if (flags.workers < 0 || flags.workers > 4096) return ReportError("train", InvalidArgument("--workers: must be in [1, 4096]"));
-  if (flags.max_iter < 0 || flags.max_iter > 100000000) return ReportError("train", InvalidArgument("--max-iter: must be >= 0"));
-  flags.admm.max_iterations = static_cast<int>(flags.max_iter);
-  flags.admm.adaptive_rho = !flags.no_adaptive_rho;
-  if (parser.Given("target-objective")) flags.admm.target_objective = flags.target_objective;
+  admm.adaptive_rho = !flags.no_adaptive_rho;
+  if (parser.Given("target-objective")) admm.target_objective = flags.target_objective;
   if (flags.barrier != "all") {
     char* end = nullptr;
     const long barrier = std::strtol(flags.barrier.c_str(), &end, 10);
     if (end == flags.barrier.c_str() || *end != '\0' || barrier < 1) {
       return ReportError("train", InvalidArgument("--barrier: 'all' or a number of workers >= 1, got '" + flags.barrier + "'"));
     }
-    flags.admm.barrier = static_cast<int>(barrier);
+    admm.barrier = static_cast<int>(barrier);
   }
-  flags.admm.max_staleness = static_cast<int>(flags.max_staleness);
-  if (Status valid = flags.admm.Validate(); !valid.ok()) return ReportError("train", valid);
+  admm.max_staleness = static_cast<int>(flags.max_staleness);
+  if (Status valid = admm.Validate(); !valid.ok()) return ReportError("train", valid);
   flags.prices.function_memory_gb = flags.function_memory_mb / 1000;
   if (Status valid = flags.prices.Validate(); !valid.ok()) return ReportError("train", valid);
   WorkerOptions worker_options;
@@ -143,13 +132,10 @@ int RunTrain(int argc, char** argv) {
     }
   }
 
-  Result<Plan> plan = PlanData(flags.data, flags.workers, *loss);
+  Result<Plan> plan = PlanData(flags.problem.data, flags.workers, *loss);
   if (!plan.ok()) return ReportError("train", plan.status());
-  plan->spec.intercept = flags.intercept;
-  plan->spec.regularizer = {flags.l1, flags.l2};
-  if (!parser.Given("l1") && !parser.Given("l2")) plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);
-  if (Status valid = plan->spec.Validate(); !valid.ok()) return ReportError("train", valid);
-  if (flags.admm.barrier > plan->workers) {
+  if (Status valid = SetRegularizer(parser, flags.problem, &*plan); !valid.ok()) return ReportError("train", valid);
+  if (admm.barrier > plan->workers) {
     return ReportError("train", InvalidArgument("--barrier: " + flags.barrier + " of " + std::to_string(plan->workers) +
                                                 " workers"));
   }
@@ -164,7 +150,7 @@ int RunTrain(int argc, char** argv) {
   if (!runtime.ok()) return ReportError("train", runtime.status());
   if (runtime->remote != nullptr && trace) runtime->remote->SetTraceSink(trace.get());
 
-  Coordinator coordinator(plan->spec, flags.admm, runtime->executor.get());
+  Coordinator coordinator(plan->spec, admm, runtime->executor.get());
   if (trace) coordinator.SetTraceSink(trace.get());
   const bool show_progress = !flags.quiet && StderrIsTerminal();
   if (show_progress) coordinator.SetIterationCallback(PrintProgress);

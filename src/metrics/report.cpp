@@ -1,7 +1,5 @@
 #include "nimbus/metrics/report.h"
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +7,7 @@
 
 #include "nimbus/core/file_io.h"
 #include "nimbus/metrics/analysis.h"
+#include "nimbus/metrics/plot.h"
 
 namespace nimbus {
 namespace {
@@ -50,18 +49,6 @@ double FinalObjective(const Trace& trace) {
 
 std::string Number(std::optional<double> value) {
   return value ? Format("%.10g", *value) : std::string("NaN");
-}
-
-Status RunGnuplot(const std::string& gnuplot, const std::string& directory, const std::string& script) {
-  const std::string command = "cd '" + directory + "' && " + gnuplot + " '" + script + "' 2> gnuplot.log";
-  const int status = std::system(command.c_str());
-  if (status != 0) {
-    Result<std::string> log = ReadFileToString(directory + "/gnuplot.log");
-    const bool missing = WIFEXITED(status) && WEXITSTATUS(status) == 127;
-    return Unavailable(missing ? "gnuplot not found: install gnuplot-nox (scripts/install-deps does)"
-                               : "gnuplot failed: " + (log.ok() ? *log : std::string("see gnuplot.log")));
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -199,38 +186,29 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
   for (const auto& [name, contents] : data) NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name, *contents));
 
   // The plots, each as PNG and as SVG.
-  std::string script = "set datafile missing 'NaN'\nset key outside right top\nset grid\n";
-  const std::string log_y = "set logscale y\nset format y '10^{%L}'\n";
-  const std::string linear_y = "unset logscale y\nset format y '%g'\n";
-  const char* const kinds[][2] = {{"pngcairo size 900,540 font ',10'", "png"}, {"svg size 900,540", "svg"}};
+  PlotScript plots;
+  const std::string log_y = PlotScript::kLogY, linear_y = PlotScript::kLinearY;
   const std::string k = std::to_string(std::max(1, trace.workers));
-  auto plot = [&](const std::string& name, const std::string& body) {
-    for (const auto& [terminal, extension] : kinds) {
-      script += "set terminal " + std::string(terminal) + "\nset output '" + name + "." + extension + "'\n" + body +
-                "\nunset output\n";
-      files.plots.push_back(dir + "/" + name + "." + extension);
-    }
-  };
   const bool have_convergence = convergence.find('\n') != convergence.size() - 1;
   if (have_convergence) {
-    plot("convergence-round",
+    plots.Add("convergence-round",
          "set title 'Residuals and objective by round'\nset xlabel 'round'\nset ylabel 'residual'\n" + log_y +
          "plot 'convergence.dat' u 1:3 w lp t 'primal residual', '' u 1:5 w l dt 2 t 'primal tolerance', "
          "'' u 1:4 w lp t 'dual residual', '' u 1:6 w l dt 2 t 'dual tolerance', "
          "'' u 1:8 w lp t 'relative objective gap'\n" + linear_y);
-    plot("convergence-time",
+    plots.Add("convergence-time",
          "set title 'Residuals and objective against time'\nset xlabel 'seconds since the first round'\n"
          "set ylabel 'residual'\n" + log_y +
          "plot 'convergence.dat' u 2:3 w lp t 'primal residual', '' u 2:4 w lp t 'dual residual', "
          "'' u 2:8 w lp t 'relative objective gap'\n" + linear_y);
   }
-  plot("breakdown",
+  plots.Add("breakdown",
        "set title 'Where each round went (mean over workers)'\nset xlabel 'round'\nset ylabel 'ms'\n"
        "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
        "set boxwidth 0.8\nset xtics rotate by -45 autofreq\n"
        "plot 'breakdown.dat' u 4 t 'compute', '' u 3 t 'communication', '' u 5 t 'waiting', '' u 2:xtic(1) t 'master'\n"
        "set style data lines\nset xtics norotate");
-  plot("timeline",
+  plots.Add("timeline",
        "set title 'Rounds " + std::to_string(options.timeline_first_round) + " to " +
            std::to_string(options.timeline_first_round + options.timeline_rounds - 1) +
            ", worker by worker'\nset xlabel 'ms since the first dispatch'\nset ylabel 'worker'\n"
@@ -238,21 +216,16 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
            "plot 'timeline.dat' u ($4==1?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 1 t 'ROUND on its way', "
            "'' u ($4==2?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 2 t 'compute', "
            "'' u ($4==3?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 3 t 'REPLY on its way'\nset autoscale y");
-  plot("coldstart",
+  plots.Add("coldstart",
        "set title 'Cold starts: launch to ready'\nset xlabel 'worker start'\nset ylabel 'ms'\n"
        "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
        "plot 'coldstart.dat' u 2 t 'process start', '' u 3 t 'connect', '' u 4:xtic(1) t 'shard load'\n"
        "set style data lines");
-  plot("stragglers",
+  plots.Add("stragglers",
        "set title 'Share of each worker''s rounds among the slowest 10% of responses'\nset xlabel 'worker'\n"
        "set ylabel 'share of rounds'\nset yrange [0:*]\nset style fill solid 0.8 border -1\nset boxwidth 0.7\n"
        "plot 'stragglers.dat' u 1:2 w boxes t ''\nset autoscale y");
-  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(dir + "/plots.gp", script));
-  if (!options.gnuplot.empty()) {
-    NIMBUS_RETURN_IF_ERROR(RunGnuplot(options.gnuplot, dir, "plots.gp"));
-  } else {
-    files.plots.clear();
-  }
+  NIMBUS_ASSIGN_OR_RETURN(files.plots, plots.Render(dir, "plots.gp", options.gnuplot));
 
   const std::string text = ReportText(trace, options.prices);
   files.text = dir + "/report.txt";

@@ -25,8 +25,10 @@ Result<Dataset> ShardSource::Load(const ProblemSpec& spec) const {
 }
 
 ThreadsExecutor::ThreadsExecutor(std::vector<ShardSource> shards, const ProblemSpec& spec,
-                                 const WorkerOptions& options)
-    : shards_(std::move(shards)), spec_(spec), options_(options), slots_(shards_.size()) {}
+                                 const WorkerOptions& options, int concurrency)
+    : shards_(std::move(shards)), spec_(spec), options_(options), slots_(shards_.size()) {
+  if (concurrency > 0) compute_slots_ = std::make_unique<std::counting_semaphore<>>(concurrency);
+}
 
 ThreadsExecutor::~ThreadsExecutor() { Stop(); }
 
@@ -91,6 +93,13 @@ void ThreadsExecutor::WorkerMain(int id) {
     WorkerReply reply;
     try {
       if (options_.faults.Crashes(id, 0, request.round)) throw std::runtime_error("injected crash");
+      if (compute_slots_) compute_slots_->acquire();
+      struct Release {
+        std::counting_semaphore<>* slots;
+        ~Release() {
+          if (slots != nullptr) slots->release();
+        }
+      } release{compute_slots_.get()};
       reply = worker->Serve(request);
     } catch (const std::exception& error) {
       reply.worker = id;

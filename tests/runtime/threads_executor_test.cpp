@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/synthetic.h"
@@ -121,6 +123,32 @@ TEST_F(ThreadsExecutorTest, AMissedDeadlineIsATimedOutReply) {
   for (const WorkerReply& reply : executor.RunRound(Round(1, spec_.model_size()), Deadline::After(60))) {
     EXPECT_EQ(reply.status, ReplyStatus::kOk);
     EXPECT_EQ(reply.round, 1);
+  }
+}
+
+TEST_F(ThreadsExecutorTest, AConcurrencyLimitRunsTheWorkersOneAtATimeWithTheSameResults) {
+  WorkerOptions slow;
+  slow.faults.delay_ms = 20;  // long enough that overlapping computations would show
+  slow.faults.delay_probability = 1;
+  ThreadsExecutor limited(StoreShards(), spec_, slow, /*concurrency=*/1);
+  ThreadsExecutor free(StoreShards(), spec_, slow);
+  ASSERT_TRUE(limited.Start(Deadline::After(60)).ok());
+  ASSERT_TRUE(free.Start(Deadline::After(60)).ok());
+  for (int64_t round = 0; round < 2; ++round) {
+    std::vector<WorkerReply> one_at_a_time = limited.RunRound(Round(round, spec_.model_size()), Deadline::After(60));
+    const std::vector<WorkerReply> together = free.RunRound(Round(round, spec_.model_size()), Deadline::After(60));
+    ASSERT_EQ(one_at_a_time.size(), 3u);
+    ASSERT_EQ(together.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(one_at_a_time[i].status, ReplyStatus::kOk) << one_at_a_time[i].error;
+      EXPECT_EQ(one_at_a_time[i].w, together[i].w);
+    }
+    // No two computations overlap: sorted by start, each begins after the one before ended.
+    std::sort(one_at_a_time.begin(), one_at_a_time.end(),
+              [](const WorkerReply& a, const WorkerReply& b) { return a.timings.start_wall < b.timings.start_wall; });
+    for (std::size_t i = 1; i < 3; ++i) {
+      EXPECT_GE(one_at_a_time[i].timings.start_wall, one_at_a_time[i - 1].timings.end_wall) << "round " << round;
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <semaphore>
 #include <thread>
 #include <vector>
 
@@ -35,7 +36,11 @@ struct ShardSource {
 
 class ThreadsExecutor final : public Executor {
  public:
-  ThreadsExecutor(std::vector<ShardSource> shards, const ProblemSpec& spec, const WorkerOptions& options);
+  // `concurrency` > 0 lets at most that many workers compute at once (the others wait their
+  // turn), so that each x-update's time is its own even with more workers than cores, as
+  // `nimbus simulate --calibrate` needs; 0 lets all of them run.
+  ThreadsExecutor(std::vector<ShardSource> shards, const ProblemSpec& spec, const WorkerOptions& options,
+                  int concurrency = 0);
   ~ThreadsExecutor() override;
 
   std::string name() const override { return "threads"; }
@@ -60,6 +65,7 @@ class ThreadsExecutor final : public Executor {
   ProblemSpec spec_;
   WorkerOptions options_;
   std::vector<std::thread> threads_;
+  std::unique_ptr<std::counting_semaphore<>> compute_slots_;  // with a concurrency limit
 
   std::mutex mutex_;
   std::condition_variable work_ready_;  // master -> workers: a new round or stop

@@ -1,0 +1,426 @@
+#include "calibration.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <optional>
+#include <thread>
+
+#include "nimbus/admm/coordinator.h"
+#include "nimbus/core/clock.h"
+#include "nimbus/core/file_io.h"
+#include "nimbus/data/libsvm_reader.h"
+#include "nimbus/data/manifest.h"
+#include "nimbus/data/shard.h"
+#include "nimbus/data/synthetic.h"
+#include "nimbus/metrics/trace.h"
+#include "nimbus/metrics/trace_reader.h"
+#include "nimbus/runtime/threads_executor.h"
+#include "nimbus/transport/transport.h"
+
+extern char** environ;
+
+namespace nimbus::cli {
+namespace {
+
+std::string Format(const char* format, auto... args) {
+  char text[512];
+  std::snprintf(text, sizeof text, format, args...);
+  return text;
+}
+
+// What one solve on the threads runtime, workers one at a time, shows per worker and round.
+struct Measured {
+  ProfilePoint point;
+  double shard_nnz = 0;  // mean over workers
+  double model_size = 0;
+};
+
+Result<Measured> MeasureSolve(const ProblemSpec& spec, std::vector<ShardSource> shards, const AdmmOptions& admm,
+                              int64_t nnz, int concurrency) {
+  const int k = static_cast<int>(shards.size());
+  ThreadsExecutor executor(std::move(shards), spec, WorkerOptions{}, concurrency);
+  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory scratch, TemporaryDirectory::Create("nimbus-calibrate"));
+  const std::string trace_path = scratch.path() + "/trace.jsonl";
+  Summary summary;
+  {
+    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<JsonlTraceFile> trace, JsonlTraceFile::Open(trace_path));
+    Coordinator coordinator(spec, admm, &executor);
+    coordinator.SetTraceSink(trace.get());
+    NIMBUS_ASSIGN_OR_RETURN(Solution solution, coordinator.Solve());
+    summary = solution.summary;
+    NIMBUS_RETURN_IF_ERROR(trace->status());
+  }
+  if (!summary.ok()) return Unavailable("calibration solve at K = " + std::to_string(k) + ": " + summary.message);
+  NIMBUS_ASSIGN_OR_RETURN(Trace trace, ReadTrace(trace_path));
+  double imbalance_sum = 0;
+  int counted = 0;
+  for (const TraceRound& round : trace.rounds) {
+    double slowest = 0, total = 0;
+    for (const TraceWorkerRound& w : round.workers) {
+      slowest = std::max(slowest, w.compute_seconds);
+      total += w.compute_seconds;
+    }
+    if (round.workers.empty() || total <= 0) continue;
+    imbalance_sum += slowest / (total / static_cast<double>(round.workers.size()));
+    ++counted;
+  }
+  const double worker_rounds = static_cast<double>(k) * summary.rounds;
+  Measured m;
+  m.point.workers = k;
+  m.point.iterations = summary.iterations;
+  m.point.rounds = summary.rounds;
+  m.point.compute_seconds = summary.worker_compute_seconds / worker_rounds;
+  m.point.imbalance = counted > 0 ? std::max(1.0, imbalance_sum / counted) : 1.0;
+  m.point.data_passes = static_cast<double>(summary.data_passes) / worker_rounds;
+  m.point.local_iterations = static_cast<double>(summary.local_iterations) / worker_rounds;
+  m.point.cg_iterations = static_cast<double>(summary.cg_iterations) / worker_rounds;
+  m.point.master_seconds = summary.master_seconds / summary.rounds;
+  m.shard_nnz = static_cast<double>(nnz) / k;
+  m.model_size = static_cast<double>(spec.model_size());
+  return m;
+}
+
+// A few rounds of a problem with many more features than nonzeros: its rounds are mostly
+// the x-update's work per coordinate.
+Result<Measured> MeasureWideProblem(int64_t features, const AdmmOptions& admm) {
+  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory scratch, TemporaryDirectory::Create("nimbus-calibrate-wide"));
+  SyntheticOptions gen;
+  gen.rows = 2000;
+  gen.cols = features;
+  gen.nnz_per_row = 10;
+  gen.planted_nonzeros = 100;
+  const std::string path = scratch.path() + "/wide.svm";
+  NIMBUS_RETURN_IF_ERROR(WriteSyntheticLibsvm(gen, path).status());
+  LibsvmReadOptions read;
+  NIMBUS_ASSIGN_OR_RETURN(Dataset data, ReadLibsvmFile(path, read));
+  ProblemSpec spec;
+  spec.rows = data.rows();
+  spec.cols = features;
+  spec.regularizer.l2 = 1.0 / static_cast<double>(spec.rows);
+  const int64_t nnz = data.nnz();
+  data.matrix.cols = features;
+  std::vector<ShardSource> shards;
+  shards.push_back(ShardSource::InMemory(std::move(data)));
+  AdmmOptions few = admm;
+  few.max_iterations = 6;
+  few.target_objective.reset();
+  return MeasureSolve(spec, std::move(shards), few, nnz, /*concurrency=*/1);
+}
+
+// Half the round trip of a ROUND of d doubles out and a REPLY of d doubles back through real
+// ZeroMQ sockets on 127.0.0.1, encoded and decoded as the runtimes do.
+Result<double> OneWayMessageSeconds(int64_t model_size, int repetitions) {
+  const auto context = ZmqContext::Create();
+  constexpr uint64_t kRun = 1;
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<RouterTransport> router,
+                          RouterTransport::Bind(context, "tcp://127.0.0.1:0", kRun, int64_t{1} << 30));
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<DealerTransport> dealer,
+                          DealerTransport::Connect(context, router->endpoint(), "w0.1", kRun));
+  const std::size_t size = static_cast<std::size_t>(model_size);
+  Status worker_status;
+  std::thread worker([&] {
+    for (int i = 0; i <= repetitions; ++i) {
+      Result<Incoming> in = dealer->Receive(Deadline::After(30));
+      if (!in.ok()) {
+        worker_status = in.status();
+        return;
+      }
+      Result<RoundRequest> round = UnpackRound(in->message, size);
+      if (!round.ok()) {
+        worker_status = round.status();
+        return;
+      }
+      WorkerReply reply;
+      reply.round = round->round;
+      reply.w = round->z.ToVector();  // a fresh vector, as a worker's w is
+      Envelope envelope;
+      envelope.worker = 0;
+      envelope.invocation = 1;
+      envelope.round = round->round;
+      if (Status sent = dealer->Send("", PackReply(envelope, reply)); !sent.ok()) {
+        worker_status = sent;
+        return;
+      }
+    }
+  });
+  // The router learns the dealer's routing id from its first message; say hello first.
+  Status master_status = dealer->Send("", PackHello(Envelope{}, HelloBody{}));
+  if (master_status.ok()) master_status = router->Receive(Deadline::After(30)).status();
+  auto z = std::make_shared<std::vector<double>>(size, 0.5);
+  Stopwatch watch;
+  for (int i = 0; i <= repetitions && master_status.ok(); ++i) {
+    if (i == 1) watch = Stopwatch();  // the first exchange warms the connection up
+    RoundRequest request;
+    request.round = i;
+    request.z = z;
+    Envelope envelope;
+    envelope.worker = 0;
+    envelope.invocation = 1;
+    envelope.round = i;
+    master_status = router->Send("w0.1", PackRound(envelope, request));
+    if (!master_status.ok()) break;
+    Result<Incoming> in = router->Receive(Deadline::After(30));
+    if (!in.ok()) {
+      master_status = in.status();
+      break;
+    }
+    master_status = UnpackReply(in->message, size).status();
+  }
+  const double seconds = watch.ElapsedSeconds();
+  worker.join();
+  NIMBUS_RETURN_IF_ERROR(master_status);
+  NIMBUS_RETURN_IF_ERROR(worker_status);
+  return seconds / repetitions / 2;
+}
+
+// Spawning the nimbus binary (the master's cost) and its run to the end of `nimbus --help`
+// (a worker process's start: loading, linking, main).
+Result<std::pair<double, double>> ProcessStartSeconds(const std::string& executable, int repetitions) {
+  std::vector<double> spawns, starts;
+  for (int i = 0; i < repetitions; ++i) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    std::string program = executable, help = "--help";
+    char* argv[] = {program.data(), help.data(), nullptr};
+    pid_t pid = 0;
+    Stopwatch watch;
+    const int error = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv, environ);
+    const double spawn = watch.ElapsedSeconds();
+    posix_spawn_file_actions_destroy(&actions);
+    if (error != 0) return ErrnoError("cannot start " + executable, error);
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      return Internal(executable + " --help did not exit cleanly");
+    }
+    spawns.push_back(spawn);
+    starts.push_back(watch.ElapsedSeconds());
+  }
+  std::sort(spawns.begin(), spawns.end());
+  std::sort(starts.begin(), starts.end());
+  return std::make_pair(spawns[spawns.size() / 2], starts[starts.size() / 2]);
+}
+
+// Bytes per second of loading the whole data set as one shard from this machine's disk (the
+// page cache, as for the shards a process run has just written).
+Result<double> ShardLoadBandwidth(const Dataset& data) {
+  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory scratch, TemporaryDirectory::Create("nimbus-calibrate-shard"));
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(scratch.path(), /*create=*/true));
+  NIMBUS_RETURN_IF_ERROR(WriteShard(data, 0, *store, "shard").status());
+  NIMBUS_ASSIGN_OR_RETURN(std::shared_ptr<const Blob> blob, store->Get("shard"));
+  const std::size_t bytes = blob->bytes().size();
+  blob.reset();
+  double best = 0;
+  for (int i = 0; i < 3; ++i) {
+    Stopwatch watch;
+    NIMBUS_ASSIGN_OR_RETURN(Dataset loaded, LoadShard(*store, "shard"));
+    const double seconds = watch.ElapsedSeconds();
+    if (loaded.nnz() != data.nnz()) return Internal("the calibration shard did not load back whole");
+    best = std::max(best, static_cast<double>(bytes) / std::max(seconds, 1e-9));
+  }
+  return best;
+}
+
+std::string MachineName() {
+  Result<std::string> cpuinfo = ReadFileToString("/proc/cpuinfo");
+  if (cpuinfo.ok()) {
+    const auto at = cpuinfo->find("model name");
+    if (at != std::string::npos) {
+      const auto colon = cpuinfo->find(':', at);
+      const auto end = cpuinfo->find('\n', at);
+      if (colon != std::string::npos && colon < end) return cpuinfo->substr(colon + 2, end - colon - 2);
+    }
+  }
+  return "unknown";
+}
+
+std::string Today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
+  return text;
+}
+
+}  // namespace
+
+std::vector<double> NonNegativeLeastSquares(const std::vector<std::vector<double>>& rows, const std::vector<double>& y) {
+  const std::size_t n = rows.empty() ? 0 : rows[0].size();
+  std::vector<double> best(n, 0.0);
+  double best_residual = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) best_residual += y[i] * y[i];
+  for (unsigned mask = 1; mask < (1u << n); ++mask) {
+    std::vector<std::size_t> free;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (mask & (1u << j)) free.push_back(j);
+    }
+    const std::size_t m = free.size();
+    // Normal equations (A^T A) x = A^T y over the free unknowns, by Gaussian elimination.
+    std::vector<std::vector<double>> system(m, std::vector<double>(m + 1, 0.0));
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      for (std::size_t a = 0; a < m; ++a) {
+        for (std::size_t b = 0; b < m; ++b) system[a][b] += rows[r][free[a]] * rows[r][free[b]];
+        system[a][m] += rows[r][free[a]] * y[r];
+      }
+    }
+    bool singular = false;
+    for (std::size_t c = 0; c < m && !singular; ++c) {
+      std::size_t pivot = c;
+      for (std::size_t r = c + 1; r < m; ++r) {
+        if (std::abs(system[r][c]) > std::abs(system[pivot][c])) pivot = r;
+      }
+      std::swap(system[c], system[pivot]);
+      if (std::abs(system[c][c]) < 1e-300) {
+        singular = true;
+        break;
+      }
+      for (std::size_t r = 0; r < m; ++r) {
+        if (r == c) continue;
+        const double factor = system[r][c] / system[c][c];
+        for (std::size_t k = c; k <= m; ++k) system[r][k] -= factor * system[c][k];
+      }
+    }
+    if (singular) continue;
+    std::vector<double> x(n, 0.0);
+    bool feasible = true;
+    for (std::size_t a = 0; a < m; ++a) {
+      x[free[a]] = system[a][m] / system[a][a];
+      feasible = feasible && x[free[a]] >= 0 && std::isfinite(x[free[a]]);
+    }
+    if (!feasible) continue;
+    double residual = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      double fitted = 0;
+      for (std::size_t j = 0; j < n; ++j) fitted += rows[r][j] * x[j];
+      residual += (fitted - y[r]) * (fitted - y[r]);
+    }
+    if (residual < best_residual) {
+      best_residual = residual;
+      best = x;
+    }
+  }
+  return best;
+}
+
+Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
+  if (!plan.data) return InvalidArgument("calibrate: needs a LIBSVM file (it is split anew for each K)");
+  if (options.workers.empty()) return InvalidArgument("calibrate: needs at least one worker count");
+  auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  Profile profile;
+  profile.machine = MachineName();
+  profile.date = Today();
+  profile.cores = static_cast<int>(std::max<unsigned>(1, std::thread::hardware_concurrency()));
+  profile.data = plan.source;
+  profile.rows = plan.spec.rows;
+  profile.cols = plan.spec.cols;
+  profile.nnz = plan.data->nnz();
+
+  std::vector<Measured> measured;
+  for (const int k : options.workers) {
+    NIMBUS_RETURN_IF_ERROR(Repartition(plan, k));
+    auto shards = [&] {
+      std::vector<ShardSource> sources;
+      for (const auto& [begin, end] : plan.ranges) sources.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
+      return sources;
+    };
+    // The fastest of a few runs: the solves are deterministic, so runs differ only by what
+    // else this machine did meanwhile.
+    std::optional<Measured> alone;
+    double shared = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < options.repetitions; ++run) {
+      NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards(), options.admm, profile.nnz, 1));
+      if (!alone || m.point.compute_seconds < alone->point.compute_seconds) alone = m;
+      if (k > 1 && profile.cores > 1) {
+        NIMBUS_ASSIGN_OR_RETURN(Measured side_by_side,
+                                MeasureSolve(plan.spec, shards(), options.admm, profile.nnz, std::min(k, profile.cores)));
+        shared = std::min(shared, side_by_side.point.compute_seconds);
+      }
+    }
+    Measured m = *alone;
+    if (std::isfinite(shared)) m.point.shared_slowdown = std::max(1.0, shared / m.point.compute_seconds);
+    say(Format("K = %d: %d iterations, %.3f ms per worker and round (slowest %.2fx the mean; %.2fx side by side), "
+               "%.2f ms master per round",
+               k, m.point.iterations, 1e3 * m.point.compute_seconds, m.point.imbalance, m.point.shared_slowdown,
+               1e3 * m.point.master_seconds));
+    profile.points.push_back(m.point);
+    measured.push_back(m);
+  }
+  NIMBUS_ASSIGN_OR_RETURN(Measured wide, MeasureWideProblem(options.wide_features, options.admm));
+  say(Format("wide problem (d = %lld): %.3f ms per round over %.1f CG and %.1f Newton iterations",
+             static_cast<long long>(options.wide_features), 1e3 * wide.point.compute_seconds, wide.point.cg_iterations,
+             wide.point.local_iterations));
+  measured.push_back(wide);
+
+  // Worker: y = a passes nnz_i + b (cg + local) d + c, each row weighted by 1/y so that every
+  // point counts by its relative error.
+  {
+    std::vector<std::vector<double>> rows;
+    std::vector<double> y;
+    for (const Measured& m : measured) {
+      const double weight = 1 / std::max(m.point.compute_seconds, 1e-9);
+      rows.push_back({m.point.data_passes * m.shard_nnz * weight,
+                      (m.point.cg_iterations + m.point.local_iterations) * m.model_size * weight, weight});
+      y.push_back(1.0);
+    }
+    const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
+    profile.seconds_per_nnz = fit[0];
+    profile.seconds_per_coordinate = fit[1];
+    profile.seconds_per_round = fit[2];
+  }
+  // Master: y = (r K + c) d per round, weighted the same way.
+  {
+    std::vector<std::vector<double>> rows;
+    std::vector<double> y;
+    for (const Measured& m : measured) {
+      const double weight = 1 / std::max(m.point.master_seconds, 1e-9);
+      rows.push_back({m.point.workers * m.model_size * weight, m.model_size * weight});
+      y.push_back(1.0);
+    }
+    const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
+    profile.master_seconds_per_reply_coordinate = fit[0];
+    profile.master_seconds_per_coordinate = fit[1];
+  }
+  say(Format("fitted: %.3g ns per nonzero pass, %.3g ns per coordinate and local iteration, %.3g ms per round; "
+             "master %.3g ns per reply coordinate, %.3g ns per coordinate",
+             1e9 * profile.seconds_per_nnz, 1e9 * profile.seconds_per_coordinate, 1e3 * profile.seconds_per_round,
+             1e9 * profile.master_seconds_per_reply_coordinate, 1e9 * profile.master_seconds_per_coordinate));
+
+  // Messages: one way = latency + bytes / bandwidth, from a small and two model-sized sizes.
+  {
+    std::vector<std::vector<double>> rows;
+    std::vector<double> y;
+    const std::pair<int64_t, int> sizes[] = {{1, 200}, {std::max<int64_t>(1, profile.cols), 20}, {1000000, 10}};
+    for (const auto& [size, repetitions] : sizes) {
+      NIMBUS_ASSIGN_OR_RETURN(const double seconds, OneWayMessageSeconds(size, repetitions));
+      const double weight = 1 / std::max(seconds, 1e-9);
+      rows.push_back({weight, 8.0 * static_cast<double>(size) * weight});
+      y.push_back(1.0);
+    }
+    const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
+    profile.message_latency_seconds = fit[0];
+    profile.message_bandwidth = fit[1] > 0 ? 1 / fit[1] : 1e12;
+  }
+  NIMBUS_ASSIGN_OR_RETURN(const auto starts, ProcessStartSeconds(options.executable, 5));
+  profile.process_spawn_seconds = starts.first;
+  profile.process_start_seconds = starts.second;
+  NIMBUS_ASSIGN_OR_RETURN(profile.shard_load_bandwidth, ShardLoadBandwidth(*plan.data));
+  say(Format("messages: %.1f us latency, %.2f GB/s; a worker process starts in %.1f ms (spawn %.2f ms); shards load "
+             "at %.2f GB/s",
+             1e6 * profile.message_latency_seconds, profile.message_bandwidth / 1e9, 1e3 * profile.process_start_seconds,
+             1e3 * profile.process_spawn_seconds, profile.shard_load_bandwidth / 1e9));
+  NIMBUS_RETURN_IF_ERROR(profile.Validate());
+  return profile;
+}
+
+}  // namespace nimbus::cli

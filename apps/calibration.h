@@ -1,0 +1,35 @@
+// `nimbus simulate calibrate`: measures the Profile the simulator runs on (metrics/simulator.h)
+// on this machine, with the real parts: solves of the user's problem at each K on the threads
+// runtime (workers computing one at a time, so every x-update's time is its own), a short
+// solve of a wide generated problem (to tell the cost per coordinate from the cost per
+// nonzero), ROUND and REPLY messages through ZeroMQ on 127.0.0.1, worker process starts and
+// shard loads.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nimbus/admm/options.h"
+#include "nimbus/metrics/simulator.h"
+#include "solve_setup.h"
+
+namespace nimbus::cli {
+
+struct CalibrationOptions {
+  std::vector<int> workers = {1, 2, 4, 8, 16};
+  AdmmOptions admm;
+  std::string executable;        // the nimbus binary, whose start-up is timed
+  int64_t wide_features = 1000000;  // the wide problem's d
+  int repetitions = 2;              // solves per K; the fastest counts
+  std::function<void(const std::string&)> progress;  // one line per step, if set
+};
+
+// `plan` must hold a LIBSVM file's data (it is split anew for each K).
+Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options);
+
+// Least squares with x >= 0, for the few unknowns of a cost fit: every subset of free
+// unknowns is solved by the normal equations and the best feasible one wins.
+std::vector<double> NonNegativeLeastSquares(const std::vector<std::vector<double>>& rows, const std::vector<double>& y);
+
+}  // namespace nimbus::cli

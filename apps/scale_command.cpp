@@ -1,0 +1,113 @@
+// nimbus scale: the same problem to the same tolerance at several worker counts.
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "nimbus/admm/coordinator.h"
+#include "scaling.h"
+#include "solve_setup.h"
+
+namespace nimbus::cli {
+
+int RunScale(int argc, char** argv) {
+  ProblemFlags problem;
+  RuntimeFlags runtime_flags;
+  std::string workers_text = "1,2,4,8,16", out = "nimbus-scale";
+  bool no_plots = false, quiet = false;
+  int64_t repeat = 1;
+  Prices prices;
+  double memory_mb = 0;
+  ArgParser parser("scale", "--data FILE.svm [--workers 1,2,4,8,16] [--runtime R] [--out DIR]",
+                   "Solves the same problem to the same tolerance once per worker count K and reports, for each,\n"
+                   "the ADMM iterations, the time to solution (worker start-up and rounds), the time per round,\n"
+                   "the speedup of both relative to the first K, the efficiency, and the cost at Lambda's prices.\n"
+                   "Writes DIR/scale.txt, scale.json, scale.dat and the plots scale-time and scale-speedup.");
+  AddProblemOptions(parser, &problem);
+  parser.AddString("workers", "K1,K2,...", "the worker counts, ascending; the first is the speedups' baseline",
+                   &workers_text);
+  parser.AddInt("repeat", "N", "solves per K; the fastest counts (they differ only by what else the machine did)",
+                &repeat);
+  AddRuntimeOptions(parser, &runtime_flags);
+  parser.AddString("out", "DIR", "where to write the table, data and plots", &out);
+  parser.AddSwitch("no-plots", "write the data and the gnuplot script, but do not run gnuplot", &no_plots);
+  AddPriceOptions(parser, &prices, &memory_mb);
+  parser.AddSwitch("quiet", "print nothing but errors", &quiet);
+  parser.Require("data");
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+
+  Result<Loss> loss = CheckProblemOptions(&problem);
+  if (!loss.ok()) return ReportError("scale", loss.status());
+  if (Status valid = problem.admm.Validate(); !valid.ok()) return ReportError("scale", valid);
+  if (Status valid = CheckRuntimeName(runtime_flags.runtime); !valid.ok()) return ReportError("scale", valid);
+  Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 4096);
+  if (!workers.ok()) return ReportError("scale", workers.status());
+  for (std::size_t i = 1; i < workers->size(); ++i) {
+    if ((*workers)[i] <= (*workers)[i - 1]) {
+      return ReportError("scale", InvalidArgument("--workers: the counts must ascend, got " + workers_text));
+    }
+  }
+  if (repeat < 1 || repeat > 100) return ReportError("scale", InvalidArgument("--repeat: must be in [1, 100]"));
+  prices.function_memory_gb = memory_mb / 1000;
+  if (Status valid = prices.Validate(); !valid.ok()) return ReportError("scale", valid);
+  if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError("scale", writable);
+
+  Result<Plan> plan = PlanData(problem.data, workers->front(), *loss);
+  if (!plan.ok()) return ReportError("scale", plan.status());
+  if (!plan->data) {
+    return ReportError("scale", InvalidArgument("--data: " + problem.data +
+                                                " holds shards for one K; give the LIBSVM file, which scale splits anew "
+                                                "for each K"));
+  }
+  if (Status valid = SetRegularizer(parser, problem, &*plan); !valid.ok()) return ReportError("scale", valid);
+
+  ScaleResult result;
+  result.data = problem.data;
+  result.runtime = runtime_flags.runtime;
+  result.rows = plan->spec.rows;
+  result.cols = plan->spec.cols;
+  result.nnz = plan->data->nnz();
+  result.eps_abs = problem.admm.eps_abs;
+  result.eps_rel = problem.admm.eps_rel;
+  for (const int64_t k : *workers) {
+    if (Status split = Repartition(*plan, static_cast<int>(k)); !split.ok()) return ReportError("scale", split);
+    const std::string at = "K = " + std::to_string(k);
+    std::optional<ScalePoint> fastest;
+    for (int64_t run = 0; run < repeat; ++run) {
+      Result<Runtime> runtime = MakeRuntime(runtime_flags, *plan, WorkerOptions{});
+      if (!runtime.ok()) return ReportError("scale", runtime.status().WithContext(at));
+      Coordinator coordinator(plan->spec, problem.admm, runtime->executor.get());
+      Result<Solution> solution = coordinator.Solve();
+      if (!solution.ok()) return ReportError("scale", solution.status().WithContext(at));
+      Summary& summary = solution->summary;
+      if (!summary.ok()) return ReportError("scale", Unavailable(at + ": " + summary.message));
+      AddCostEstimate(prices, *plan, &summary);
+      ScalePoint point;
+      point.workers = static_cast<int>(k);
+      point.iterations = summary.iterations;
+      point.rounds = summary.rounds;
+      point.termination = TerminationName(summary.termination);
+      point.objective = summary.objective;
+      point.setup_seconds = summary.setup_seconds;
+      point.solve_seconds = summary.solve_seconds;
+      point.dollars = summary.cost_dollars;
+      if (!fastest || point.time_to_solution() < fastest->time_to_solution()) fastest = point;
+    }
+    result.points.push_back(*fastest);
+    if (!quiet) {
+      std::fprintf(stderr, "nimbus scale: %s: %d iterations (%s), %.3f s to solution, objective %.10g\n", at.c_str(),
+                   fastest->iterations, fastest->termination.c_str(), fastest->time_to_solution(), fastest->objective);
+    }
+  }
+  Result<std::vector<std::string>> plots = result.Write(out, no_plots ? "" : "gnuplot");
+  if (!plots.ok()) return ReportError("scale", plots.status());
+  if (!quiet) {
+    std::fputs(result.Table().c_str(), stdout);
+    std::printf("wrote %s/scale.txt, scale.json, scale.dat (%zu plots)\n", out.c_str(), plots->size());
+  }
+  return kExitOk;
+}
+
+}  // namespace nimbus::cli

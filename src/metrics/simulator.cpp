@@ -1,0 +1,438 @@
+#include "nimbus/metrics/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "nimbus/core/file_io.h"
+
+namespace nimbus {
+namespace {
+
+// A ROUND or a REPLY on the wire: the 72-byte header, the model-sized vector and a few
+// scalars and timings.
+constexpr double kMessageOverheadBytes = 160;
+
+bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
+
+// The per-round work of a calibration point, in the units of the fitted costs.
+double ModelSeconds(const Profile& p, const ProfilePoint& at, double shard_nnz, double model_size) {
+  return p.seconds_per_nnz * at.data_passes * shard_nnz +
+         p.seconds_per_coordinate * (at.cg_iterations + at.local_iterations) * model_size + p.seconds_per_round;
+}
+
+// Least squares a + b x.
+std::pair<double, double> FitLine(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  const double denominator = n * sxx - sx * sx;
+  if (x.size() < 2 || std::abs(denominator) < 1e-12) return {n > 0 ? sy / n : 0, 0};
+  const double b = (n * sxy - sx * sy) / denominator;
+  return {(sy - b * sx) / n, b};
+}
+
+// Finish times of jobs that share `cores` CPUs equally (processor sharing): job i arrives at
+// arrival[i] needing work[i] CPU-seconds; with n jobs running each gets min(1, cores / n) of a
+// CPU. All running jobs progress alike, so a job ends when the service every running job has
+// received since time 0 (`attained`) reaches its value at the job's arrival plus its work.
+std::vector<double> ShareCores(const std::vector<double>& arrival, const std::vector<double>& work, int cores) {
+  const std::size_t n = arrival.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return arrival[a] < arrival[b]; });
+  using Entry = std::pair<double, std::size_t>;  // attained service at which the job ends
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> running;
+  std::vector<double> finish(n, 0);
+  double now = 0, attained = 0;
+  std::size_t next = 0;
+  while (next < n || !running.empty()) {
+    const double rate = running.empty() ? 0 : std::min(1.0, cores / static_cast<double>(running.size()));
+    const double completion = running.empty() ? std::numeric_limits<double>::infinity()
+                                              : now + (running.top().first - attained) / rate;
+    if (next < n && arrival[order[next]] <= completion) {
+      const double at = std::max(now, arrival[order[next]]);
+      attained += rate * (at - now);
+      now = at;
+      running.push({attained + work[order[next]], order[next]});
+      ++next;
+    } else {
+      now = completion;
+      attained = running.top().first;
+      finish[running.top().second] = now;
+      running.pop();
+    }
+  }
+  return finish;
+}
+
+struct RoundTimes {
+  double end = 0;           // from the first dispatch to the z-update's end
+  double mean_compute = 0;  // over workers
+  double master = 0;        // the master's own work
+};
+
+// One round: the master sends ROUND to each worker in turn through its link, each worker
+// computes (sharing cores, or on its own CPU), the REPLYs come back through the master's
+// link in the order they are ready, the master adds each into the sum, then updates z.
+RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& compute, double message_bytes,
+                         double master_per_reply, double master_fixed, bool free_messages) {
+  const std::size_t k = compute.size();
+  const double latency = free_messages ? 0 : platform.latency_seconds;
+  const double master_transfer = free_messages ? 0 : message_bytes / platform.master_bandwidth;
+  const double worker_transfer =
+      free_messages ? 0 : message_bytes / std::min(platform.master_bandwidth, platform.worker_bandwidth);
+  std::vector<double> arrival(k);
+  for (std::size_t i = 0; i < k; ++i) arrival[i] = static_cast<double>(i) * master_transfer + latency + worker_transfer;
+  std::vector<double> finish(k);
+  if (platform.cores > 0) {
+    finish = ShareCores(arrival, compute, platform.cores);
+  } else {
+    for (std::size_t i = 0; i < k; ++i) finish[i] = arrival[i] + compute[i];
+  }
+  std::vector<std::size_t> order(k);
+  for (std::size_t i = 0; i < k; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return finish[a] < finish[b]; });
+  double link_free = 0, master_free = 0;
+  for (const std::size_t i : order) {
+    const double received = std::max(finish[i] + latency + worker_transfer, link_free + master_transfer);
+    link_free = received;
+    master_free = std::max(master_free, received) + master_per_reply;
+  }
+  RoundTimes times;
+  times.end = master_free + master_fixed;
+  for (const double c : compute) times.mean_compute += c / static_cast<double>(k);
+  times.master = master_per_reply * static_cast<double>(k) + master_fixed;
+  return times;
+}
+
+}  // namespace
+
+Status Profile::Validate() const {
+  if (points.empty()) return InvalidArgument("profile: has no calibration points");
+  if (rows <= 0 || cols <= 0 || nnz <= 0) return InvalidArgument("profile: rows, cols and nnz must be positive");
+  if (cores < 1) return InvalidArgument("profile: cores must be >= 1, got " + std::to_string(cores));
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const ProfilePoint& p = points[i];
+    const std::string where = "profile: point " + std::to_string(i) + ": ";
+    if (p.workers < 1 || (i > 0 && p.workers <= points[i - 1].workers)) {
+      return InvalidArgument(where + "workers must be >= 1 and ascending");
+    }
+    if (p.iterations < 1) return InvalidArgument(where + "iterations must be >= 1");
+    for (const double value : {p.compute_seconds, p.data_passes, p.local_iterations, p.cg_iterations, p.master_seconds}) {
+      if (!FiniteNonNegative(value)) return InvalidArgument(where + "times and counts must be finite and >= 0");
+    }
+    if (!(p.imbalance >= 1) || !std::isfinite(p.imbalance)) return InvalidArgument(where + "imbalance must be >= 1");
+    if (!(p.shared_slowdown > 0) || !std::isfinite(p.shared_slowdown)) {
+      return InvalidArgument(where + "shared_slowdown must be positive");
+    }
+  }
+  for (const double value : {seconds_per_nnz, seconds_per_coordinate, seconds_per_round, master_seconds_per_reply_coordinate,
+                             master_seconds_per_coordinate, message_latency_seconds, process_start_seconds,
+                             process_spawn_seconds}) {
+    if (!FiniteNonNegative(value)) return InvalidArgument("profile: fitted costs must be finite and >= 0");
+  }
+  if (!(message_bandwidth > 0) || !(shard_load_bandwidth > 0)) {
+    return InvalidArgument("profile: message_bandwidth and shard_load_bandwidth must be positive");
+  }
+  return Status::Ok();
+}
+
+ProfilePoint Profile::At(int workers) const {
+  const double log_k = std::log2(static_cast<double>(std::max(1, workers)));
+  auto log_of = [](const ProfilePoint& p) { return std::log2(static_cast<double>(p.workers)); };
+  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+    const ProfilePoint &a = points[i], &b = points[i + 1];
+    if (workers < a.workers || workers > b.workers) continue;
+    const double t = (log_k - log_of(a)) / (log_of(b) - log_of(a));
+    auto mix = [t](double x, double y) { return x + t * (y - x); };
+    ProfilePoint at;
+    at.workers = workers;
+    at.iterations = static_cast<int>(std::lround(mix(a.iterations, b.iterations)));
+    at.rounds = at.iterations + 1;
+    at.compute_seconds = std::exp(mix(std::log(std::max(a.compute_seconds, 1e-12)), std::log(std::max(b.compute_seconds, 1e-12))));
+    at.imbalance = mix(a.imbalance, b.imbalance);
+    at.data_passes = mix(a.data_passes, b.data_passes);
+    at.local_iterations = mix(a.local_iterations, b.local_iterations);
+    at.cg_iterations = mix(a.cg_iterations, b.cg_iterations);
+    at.master_seconds = mix(a.master_seconds, b.master_seconds);
+    at.shared_slowdown = mix(a.shared_slowdown, b.shared_slowdown);
+    return at;
+  }
+  if (points.size() == 1 && workers == points[0].workers) return points[0];
+  // Outside the measured range: the nearest point's work per round, iterations from the fit.
+  const ProfilePoint& nearest = workers < points.front().workers ? points.front() : points.back();
+  std::vector<double> x, y;
+  for (const ProfilePoint& p : points) {
+    x.push_back(log_of(p));
+    y.push_back(p.iterations);
+  }
+  const auto [a, b] = FitLine(x, y);
+  ProfilePoint at = nearest;
+  at.workers = workers;
+  at.iterations = std::max(1, static_cast<int>(std::lround(a + b * log_k)));
+  at.rounds = at.iterations + 1;
+  const double here = ModelSeconds(*this, nearest, static_cast<double>(nnz) / workers, static_cast<double>(cols));
+  const double there = ModelSeconds(*this, nearest, static_cast<double>(nnz) / nearest.workers, static_cast<double>(cols));
+  if (here > 0 && there > 0) at.compute_seconds = nearest.compute_seconds * here / there;
+  return at;
+}
+
+double Profile::WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double model_size) const {
+  // Exact at the calibration problem (the measured time); elsewhere scaled by the fitted model.
+  const double measured_model =
+      ModelSeconds(*this, at, static_cast<double>(nnz) / std::max(1, at.workers), static_cast<double>(cols));
+  if (!(measured_model > 0)) return at.compute_seconds;
+  return at.compute_seconds * ModelSeconds(*this, at, shard_nnz, model_size) / measured_model;
+}
+
+double Profile::MasterRoundSeconds(int workers, double model_size) const {
+  return (master_seconds_per_reply_coordinate * workers + master_seconds_per_coordinate) * model_size;
+}
+
+std::string Profile::ToJson() const {
+  nlohmann::ordered_json json;
+  json["machine"] = machine;
+  json["date"] = date;
+  json["cores"] = cores;
+  json["data"] = data;
+  json["rows"] = rows;
+  json["cols"] = cols;
+  json["nnz"] = nnz;
+  json["seconds_per_nnz"] = seconds_per_nnz;
+  json["seconds_per_coordinate"] = seconds_per_coordinate;
+  json["seconds_per_round"] = seconds_per_round;
+  json["master_seconds_per_reply_coordinate"] = master_seconds_per_reply_coordinate;
+  json["master_seconds_per_coordinate"] = master_seconds_per_coordinate;
+  json["message_latency_seconds"] = message_latency_seconds;
+  json["message_bandwidth"] = message_bandwidth;
+  json["process_start_seconds"] = process_start_seconds;
+  json["process_spawn_seconds"] = process_spawn_seconds;
+  json["shard_load_bandwidth"] = shard_load_bandwidth;
+  json["points"] = nlohmann::ordered_json::array();
+  for (const ProfilePoint& p : points) {
+    json["points"].push_back({{"workers", p.workers},
+                              {"iterations", p.iterations},
+                              {"rounds", p.rounds},
+                              {"compute_seconds", p.compute_seconds},
+                              {"imbalance", p.imbalance},
+                              {"data_passes", p.data_passes},
+                              {"local_iterations", p.local_iterations},
+                              {"cg_iterations", p.cg_iterations},
+                              {"master_seconds", p.master_seconds},
+                              {"shared_slowdown", p.shared_slowdown}});
+  }
+  return json.dump(2) + "\n";
+}
+
+Result<Profile> Profile::FromJson(const std::string& text, const std::string& origin) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) return InvalidArgument(origin + ": not a JSON object");
+  Profile profile;
+  std::string missing;
+  auto number = [&](const nlohmann::json& object, const char* field, auto* out) {
+    const auto it = object.find(field);
+    if (it == object.end() || !it->is_number()) {
+      if (missing.empty()) missing = field;
+      return;
+    }
+    *out = it->get<std::remove_pointer_t<decltype(out)>>();
+  };
+  if (json.contains("machine") && json["machine"].is_string()) profile.machine = json["machine"];
+  if (json.contains("date") && json["date"].is_string()) profile.date = json["date"];
+  if (json.contains("data") && json["data"].is_string()) profile.data = json["data"];
+  number(json, "cores", &profile.cores);
+  number(json, "rows", &profile.rows);
+  number(json, "cols", &profile.cols);
+  number(json, "nnz", &profile.nnz);
+  number(json, "seconds_per_nnz", &profile.seconds_per_nnz);
+  number(json, "seconds_per_coordinate", &profile.seconds_per_coordinate);
+  number(json, "seconds_per_round", &profile.seconds_per_round);
+  number(json, "master_seconds_per_reply_coordinate", &profile.master_seconds_per_reply_coordinate);
+  number(json, "master_seconds_per_coordinate", &profile.master_seconds_per_coordinate);
+  number(json, "message_latency_seconds", &profile.message_latency_seconds);
+  number(json, "message_bandwidth", &profile.message_bandwidth);
+  number(json, "process_start_seconds", &profile.process_start_seconds);
+  number(json, "process_spawn_seconds", &profile.process_spawn_seconds);
+  number(json, "shard_load_bandwidth", &profile.shard_load_bandwidth);
+  if (!json.contains("points") || !json["points"].is_array()) return InvalidArgument(origin + ": no \"points\" array");
+  for (const nlohmann::json& item : json["points"]) {
+    if (!item.is_object()) return InvalidArgument(origin + ": \"points\" must hold objects");
+    ProfilePoint p;
+    number(item, "workers", &p.workers);
+    number(item, "iterations", &p.iterations);
+    number(item, "rounds", &p.rounds);
+    number(item, "compute_seconds", &p.compute_seconds);
+    number(item, "imbalance", &p.imbalance);
+    number(item, "data_passes", &p.data_passes);
+    number(item, "local_iterations", &p.local_iterations);
+    number(item, "cg_iterations", &p.cg_iterations);
+    number(item, "master_seconds", &p.master_seconds);
+    number(item, "shared_slowdown", &p.shared_slowdown);
+    profile.points.push_back(p);
+  }
+  if (!missing.empty()) return InvalidArgument(origin + ": field \"" + missing + "\" is missing or not a number");
+  if (Status valid = profile.Validate(); !valid.ok()) return valid.WithContext(origin);
+  return profile;
+}
+
+Result<Profile> Profile::Read(const std::string& path) {
+  NIMBUS_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return FromJson(text, path);
+}
+
+Status Platform::Validate() const {
+  if (cores < 0) return InvalidArgument("platform " + name + ": cores must be >= 0");
+  for (const double value : {compute_speed, master_bandwidth, worker_bandwidth, storage_bandwidth}) {
+    if (!(value > 0) || !std::isfinite(value)) {
+      return InvalidArgument("platform " + name + ": compute speed and bandwidths must be positive");
+    }
+  }
+  for (const double value : {latency_seconds, launch_seconds, cold_start_median, cold_start_sigma,
+                             storage_latency_seconds, jitter_sigma}) {
+    if (!FiniteNonNegative(value)) return InvalidArgument("platform " + name + ": times must be finite and >= 0");
+  }
+  if (!(straggler_probability >= 0 && straggler_probability <= 1)) {
+    return InvalidArgument("platform " + name + ": straggler probability must be in [0, 1]");
+  }
+  if (!(straggler_slowdown >= 1) || !std::isfinite(straggler_slowdown)) {
+    return InvalidArgument("platform " + name + ": straggler slowdown must be >= 1");
+  }
+  return Status::Ok();
+}
+
+Platform Platform::Local(const Profile& profile) {
+  Platform local;
+  local.name = "local";
+  local.cores = profile.cores;
+  local.latency_seconds = profile.message_latency_seconds;
+  local.master_bandwidth = profile.message_bandwidth;
+  local.worker_bandwidth = profile.message_bandwidth;
+  local.launch_seconds = profile.process_spawn_seconds;
+  local.cold_start_median = profile.process_start_seconds;
+  local.cold_start_sigma = 0.25;
+  local.storage_bandwidth = profile.shard_load_bandwidth;
+  return local;
+}
+
+Platform Platform::Lambda() {
+  // The sources of these figures are in docs/evaluation.md ("The Lambda platform model").
+  Platform lambda;
+  lambda.name = "lambda";
+  lambda.cores = 0;
+  lambda.compute_speed = 1.0;          // 1769 MB and up: one full vCPU, our workers use one
+  lambda.latency_seconds = 0.5e-3;     // EC2 to EC2 is ~0.29 ms round trip; functions add hops
+  lambda.master_bandwidth = 1.25e9;    // a 10 Gbit/s master instance
+  lambda.worker_bandwidth = 538e6 / 8; // 538 Mbit/s per function
+  lambda.launch_seconds = 5e-3;        // one asynchronous Invoke request, from a pool of threads
+  lambda.cold_start_median = 0.177;    // mean ~0.25 s, standard deviation ~0.25 s
+  lambda.cold_start_sigma = 0.83;
+  lambda.storage_latency_seconds = 0.03;
+  lambda.storage_bandwidth = 40e6;     // S3 reads from one function, ~40 MB/s
+  lambda.jitter_sigma = 0.05;
+  lambda.straggler_probability = 0.01;
+  lambda.straggler_slowdown = 3;
+  return lambda;
+}
+
+Result<Prediction> Simulate(const Profile& profile, const Platform& platform, const Scenario& scenario,
+                            const Prices& prices) {
+  NIMBUS_RETURN_IF_ERROR(profile.Validate());
+  NIMBUS_RETURN_IF_ERROR(platform.Validate());
+  NIMBUS_RETURN_IF_ERROR(prices.Validate());
+  if (scenario.workers < 1) return InvalidArgument("simulate: workers must be >= 1");
+  if (scenario.rows < scenario.workers || scenario.cols < 1 || scenario.nnz < scenario.rows) {
+    return InvalidArgument("simulate: the problem needs rows >= workers, cols >= 1 and nnz >= rows");
+  }
+  const int k = scenario.workers;
+  const ProfilePoint at = profile.At(k);
+  const int iterations = scenario.iterations > 0 ? scenario.iterations : at.iterations;
+  const int rounds = iterations + 1;  // the stop test of iteration k lags one round
+  const double d = static_cast<double>(scenario.cols);
+  const double shard_nnz = static_cast<double>(scenario.nnz) / k;
+  // On shared cores, workers computing side by side slow each other down (memory, caches).
+  const double base = profile.WorkerRoundSeconds(at, shard_nnz, d) / platform.compute_speed *
+                      (platform.cores > 0 ? at.shared_slowdown : 1.0);
+  const double message_bytes = 8 * d + kMessageOverheadBytes;
+  const double master_per_reply = profile.master_seconds_per_reply_coordinate * d;
+  const double master_fixed = profile.master_seconds_per_coordinate * d;
+
+  std::mt19937_64 random(scenario.seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+
+  // Setup: serial launches, a cold start each, HELLO and ASSIGN, the shard load, READY.
+  Prediction out;
+  out.workers = k;
+  out.cols = scenario.cols;
+  out.iterations = iterations;
+  const double shard_bytes = (static_cast<double>(scenario.rows) * 16 + static_cast<double>(scenario.nnz) * 12) / k;
+  // On shared cores the starts and loads are CPU work that the workers share; elsewhere
+  // each worker has its own.
+  std::vector<double> launched(static_cast<std::size_t>(k)), start_work(static_cast<std::size_t>(k));
+  for (int i = 0; i < k; ++i) {
+    const double cold = platform.cold_start_median * std::exp(platform.cold_start_sigma * normal(random));
+    const double load = platform.storage_latency_seconds + shard_bytes / platform.storage_bandwidth;
+    launched[static_cast<std::size_t>(i)] = i * platform.launch_seconds;
+    start_work[static_cast<std::size_t>(i)] = cold + load;
+  }
+  std::vector<double> started = launched;
+  if (platform.cores > 0) {
+    started = ShareCores(launched, start_work, platform.cores);
+  } else {
+    for (std::size_t i = 0; i < started.size(); ++i) started[i] += start_work[i];
+  }
+  for (const double t : started) out.setup_seconds = std::max(out.setup_seconds, t + 3 * platform.latency_seconds);
+
+  // The rounds. Workers differ by a fixed spread (the measured imbalance: the slowest is
+  // `imbalance` times the mean), by noise and by the odd straggling round.
+  std::vector<double> spread(static_cast<std::size_t>(k), 1.0);
+  if (k > 1) {
+    for (int i = 0; i < k; ++i) spread[static_cast<std::size_t>(i)] = 1 + (at.imbalance - 1) * (2.0 * i / (k - 1) - 1);
+  }
+  std::vector<double> compute(static_cast<std::size_t>(k));
+  double solve = 0, solve_free = 0, compute_total = 0, master_total = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < k; ++i) {
+      double seconds = base * spread[static_cast<std::size_t>(i)];
+      if (platform.jitter_sigma > 0) seconds *= std::exp(platform.jitter_sigma * normal(random));
+      if (platform.straggler_probability > 0 && uniform(random) < platform.straggler_probability) {
+        seconds *= platform.straggler_slowdown;
+      }
+      compute[static_cast<std::size_t>(i)] = seconds;
+    }
+    const RoundTimes times = SimulateRound(platform, compute, message_bytes, master_per_reply, master_fixed, false);
+    solve += times.end;
+    solve_free += SimulateRound(platform, compute, message_bytes, master_per_reply, master_fixed, true).end;
+    compute_total += times.mean_compute;
+    master_total += times.master;
+  }
+  out.solve_seconds = solve;
+  out.round_seconds = solve / rounds;
+  out.total_seconds = out.setup_seconds + out.solve_seconds;
+  if (solve > 0) {
+    out.compute_share = compute_total / solve;
+    out.master_share = master_total / solve;
+    out.communication_share = std::max(0.0, 1 - solve_free / solve);
+    out.waiting_share = std::max(0.0, 1 - out.compute_share - out.master_share - out.communication_share);
+  }
+  out.cold_start_share = out.total_seconds > 0 ? out.setup_seconds / out.total_seconds : 0;
+  out.bytes_per_round = static_cast<int64_t>(2 * k * message_bytes);
+  const int64_t s3_requests = k * (1 + ShardLoadRequests(static_cast<int64_t>(shard_bytes)));
+  const Cost cost = EstimateCost(prices, k, k * out.total_seconds, s3_requests, out.total_seconds);
+  out.dollars = cost.total_dollars();
+  out.gb_seconds = cost.function_gb_seconds;
+  return out;
+}
+
+}  // namespace nimbus

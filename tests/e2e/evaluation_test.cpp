@@ -1,0 +1,231 @@
+// End to end: the evaluation commands on small inputs. `nimbus report` from the trace of a
+// real process run, `nimbus scale` solving one problem at several K (checked against
+// liblinear's optimum), and `nimbus simulate` sweeping K and d from a profile.
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "calibration.h"
+#include "e2e_support.h"
+#include "scaling.h"
+
+namespace nimbus::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+int Lines(const std::string& text, bool skip_comments = true) {
+  int lines = 0;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const auto end = std::min(text.find('\n', begin), text.size());
+    if (end > begin && !(skip_comments && text[begin] == '#')) ++lines;
+    begin = end + 1;
+  }
+  return lines;
+}
+
+void ExpectPlots(const std::string& dir, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    EXPECT_GT(ReadTextFile(dir + "/" + name + ".png").size(), 1000u) << name;
+    EXPECT_NE(ReadTextFile(dir + "/" + name + ".svg").find("<svg"), std::string::npos) << name;
+  }
+}
+
+TEST(Evaluation, ReportOfAProcessRunHoldsEverySeries) {
+  TempDir dir;
+  const CommandResult trained =
+      Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--runtime", "process", "--trace",
+             dir.File("t.jsonl"), "--summary-json", dir.File("s.json")});
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  const int rounds = summary["rounds"].get<int>();
+  const int iterations = summary["iterations"].get<int>();
+  ASSERT_GT(iterations, 3);
+  const CommandResult report = RunNimbus({"report", dir.File("t.jsonl"), "--out", dir.File("r"),
+                                          "--timeline-from", "2", "--timeline-rounds", "2"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("cold start"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("stragglers"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("$"), std::string::npos) << report.out;
+  ExpectPlots(dir.File("r"), {"convergence-round", "convergence-time", "breakdown", "timeline", "coldstart", "stragglers"});
+  // Residuals for every tested iteration, a breakdown for every round, three segments per
+  // worker for each of the two timeline rounds, a cold start and a straggler share per worker.
+  EXPECT_EQ(Lines(ReadTextFile(dir.File("r/convergence.dat"))), iterations);
+  EXPECT_EQ(Lines(ReadTextFile(dir.File("r/breakdown.dat"))), rounds);
+  EXPECT_EQ(Lines(ReadTextFile(dir.File("r/timeline.dat"))), 3 * 3 * 2);
+  const std::string cold = ReadTextFile(dir.File("r/coldstart.dat"));
+  EXPECT_EQ(Lines(cold), 3);
+  // A process start takes time; in-process runs would show none.
+  std::istringstream rows(cold.substr(cold.find('\n') + 1));
+  int worker = -1;
+  double process_start_ms = 0, connect_ms = 0, load_ms = 0, total_ms = 0;
+  while (rows >> worker >> process_start_ms >> connect_ms >> load_ms >> total_ms) {
+    EXPECT_GT(process_start_ms, 0) << cold;
+    EXPECT_GE(total_ms, process_start_ms + load_ms - 1e-6) << cold;
+  }
+  EXPECT_EQ(Lines(ReadTextFile(dir.File("r/stragglers.dat"))), 3);
+  EXPECT_NE(ReadTextFile(dir.File("r/index.html")).find("timeline.svg"), std::string::npos);
+}
+
+TEST(Evaluation, ScaleSolvesTheSameProblemToTheSameToleranceAtEachK) {
+  TempDir dir;
+  const double l1 = 0.01;
+  const CommandResult scale = RunNimbus({"scale", "--data", HeartScalePath(), "--l1", Number(l1), "--eps-rel", "1e-5",
+                                         "--eps-abs", "1e-8", "--workers", "1,2,4", "--out", dir.File("s")});
+  ASSERT_EQ(scale.exit_code, 0) << scale.err;
+  EXPECT_NE(scale.out.find("speedup/round"), std::string::npos) << scale.out;
+  ExpectPlots(dir.File("s"), {"scale-time", "scale-speedup"});
+  EXPECT_EQ(Lines(ReadTextFile(dir.File("s/scale.dat"))), 3);
+  const Json json = Json::parse(ReadTextFile(dir.File("s/scale.json")));
+  EXPECT_EQ(json["rows"], 270);
+  EXPECT_EQ(json["cols"], 13);
+  ASSERT_EQ(json["points"].size(), 3u);
+  // liblinear's optimum of the same problem: C = 1 / (N l1).
+  const std::string reference = TrainLiblinear(6, 1.0 / (270 * l1), 1e-8, HeartScalePath(), dir.File("ll.model"));
+  const double optimum = ObjectiveOf(reference, HeartScalePath(), l1, 0);
+  const int workers[] = {1, 2, 4};
+  const Json& first = json["points"][0];
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Json& p = json["points"][i];
+    EXPECT_EQ(p["workers"], workers[i]);
+    EXPECT_EQ(p["termination"], "converged");
+    EXPECT_NEAR(p["objective"].get<double>(), optimum, 1e-5 * optimum) << "K = " << workers[i];
+    const double total = p["time_to_solution"].get<double>();
+    EXPECT_NEAR(total, p["setup_seconds"].get<double>() + p["solve_seconds"].get<double>(), 1e-9);
+    EXPECT_NEAR(p["speedup"].get<double>(), first["time_to_solution"].get<double>() / total, 1e-9);
+    EXPECT_NEAR(p["round_speedup"].get<double>(),
+                first["seconds_per_round"].get<double>() / p["seconds_per_round"].get<double>(), 1e-9);
+    EXPECT_NEAR(p["efficiency"].get<double>(), p["speedup"].get<double>() / workers[i], 1e-9);
+    EXPECT_EQ(p["rounds"], p["iterations"].get<int>() + 1);
+  }
+}
+
+TEST(Evaluation, ScaleRefusesWhatItCannotRun) {
+  TempDir dir;
+  CommandResult descending = RunNimbus({"scale", "--data", HeartScalePath(), "--workers", "4,2", "--out", dir.File("s")});
+  EXPECT_EQ(descending.exit_code, 2);
+  EXPECT_NE(descending.err.find("ascend"), std::string::npos) << descending.err;
+  CommandResult junk = RunNimbus({"scale", "--data", HeartScalePath(), "--workers", "1,x", "--out", dir.File("s")});
+  EXPECT_EQ(junk.exit_code, 2);
+  EXPECT_NE(junk.err.find("'x'"), std::string::npos) << junk.err;
+  ASSERT_EQ(RunNimbus({"split", "--data", HeartScalePath(), "--shards", "2", "--out", dir.File("shards")}).exit_code, 0);
+  CommandResult store = RunNimbus({"scale", "--data", dir.File("shards"), "--workers", "2", "--out", dir.File("s")});
+  EXPECT_EQ(store.exit_code, 2);
+  EXPECT_NE(store.err.find("LIBSVM file"), std::string::npos) << store.err;
+  EXPECT_FALSE(FileExists(dir.File("s/scale.json")));
+}
+
+// A profile whose worker rounds cost 1 ns per nonzero pass and nothing else, with one pass per
+// round and the same iterations at every K: on a platform where messages, starts and loads
+// are free, time falls exactly as 1/K.
+std::string PerfectlyParallelProfile() {
+  Profile profile;
+  profile.machine = "test";
+  profile.rows = 100000;
+  profile.cols = 1000;
+  profile.nnz = 1000000;
+  profile.cores = 2;
+  profile.seconds_per_nnz = 1e-9;
+  profile.message_bandwidth = 1e9;
+  profile.shard_load_bandwidth = 1e9;
+  ProfilePoint point;
+  point.workers = 1;
+  point.iterations = 20;
+  point.rounds = 21;
+  point.compute_seconds = 1e-3;
+  point.data_passes = 1;
+  profile.points = {point};
+  return profile.ToJson();
+}
+
+TEST(Evaluation, SimulateSweepsWorkersAndFeatures) {
+  TempDir dir;
+  WriteTextFile(dir.File("p.json"), PerfectlyParallelProfile());
+  const std::vector<std::string> free_platform = {"--latency-ms", "0", "--master-gbps", "1e15", "--worker-mbps", "1e18",
+                                                  "--launch-ms", "0", "--cold-start-ms", "0", "--storage-mbs", "1e15",
+                                                  "--storage-latency-ms", "0", "--jitter", "0",
+                                                  "--straggler-probability", "0"};
+  std::vector<std::string> args = {"simulate", "--profile", dir.File("p.json"), "--workers", "1,4,16",
+                                   "--features", "1e3,1e5", "--out", dir.File("free")};
+  args.insert(args.end(), free_platform.begin(), free_platform.end());
+  const CommandResult free = RunNimbus(args);
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  ExpectPlots(dir.File("free"), {"simulate-speedup", "simulate-efficiency", "simulate-communication", "simulate-cost"});
+  const Json points = Json::parse(ReadTextFile(dir.File("free/simulate.json")));
+  ASSERT_EQ(points.size(), 6u);
+  // (Free is a terabyte per second here, so equal to about one part in 10^9.)
+  for (const Json& p : points) {
+    const double k = p["workers"].get<double>();
+    EXPECT_NEAR(p["speedup"].get<double>(), k, 1e-8 * k) << p.dump();
+    EXPECT_NEAR(p["efficiency"].get<double>(), 1.0, 1e-8) << p.dump();
+    EXPECT_NEAR(p["total_seconds"].get<double>(), 21 * 1e-3 / k, 1e-8 * 21 * 1e-3 / k) << p.dump();
+    EXPECT_LT(p["communication_share"].get<double>(), 1e-8) << p.dump();
+  }
+  // Two blocks of three in the data, one per d, for gnuplot's index.
+  const std::string dat = ReadTextFile(dir.File("free/simulate.dat"));
+  EXPECT_EQ(Lines(dat), 6);
+  EXPECT_NE(dat.find("# d = 100000"), std::string::npos);
+
+  // At Lambda's defaults, larger models cost more communication at every K.
+  const CommandResult lambda = RunNimbus({"simulate", "--profile", dir.File("p.json"), "--workers", "4,64",
+                                          "--features", "1e3,1e4,1e5,1e6", "--out", dir.File("lambda"), "--no-plots"});
+  ASSERT_EQ(lambda.exit_code, 0) << lambda.err;
+  EXPECT_NE(lambda.out.find("platform lambda"), std::string::npos);
+  const Json sweep = Json::parse(ReadTextFile(dir.File("lambda/simulate.json")));
+  ASSERT_EQ(sweep.size(), 8u);
+  for (int k : {4, 64}) {
+    double previous = -1;
+    for (const Json& p : sweep) {
+      if (p["workers"] != k) continue;
+      EXPECT_GT(p["communication_share"].get<double>(), previous) << p.dump();
+      previous = p["communication_share"].get<double>();
+    }
+  }
+  EXPECT_FALSE(FileExists(dir.File("lambda/simulate-speedup.png")));
+}
+
+TEST(Evaluation, SimulateRefusesBadProfilesAndPlatforms) {
+  TempDir dir;
+  WriteTextFile(dir.File("bad.json"), "{\"rows\": 1}");
+  CommandResult bad = RunNimbus({"simulate", "--profile", dir.File("bad.json")});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.json"), std::string::npos) << bad.err;
+  WriteTextFile(dir.File("p.json"), PerfectlyParallelProfile());
+  CommandResult platform = RunNimbus({"simulate", "--profile", dir.File("p.json"), "--platform", "mainframe"});
+  EXPECT_EQ(platform.exit_code, 2);
+  EXPECT_NE(platform.err.find("mainframe"), std::string::npos) << platform.err;
+  CommandResult probability =
+      RunNimbus({"simulate", "--profile", dir.File("p.json"), "--straggler-probability", "2"});
+  EXPECT_EQ(probability.exit_code, 2);
+  EXPECT_NE(probability.err.find("straggler"), std::string::npos) << probability.err;
+  // A scale run of another problem cannot validate this profile.
+  cli::ScaleResult other;
+  other.runtime = "process";
+  other.rows = 5;
+  other.cols = 5;
+  other.nnz = 5;
+  other.points.push_back({1, 3, 4, "converged", 0.5, 0.01, 0.1, 0});
+  WriteTextFile(dir.File("scale.json"), other.ToJson());
+  CommandResult mismatch = RunNimbus({"simulate", "--profile", dir.File("p.json"), "--validate", dir.File("scale.json")});
+  EXPECT_EQ(mismatch.exit_code, 2);
+  EXPECT_NE(mismatch.err.find("another problem"), std::string::npos) << mismatch.err;
+}
+
+TEST(Calibration, NonNegativeLeastSquaresRecoversKnownCosts) {
+  // y = 2 a + 3 b exactly.
+  const std::vector<std::vector<double>> rows = {{1, 0}, {0, 1}, {1, 1}, {2, 1}};
+  const std::vector<double> y = {2, 3, 5, 7};
+  const std::vector<double> x = cli::NonNegativeLeastSquares(rows, y);
+  ASSERT_EQ(x.size(), 2u);
+  EXPECT_NEAR(x[0], 2, 1e-12);
+  EXPECT_NEAR(x[1], 3, 1e-12);
+  // Unconstrained, y = 1 a - 1 b fits exactly; with b >= 0 the best is b = 0 and a the
+  // least-squares slope through (1, 1), (2, 1), (3, 2): a = (1 + 2 + 6) / 14.
+  const std::vector<double> constrained = cli::NonNegativeLeastSquares({{1, 0}, {2, 1}, {3, 1}}, {1, 1, 2});
+  EXPECT_NEAR(constrained[1], 0, 1e-12);
+  EXPECT_NEAR(constrained[0], 9.0 / 14, 1e-12);
+}
+
+}  // namespace
+}  // namespace nimbus::testing

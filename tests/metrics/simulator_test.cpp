@@ -1,0 +1,229 @@
+// The round simulator against rounds worked out by hand: messages through the master's link,
+// processor sharing on shared cores, the master's per-reply work, cold starts, stragglers,
+// and the profile's interpolation in K.
+#include "nimbus/metrics/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace nimbus {
+namespace {
+
+// One calibration point: every worker round costs exactly `compute` seconds (no fitted
+// costs, so the problem's size does not change it), 9 iterations = 10 rounds.
+Profile FlatProfile(double compute = 1.0) {
+  Profile profile;
+  profile.rows = 1000;
+  profile.cols = 100;
+  profile.nnz = 10000;
+  profile.cores = 2;
+  ProfilePoint point;
+  point.workers = 1;
+  point.iterations = 9;
+  point.rounds = 10;
+  point.compute_seconds = compute;
+  profile.points = {point};
+  profile.message_bandwidth = 1e9;
+  profile.shard_load_bandwidth = 1e9;
+  return profile;
+}
+
+// Messages and starts that cost nothing.
+Platform FreePlatform(int cores) {
+  Platform platform;
+  platform.name = "test";
+  platform.cores = cores;
+  platform.master_bandwidth = platform.worker_bandwidth = platform.storage_bandwidth = 1e18;
+  return platform;
+}
+
+Scenario ScenarioOf(const Profile& profile, int workers) {
+  Scenario scenario;
+  scenario.rows = profile.rows;
+  scenario.cols = profile.cols;
+  scenario.nnz = profile.nnz;
+  scenario.workers = workers;
+  return scenario;
+}
+
+// A ROUND or REPLY of d = 100 doubles is 8 * 100 + 160 bytes on the wire.
+constexpr double kMessageBytes = 960;
+
+TEST(Simulator, WorkersOnSharedCoresShareThemEqually) {
+  const Profile profile = FlatProfile();
+  // Four rounds of 1 s on 2 cores all end at 2 s; three end at 1.5 s.
+  Result<Prediction> four = Simulate(profile, FreePlatform(2), ScenarioOf(profile, 4), Prices{});
+  ASSERT_TRUE(four.ok()) << four.status().ToString();
+  EXPECT_EQ(four->iterations, 9);
+  EXPECT_NEAR(four->round_seconds, 2.0, 1e-12);
+  EXPECT_NEAR(four->solve_seconds, 20.0, 1e-9);
+  EXPECT_NEAR(four->compute_share, 0.5, 1e-12);  // the mean worker computes 1 s of each 2
+  EXPECT_NEAR(four->waiting_share, 0.5, 1e-12);
+  EXPECT_NEAR(four->communication_share, 0.0, 1e-12);
+  Result<Prediction> three = Simulate(profile, FreePlatform(2), ScenarioOf(profile, 3), Prices{});
+  ASSERT_TRUE(three.ok());
+  EXPECT_NEAR(three->round_seconds, 1.5, 1e-12);
+  // A CPU each: one round is one worker's time, whatever K.
+  Result<Prediction> own = Simulate(profile, FreePlatform(0), ScenarioOf(profile, 64), Prices{});
+  ASSERT_TRUE(own.ok());
+  EXPECT_NEAR(own->round_seconds, 1.0, 1e-12);
+}
+
+TEST(Simulator, StaggeredArrivalsOnOneCore) {
+  const Profile profile = FlatProfile();
+  Platform platform = FreePlatform(1);
+  platform.master_bandwidth = kMessageBytes;  // each message holds the master's link 1 s
+  // ROUNDs arrive at 1 and 2 (1 s on the link each); worker 0 computes 1..2, worker 1 2..3.
+  // REPLYs: 0 is in at max(2 + 1, 0 + 1) = 3, 1 at max(3 + 1, 3 + 1) = 4.
+  Result<Prediction> p = Simulate(profile, platform, ScenarioOf(profile, 2), Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->round_seconds, 4.0, 1e-12);
+  // With free messages both share the core from 0 and end at 2: communication adds half.
+  EXPECT_NEAR(p->communication_share, 0.5, 1e-12);
+  EXPECT_EQ(p->bytes_per_round, static_cast<int64_t>(4 * kMessageBytes));
+}
+
+TEST(Simulator, ARoundWithLatencyBandwidthAndMasterWorkAsWorkedOutByHand) {
+  Profile profile = FlatProfile();
+  profile.master_seconds_per_reply_coordinate = 0.001;  // 0.1 s per reply at d = 100
+  profile.master_seconds_per_coordinate = 0.002;        // 0.2 s for the z-update
+  Platform platform = FreePlatform(0);
+  platform.latency_seconds = 0.1;
+  platform.master_bandwidth = kMessageBytes;      // 1 s per message on the master's link
+  platform.worker_bandwidth = kMessageBytes / 2;  // 2 s through a worker's link
+  platform.launch_seconds = 0.25;
+  platform.cold_start_median = 0.5;
+  platform.storage_latency_seconds = 0.05;
+  platform.storage_bandwidth = (1000 * 16 + 10000 * 12) / 2.0;  // a shard loads in 1 s
+  // Out: arrivals 0 + 0.1 + 2 = 2.1 and 1 + 0.1 + 2 = 3.1; computed at 3.1 and 4.1.
+  // Back: 3.1 + 0.1 + 2 = 5.2 and max(4.1 + 0.1 + 2, 5.2 + 1) = 6.2. Master: 5.3, 6.3, and
+  // the z-update to 6.5.
+  Result<Prediction> p = Simulate(profile, platform, ScenarioOf(profile, 2), Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->round_seconds, 6.5, 1e-12);
+  // Free messages: both back at 1, the master at 1.1, 1.2, then 1.4.
+  EXPECT_NEAR(p->communication_share, 1 - 1.4 / 6.5, 1e-12);
+  EXPECT_NEAR(p->master_share, 0.4 / 6.5, 1e-12);
+  // Setup: the second launch at 0.25, its cold start 0.5, the shard 0.05 + 1, and HELLO,
+  // ASSIGN and READY at 0.1 each.
+  EXPECT_NEAR(p->setup_seconds, 0.25 + 0.5 + 1.05 + 0.3, 1e-12);
+  EXPECT_NEAR(p->total_seconds, p->setup_seconds + 10 * 6.5, 1e-9);
+  EXPECT_NEAR(p->cold_start_share, p->setup_seconds / p->total_seconds, 1e-12);
+  // The price: both functions for the whole run, two requests, for each worker the manifest
+  // and a HEAD and a GET of its shard (68 kB is one range), and the master.
+  const Prices prices;
+  const double function_seconds = 2 * p->total_seconds;
+  const double expected = function_seconds * prices.function_memory_gb * prices.lambda_gb_second +
+                          2 * prices.lambda_request + 2 * 3 * prices.s3_get +
+                          p->total_seconds / 3600 * prices.master_hour;
+  EXPECT_NEAR(p->gb_seconds, function_seconds * prices.function_memory_gb, 1e-9);
+  EXPECT_NEAR(p->dollars, expected, 1e-12);
+}
+
+TEST(Simulator, StragglersAndSharedSlowdown) {
+  const Profile profile = FlatProfile();
+  Platform platform = FreePlatform(0);
+  platform.straggler_probability = 1;
+  platform.straggler_slowdown = 3;
+  Result<Prediction> p = Simulate(profile, platform, ScenarioOf(profile, 8), Prices{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->round_seconds, 3.0, 1e-12);
+  // A worker twice as fast takes half the time.
+  platform.straggler_probability = 0;
+  platform.compute_speed = 2;
+  p = Simulate(profile, platform, ScenarioOf(profile, 8), Prices{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->round_seconds, 0.5, 1e-12);
+  // The side-by-side slowdown counts on shared cores only.
+  Profile shared = FlatProfile();
+  shared.points[0].shared_slowdown = 1.25;
+  p = Simulate(shared, FreePlatform(0), ScenarioOf(shared, 1), Prices{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->round_seconds, 1.0, 1e-12);
+  p = Simulate(shared, FreePlatform(4), ScenarioOf(shared, 1), Prices{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->round_seconds, 1.25, 1e-12);
+}
+
+TEST(Simulator, ImbalanceMakesTheSlowestWorkerThatMuchSlower) {
+  Profile profile = FlatProfile();
+  profile.points[0].imbalance = 1.2;
+  profile.points[0].workers = 1;
+  ProfilePoint second = profile.points[0];
+  second.workers = 4;
+  profile.points.push_back(second);
+  // The slowest of 4 is 1.2 times the mean of 1 s, so rounds take 1.2 s on their own CPUs.
+  Result<Prediction> p = Simulate(profile, FreePlatform(0), ScenarioOf(profile, 4), Prices{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->round_seconds, 1.2, 1e-12);
+  EXPECT_NEAR(p->compute_share, 1.0 / 1.2, 1e-12);
+}
+
+TEST(Profile, InterpolatesInLogKAndExtrapolatesIterations) {
+  Profile profile = FlatProfile();
+  profile.points[0].iterations = 10;
+  profile.points[0].data_passes = 1;
+  ProfilePoint four = profile.points[0];
+  four.workers = 4;
+  four.iterations = 20;
+  four.compute_seconds = 0.25;
+  profile.points.push_back(four);
+  const ProfilePoint two = profile.At(2);
+  EXPECT_EQ(two.workers, 2);
+  EXPECT_EQ(two.iterations, 15);
+  EXPECT_NEAR(two.compute_seconds, 0.5, 1e-12);  // geometric, as work per worker halves with K
+  // Beyond: iterations = 10 + 5 log2 K; work as the fitted model says (here all per nonzero:
+  // a quarter of the shard at K = 16).
+  profile.seconds_per_nnz = 1e-9;
+  const ProfilePoint sixteen = profile.At(16);
+  EXPECT_EQ(sixteen.iterations, 30);
+  EXPECT_NEAR(sixteen.compute_seconds, 0.25 / 4, 1e-12);
+  // Exact at a measured point, scaled by the model elsewhere: a shard of twice the nonzeros.
+  EXPECT_NEAR(profile.WorkerRoundSeconds(profile.At(4), profile.nnz / 4.0, 100), 0.25, 1e-12);
+  EXPECT_NEAR(profile.WorkerRoundSeconds(profile.At(4), profile.nnz / 2.0, 100), 0.5, 1e-12);
+}
+
+TEST(Profile, JsonRoundTripAndErrorsThatNameTheField) {
+  Profile profile = FlatProfile();
+  profile.machine = "test cpu";
+  profile.seconds_per_nnz = 1.5e-9;
+  profile.message_latency_seconds = 4e-5;
+  Result<Profile> back = Profile::FromJson(profile.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->machine, "test cpu");
+  EXPECT_EQ(back->seconds_per_nnz, 1.5e-9);
+  EXPECT_EQ(back->message_latency_seconds, 4e-5);
+  ASSERT_EQ(back->points.size(), 1u);
+  EXPECT_EQ(back->points[0].iterations, 9);
+
+  std::string text = profile.ToJson();
+  text.replace(text.find("\"message_bandwidth\""), 3, "\"xx");
+  Result<Profile> missing = Profile::FromJson(text, "p.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("p.json"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("message_bandwidth"), std::string::npos);
+  EXPECT_FALSE(Profile::FromJson("[1, 2]", "p.json").ok());
+
+  Profile unordered = FlatProfile();
+  unordered.points.push_back(unordered.points[0]);  // workers 1 twice
+  EXPECT_NE(unordered.Validate().message().find("ascending"), std::string::npos);
+}
+
+TEST(Platform, DefaultsAreValidAndBadFiguresAreRefused) {
+  EXPECT_TRUE(Platform::Lambda().Validate().ok());
+  EXPECT_TRUE(Platform::Local(FlatProfile()).Validate().ok());
+  EXPECT_EQ(Platform::Local(FlatProfile()).cores, 2);
+  Platform bad = Platform::Lambda();
+  bad.straggler_probability = 1.5;
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = Platform::Lambda();
+  bad.worker_bandwidth = 0;
+  EXPECT_FALSE(bad.Validate().ok());
+  const Profile profile = FlatProfile();
+  Scenario too_many = ScenarioOf(profile, 2000);  // more workers than rows
+  EXPECT_FALSE(Simulate(profile, Platform::Lambda(), too_many, Prices{}).ok());
+}
+
+}  // namespace
+}  // namespace nimbus
