@@ -24,6 +24,7 @@ demo: build
 bench: build
 	bench/foundation.sh $(BUILD_DIR)/apps/nimbus
 	$(BUILD_DIR)/bench/runtime_overhead $(BUILD_DIR)/apps/nimbus 200000 40 10
+	bench/evaluation.sh $(BUILD_DIR)/apps/nimbus
 
 clean:
 	rm -rf $(BUILD_DIR)

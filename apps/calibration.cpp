@@ -41,6 +41,8 @@ struct Measured {
   ProfilePoint point;
   double shard_nnz = 0;  // mean over workers
   double model_size = 0;
+  std::vector<std::vector<double>> round_computes;  // per round, each worker's compute time
+  std::vector<double> round_spans;                  // per round, dispatch to the last reply
 };
 
 Result<Measured> MeasureSolve(const ProblemSpec& spec, std::vector<ShardSource> shards, const AdmmOptions& admm,
@@ -72,8 +74,14 @@ Result<Measured> MeasureSolve(const ProblemSpec& spec, std::vector<ShardSource> 
     imbalance_sum += slowest / (total / static_cast<double>(round.workers.size()));
     ++counted;
   }
-  const double worker_rounds = static_cast<double>(k) * summary.rounds;
   Measured m;
+  for (const TraceRound& round : trace.rounds) {
+    std::vector<double> computes;
+    for (const TraceWorkerRound& w : round.workers) computes.push_back(w.compute_seconds);
+    m.round_computes.push_back(std::move(computes));
+    m.round_spans.push_back(round.replies - round.dispatch);
+  }
+  const double worker_rounds = static_cast<double>(k) * summary.rounds;
   m.point.workers = k;
   m.point.iterations = summary.iterations;
   m.point.rounds = summary.rounds;
@@ -329,27 +337,44 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
   std::vector<Measured> measured;
   for (const int k : options.workers) {
     NIMBUS_RETURN_IF_ERROR(Repartition(plan, k));
+    // The workers load their shards from files, as process workers do (the rows' place in
+    // memory changes what a pass over them costs).
+    NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory shard_directory, TemporaryDirectory::Create("nimbus-calibrate-shards"));
+    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned_store, OpenStore(shard_directory.path(), /*create=*/true));
+    std::shared_ptr<Store> store = std::move(owned_store);
+    NIMBUS_ASSIGN_OR_RETURN(const Manifest manifest, WriteShards(*plan.data, k, plan.source, *store));
     auto shards = [&] {
       std::vector<ShardSource> sources;
-      for (const auto& [begin, end] : plan.ranges) sources.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
+      for (const ShardEntry& entry : manifest.shards) sources.push_back(ShardSource::InStore(store, entry.key, entry.checksum));
       return sources;
     };
     // The fastest of a few runs: the solves are deterministic, so runs differ only by what
-    // else this machine did meanwhile.
+    // else this machine did meanwhile. Workers first compute one at a time (each x-update's
+    // own cost), then all at once (what sharing the cores costs beyond taking turns).
     std::optional<Measured> alone;
-    double shared = std::numeric_limits<double>::infinity();
+    double together_span = std::numeric_limits<double>::infinity();
     for (int run = 0; run < options.repetitions; ++run) {
       NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards(), options.admm, profile.nnz, 1));
       if (!alone || m.point.compute_seconds < alone->point.compute_seconds) alone = m;
       if (k > 1 && profile.cores > 1) {
-        NIMBUS_ASSIGN_OR_RETURN(Measured side_by_side,
-                                MeasureSolve(plan.spec, shards(), options.admm, profile.nnz, std::min(k, profile.cores)));
-        shared = std::min(shared, side_by_side.point.compute_seconds);
+        NIMBUS_ASSIGN_OR_RETURN(Measured together, MeasureSolve(plan.spec, shards(), options.admm, profile.nnz, 0));
+        double span = 0;
+        for (const double s : together.round_spans) span += s;
+        together_span = std::min(together_span, span);
       }
     }
     Measured m = *alone;
-    if (std::isfinite(shared)) m.point.shared_slowdown = std::max(1.0, shared / m.point.compute_seconds);
-    say(Format("K = %d: %d iterations, %.3f ms per worker and round (slowest %.2fx the mean; %.2fx side by side), "
+    if (std::isfinite(together_span)) {
+      // The same rounds (the solve is deterministic) as perfect sharing of the cores would run
+      // them from the one-at-a-time compute times.
+      double shared_span = 0;
+      for (const std::vector<double>& computes : m.round_computes) {
+        const std::vector<double> ends = ShareCores(std::vector<double>(computes.size(), 0.0), computes, profile.cores);
+        shared_span += *std::max_element(ends.begin(), ends.end());
+      }
+      if (shared_span > 0) m.point.shared_slowdown = std::max(1.0, together_span / shared_span);
+    }
+    say(Format("K = %d: %d iterations, %.3f ms per worker and round (slowest %.2fx the mean; %.2fx sharing the cores), "
                "%.2f ms master per round",
                k, m.point.iterations, 1e3 * m.point.compute_seconds, m.point.imbalance, m.point.shared_slowdown,
                1e3 * m.point.master_seconds));
@@ -360,10 +385,10 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
   say(Format("wide problem (d = %lld): %.3f ms per round over %.1f CG and %.1f Newton iterations",
              static_cast<long long>(options.wide_features), 1e3 * wide.point.compute_seconds, wide.point.cg_iterations,
              wide.point.local_iterations));
-  measured.push_back(wide);
 
-  // Worker: y = a passes nnz_i + b (cg + local) d + c, each row weighted by 1/y so that every
-  // point counts by its relative error.
+  // Worker: y = a passes nnz_i + b (cg + local) d + c on the calibration's d, each row
+  // weighted by 1/y so that every point counts by its relative error; then the wide problem's
+  // cost per coordinate with a and c known.
   {
     std::vector<std::vector<double>> rows;
     std::vector<double> y;
@@ -377,6 +402,20 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
     profile.seconds_per_nnz = fit[0];
     profile.seconds_per_coordinate = fit[1];
     profile.seconds_per_round = fit[2];
+    const double wide_rest = wide.point.compute_seconds - profile.seconds_per_nnz * wide.point.data_passes * wide.shard_nnz -
+                             profile.seconds_per_round;
+    profile.wide_cols = options.wide_features;
+    profile.seconds_per_coordinate_wide =
+        std::max(0.0, wide_rest / ((wide.point.cg_iterations + wide.point.local_iterations) * wide.model_size));
+    measured.push_back(wide);
+    std::string fitted = "the fitted worker cost against the measured, ms per round:";
+    for (const Measured& m : measured) {
+      const double model = profile.seconds_per_nnz * m.point.data_passes * m.shard_nnz +
+                           profile.CoordinateSeconds(m.model_size) * (m.point.cg_iterations + m.point.local_iterations) *
+                               m.model_size + profile.seconds_per_round;
+      fitted += Format(" K=%d d=%.0f %.2f/%.2f", m.point.workers, m.model_size, 1e3 * model, 1e3 * m.point.compute_seconds);
+    }
+    say(fitted);
   }
   // Master: y = (r K + c) d per round, weighted the same way.
   {
@@ -391,9 +430,11 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
     profile.master_seconds_per_reply_coordinate = fit[0];
     profile.master_seconds_per_coordinate = fit[1];
   }
-  say(Format("fitted: %.3g ns per nonzero pass, %.3g ns per coordinate and local iteration, %.3g ms per round; "
-             "master %.3g ns per reply coordinate, %.3g ns per coordinate",
-             1e9 * profile.seconds_per_nnz, 1e9 * profile.seconds_per_coordinate, 1e3 * profile.seconds_per_round,
+  say(Format("fitted: %.3g ns per nonzero pass, %.3g ns per coordinate and local iteration (%.3g ns at d = %lld), "
+             "%.3g ms per round; master %.3g ns per reply coordinate, %.3g ns per coordinate",
+             1e9 * profile.seconds_per_nnz, 1e9 * profile.seconds_per_coordinate,
+             1e9 * profile.seconds_per_coordinate_wide, static_cast<long long>(profile.wide_cols),
+             1e3 * profile.seconds_per_round,
              1e9 * profile.master_seconds_per_reply_coordinate, 1e9 * profile.master_seconds_per_coordinate));
 
   // Messages: one way = latency + bytes / bandwidth, from a small and two model-sized sizes.

@@ -85,10 +85,25 @@ struct PlatformFlags {
          straggler_slowdown = 0;
 };
 
+// The help shows Lambda's figures; --platform local takes its own from the profile.
 void AddPlatformOptions(ArgParser& parser, PlatformFlags* f) {
-  parser.AddString("platform", "NAME", "lambda (functions and an EC2 master) or local (processes on this machine)",
-                   &f->name);
-  parser.AddInt("cores", "N", "CPUs the workers share (local: this machine's); 0: one each", &f->cores);
+  const Platform lambda = Platform::Lambda();
+  f->cores = lambda.cores;
+  f->compute_speed = lambda.compute_speed;
+  f->latency_ms = lambda.latency_seconds * 1e3;
+  f->master_gbps = lambda.master_bandwidth * 8 / 1e9;
+  f->worker_mbps = lambda.worker_bandwidth * 8 / 1e6;
+  f->launch_ms = lambda.launch_seconds * 1e3;
+  f->cold_start_ms = lambda.cold_start_median * 1e3;
+  f->cold_start_sigma = lambda.cold_start_sigma;
+  f->storage_mbs = lambda.storage_bandwidth / 1e6;
+  f->storage_latency_ms = lambda.storage_latency_seconds * 1e3;
+  f->jitter = lambda.jitter_sigma;
+  f->straggler_probability = lambda.straggler_probability;
+  f->straggler_slowdown = lambda.straggler_slowdown;
+  parser.AddString("platform", "NAME", "lambda (functions and an EC2 master) or local (processes on this machine;\n"
+                   "                            the figures below then default to the profile's)", &f->name);
+  parser.AddInt("cores", "N", "CPUs the workers share; 0: one each", &f->cores);
   parser.AddDouble("compute-speed", "X", "a worker's speed over one core of the profiled machine", &f->compute_speed);
   parser.AddDouble("latency-ms", "MS", "one message, one way", &f->latency_ms);
   parser.AddDouble("master-gbps", "GBIT/S", "the master's link, each direction", &f->master_gbps);
@@ -226,9 +241,9 @@ int RunSimulate(int argc, char** argv) {
   AddPlatformOptions(parser, &platform_flags);
   parser.AddString("workers", "K1,K2,...", "worker counts; the first is the speedups' baseline", &workers_text);
   parser.AddString("features", "D1,D2,...", "feature counts d (1e5 style allowed)", &features_text);
-  parser.AddInt("rows", "N", "rows of the simulated problem (default: the profile's)", &rows);
-  parser.AddDouble("nnz-per-row", "R", "nonzeros per row (default: the profile's)", &nnz_per_row);
-  parser.AddInt("iterations", "N", "ADMM iterations at every K (default: the profile's, against K)", &iterations);
+  parser.AddInt("rows", "N", "rows of the simulated problem; 0: the profile's", &rows);
+  parser.AddDouble("nnz-per-row", "R", "nonzeros per row; 0: the profile's", &nnz_per_row);
+  parser.AddInt("iterations", "N", "ADMM iterations at every K; 0: the profile's, against K", &iterations);
   parser.AddInt("seed", "N", "seed of the cold starts and stragglers", &seed);
   parser.AddString("validate", "SCALE.json", "compare with a nimbus scale run (its scale.json) on this machine",
                    &validate);
@@ -268,12 +283,12 @@ int RunSimulate(int argc, char** argv) {
     const double per_row = std::min(nnz_per_row, static_cast<double>(d));
     table += Format("d = %lld features, %lld rows, %.0f nonzeros per row\n", static_cast<long long>(d),
                     static_cast<long long>(rows), per_row);
-    table += "      K  iterations  setup s  ms/round  to solution s  speedup  efficiency  communication  cold start"
-             "  $/solve\n";
+    table += "      K  iterations  setup s  ms/round  to solution s  speedup  efficiency  per round: speedup  efficiency"
+             "  communication  cold start  shard load  $/solve\n";
     dat += Format("# d = %lld\n# workers iterations setup_s round_ms total_s speedup efficiency communication_share "
-                  "compute_share cold_start_share dollars\n",
+                  "compute_share cold_start_share dollars round_speedup round_efficiency load_s\n",
                   static_cast<long long>(d));
-    double baseline_seconds = 0, baseline_workers = 0;  // the first K simulated
+    double baseline_seconds = 0, baseline_round = 0, baseline_workers = 0;  // the first K simulated
     for (const int64_t k : *workers) {
       Scenario scenario;
       scenario.rows = rows;
@@ -287,25 +302,30 @@ int RunSimulate(int argc, char** argv) {
       if (!p.ok()) return ReportError(command, p.status());
       if (baseline_seconds == 0) {
         baseline_seconds = p->total_seconds;
+        baseline_round = p->round_seconds;
         baseline_workers = static_cast<double>(k);
       }
       const double speedup = baseline_seconds / p->total_seconds;
       const double efficiency = speedup * baseline_workers / static_cast<double>(k);
-      table += Format("  %5lld  %10d  %7.3f  %8.2f  %13.3f  %7.2f  %10.2f  %12.1f%%  %9.1f%%  %7.4f\n",
+      const double round_speedup = baseline_round / p->round_seconds;
+      const double round_efficiency = round_speedup * baseline_workers / static_cast<double>(k);
+      table += Format("  %5lld  %10d  %7.3f  %8.2f  %13.3f  %7.2f  %10.2f  %18.2f  %10.2f  %12.1f%%  %9.1f%%  %8.2f s"
+                      "  %7.4f\n",
                       static_cast<long long>(k), p->iterations, p->setup_seconds, 1e3 * p->round_seconds,
-                      p->total_seconds, speedup, efficiency, 100 * p->communication_share, 100 * p->cold_start_share,
-                      p->dollars);
-      dat += Format("%lld %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f\n", static_cast<long long>(k), p->iterations,
-                    p->setup_seconds, 1e3 * p->round_seconds, p->total_seconds, speedup, efficiency,
-                    p->communication_share, p->compute_share, p->cold_start_share, p->dollars);
+                      p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
+                      100 * p->communication_share, 100 * p->cold_start_share, p->load_seconds, p->dollars);
+      dat += Format("%lld %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f\n", static_cast<long long>(k),
+                    p->iterations, p->setup_seconds, 1e3 * p->round_seconds, p->total_seconds, speedup, efficiency,
+                    p->communication_share, p->compute_share, p->cold_start_share, p->dollars, round_speedup,
+                    round_efficiency, p->load_seconds);
       json += std::string(first_json ? "" : ",\n") +
               Format("  {\"features\": %lld, \"workers\": %lld, \"iterations\": %d, \"setup_seconds\": %.9g, "
                      "\"round_seconds\": %.9g, \"total_seconds\": %.9g, \"speedup\": %.9g, \"efficiency\": %.9g, "
-                     "\"communication_share\": %.9g, \"compute_share\": %.9g, \"cold_start_share\": %.9g, "
-                     "\"dollars\": %.9g}",
+                     "\"round_speedup\": %.9g, \"round_efficiency\": %.9g, \"communication_share\": %.9g, "
+                     "\"compute_share\": %.9g, \"cold_start_share\": %.9g, \"load_seconds\": %.9g, \"dollars\": %.9g}",
                      static_cast<long long>(d), static_cast<long long>(k), p->iterations, p->setup_seconds,
-                     p->round_seconds, p->total_seconds, speedup, efficiency, p->communication_share,
-                     p->compute_share, p->cold_start_share, p->dollars);
+                     p->round_seconds, p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
+                     p->communication_share, p->compute_share, p->cold_start_share, p->load_seconds, p->dollars);
       first_json = false;
     }
     table += "\n";
@@ -327,14 +347,15 @@ int RunSimulate(int argc, char** argv) {
   titles += "', i+1))";
   PlotScript plots;
   const std::string log_x = "set logscale x 2\n";
-  plots.Add("simulate-speedup", "set title 'Predicted speedup (" + platform->name + ")'\nset xlabel 'workers K'\n" +
+  plots.Add("simulate-speedup", "set title 'Predicted speedup (" + platform->name + "; dashed: per round)'\nset xlabel 'workers K'\n" +
                                     "set ylabel 'speedup of the time to solution'\n" + log_x + "set logscale y 2\n" +
-                                    "plot " + series + "6 w lp " + titles + ", x/" +
+                                    "plot " + series + "6 w lp " + titles + ", " + series + "12 w l dt 2 notitle, x/" +
                                     std::to_string(workers->front()) + " w l dt 3 t 'ideal'\nunset logscale x\n"
                                     "unset logscale y");
-  plots.Add("simulate-efficiency", "set title 'Predicted efficiency (" + platform->name + ")'\nset xlabel 'workers K'\n"
+  plots.Add("simulate-efficiency", "set title 'Predicted efficiency (" + platform->name + "; dashed: per round)'\nset xlabel 'workers K'\n"
                                    "set ylabel 'efficiency'\nset yrange [0:1.1]\n" + log_x + "plot " + series +
-                                       "7 w lp " + titles + ", 0.7 w l dt 3 t '70%'\nunset logscale x\nset autoscale y");
+                                       "7 w lp " + titles + ", " + series + "13 w l dt 2 notitle, 0.7 w l dt 3 t '70%'\n"
+                                       "unset logscale x\nset autoscale y");
   plots.Add("simulate-communication", "set title 'Share of the solve that communication adds (" + platform->name +
                                           ")'\nset xlabel 'workers K'\nset ylabel 'communication share'\n"
                                           "set yrange [0:1]\n" + log_x + "plot " + series + "8 w lp " + titles +

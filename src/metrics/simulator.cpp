@@ -23,7 +23,7 @@ bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0
 // The per-round work of a calibration point, in the units of the fitted costs.
 double ModelSeconds(const Profile& p, const ProfilePoint& at, double shard_nnz, double model_size) {
   return p.seconds_per_nnz * at.data_passes * shard_nnz +
-         p.seconds_per_coordinate * (at.cg_iterations + at.local_iterations) * model_size + p.seconds_per_round;
+         p.CoordinateSeconds(model_size) * (at.cg_iterations + at.local_iterations) * model_size + p.seconds_per_round;
 }
 
 // Least squares a + b x.
@@ -40,40 +40,6 @@ std::pair<double, double> FitLine(const std::vector<double>& x, const std::vecto
   if (x.size() < 2 || std::abs(denominator) < 1e-12) return {n > 0 ? sy / n : 0, 0};
   const double b = (n * sxy - sx * sy) / denominator;
   return {(sy - b * sx) / n, b};
-}
-
-// Finish times of jobs that share `cores` CPUs equally (processor sharing): job i arrives at
-// arrival[i] needing work[i] CPU-seconds; with n jobs running each gets min(1, cores / n) of a
-// CPU. All running jobs progress alike, so a job ends when the service every running job has
-// received since time 0 (`attained`) reaches its value at the job's arrival plus its work.
-std::vector<double> ShareCores(const std::vector<double>& arrival, const std::vector<double>& work, int cores) {
-  const std::size_t n = arrival.size();
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return arrival[a] < arrival[b]; });
-  using Entry = std::pair<double, std::size_t>;  // attained service at which the job ends
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> running;
-  std::vector<double> finish(n, 0);
-  double now = 0, attained = 0;
-  std::size_t next = 0;
-  while (next < n || !running.empty()) {
-    const double rate = running.empty() ? 0 : std::min(1.0, cores / static_cast<double>(running.size()));
-    const double completion = running.empty() ? std::numeric_limits<double>::infinity()
-                                              : now + (running.top().first - attained) / rate;
-    if (next < n && arrival[order[next]] <= completion) {
-      const double at = std::max(now, arrival[order[next]]);
-      attained += rate * (at - now);
-      now = at;
-      running.push({attained + work[order[next]], order[next]});
-      ++next;
-    } else {
-      now = completion;
-      attained = running.top().first;
-      finish[running.top().second] = now;
-      running.pop();
-    }
-  }
-  return finish;
 }
 
 struct RoundTimes {
@@ -118,6 +84,38 @@ RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& co
 
 }  // namespace
 
+// All running jobs progress alike, so a job ends when the service every running job has
+// received since time 0 (`attained`) reaches its value at the job's arrival plus its work.
+std::vector<double> ShareCores(const std::vector<double>& arrival, const std::vector<double>& work, int cores) {
+  const std::size_t n = arrival.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return arrival[a] < arrival[b]; });
+  using Entry = std::pair<double, std::size_t>;  // attained service at which the job ends
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> running;
+  std::vector<double> finish(n, 0);
+  double now = 0, attained = 0;
+  std::size_t next = 0;
+  while (next < n || !running.empty()) {
+    const double rate = running.empty() ? 0 : std::min(1.0, cores / static_cast<double>(running.size()));
+    const double completion = running.empty() ? std::numeric_limits<double>::infinity()
+                                              : now + (running.top().first - attained) / rate;
+    if (next < n && arrival[order[next]] <= completion) {
+      const double at = std::max(now, arrival[order[next]]);
+      attained += rate * (at - now);
+      now = at;
+      running.push({attained + work[order[next]], order[next]});
+      ++next;
+    } else {
+      now = completion;
+      attained = running.top().first;
+      finish[running.top().second] = now;
+      running.pop();
+    }
+  }
+  return finish;
+}
+
 Status Profile::Validate() const {
   if (points.empty()) return InvalidArgument("profile: has no calibration points");
   if (rows <= 0 || cols <= 0 || nnz <= 0) return InvalidArgument("profile: rows, cols and nnz must be positive");
@@ -137,7 +135,7 @@ Status Profile::Validate() const {
       return InvalidArgument(where + "shared_slowdown must be positive");
     }
   }
-  for (const double value : {seconds_per_nnz, seconds_per_coordinate, seconds_per_round, master_seconds_per_reply_coordinate,
+  for (const double value : {seconds_per_nnz, seconds_per_coordinate, seconds_per_coordinate_wide, seconds_per_round, master_seconds_per_reply_coordinate,
                              master_seconds_per_coordinate, message_latency_seconds, process_start_seconds,
                              process_spawn_seconds}) {
     if (!FiniteNonNegative(value)) return InvalidArgument("profile: fitted costs must be finite and >= 0");
@@ -170,17 +168,23 @@ ProfilePoint Profile::At(int workers) const {
     return at;
   }
   if (points.size() == 1 && workers == points[0].workers) return points[0];
-  // Outside the measured range: the nearest point's work per round, iterations from the fit.
-  const ProfilePoint& nearest = workers < points.front().workers ? points.front() : points.back();
+  // Outside the measured range: the nearest point's work per round; iterations follow the
+  // trend of the three nearest points in log K, but never fall below the nearest point's
+  // count (more workers do not make ADMM converge faster).
+  const bool below = workers < points.front().workers;
+  const ProfilePoint& nearest = below ? points.front() : points.back();
   std::vector<double> x, y;
-  for (const ProfilePoint& p : points) {
+  const std::size_t fitted = std::min<std::size_t>(3, points.size());
+  for (std::size_t i = 0; i < fitted; ++i) {
+    const ProfilePoint& p = below ? points[i] : points[points.size() - fitted + i];
     x.push_back(log_of(p));
     y.push_back(p.iterations);
   }
   const auto [a, b] = FitLine(x, y);
   ProfilePoint at = nearest;
   at.workers = workers;
-  at.iterations = std::max(1, static_cast<int>(std::lround(a + b * log_k)));
+  const double trend = a + b * log_k;
+  at.iterations = std::max(1, static_cast<int>(std::lround(below ? trend : std::max<double>(trend, nearest.iterations))));
   at.rounds = at.iterations + 1;
   const double here = ModelSeconds(*this, nearest, static_cast<double>(nnz) / workers, static_cast<double>(cols));
   const double there = ModelSeconds(*this, nearest, static_cast<double>(nnz) / nearest.workers, static_cast<double>(cols));
@@ -194,6 +198,13 @@ double Profile::WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, dou
       ModelSeconds(*this, at, static_cast<double>(nnz) / std::max(1, at.workers), static_cast<double>(cols));
   if (!(measured_model > 0)) return at.compute_seconds;
   return at.compute_seconds * ModelSeconds(*this, at, shard_nnz, model_size) / measured_model;
+}
+
+double Profile::CoordinateSeconds(double model_size) const {
+  if (wide_cols <= cols || model_size <= static_cast<double>(cols)) return seconds_per_coordinate;
+  if (model_size >= static_cast<double>(wide_cols)) return seconds_per_coordinate_wide;
+  const double t = std::log(model_size / static_cast<double>(cols)) / std::log(static_cast<double>(wide_cols) / cols);
+  return seconds_per_coordinate + t * (seconds_per_coordinate_wide - seconds_per_coordinate);
 }
 
 double Profile::MasterRoundSeconds(int workers, double model_size) const {
@@ -211,6 +222,8 @@ std::string Profile::ToJson() const {
   json["nnz"] = nnz;
   json["seconds_per_nnz"] = seconds_per_nnz;
   json["seconds_per_coordinate"] = seconds_per_coordinate;
+  json["seconds_per_coordinate_wide"] = seconds_per_coordinate_wide;
+  json["wide_cols"] = wide_cols;
   json["seconds_per_round"] = seconds_per_round;
   json["master_seconds_per_reply_coordinate"] = master_seconds_per_reply_coordinate;
   json["master_seconds_per_coordinate"] = master_seconds_per_coordinate;
@@ -257,6 +270,8 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
   number(json, "nnz", &profile.nnz);
   number(json, "seconds_per_nnz", &profile.seconds_per_nnz);
   number(json, "seconds_per_coordinate", &profile.seconds_per_coordinate);
+  number(json, "seconds_per_coordinate_wide", &profile.seconds_per_coordinate_wide);
+  number(json, "wide_cols", &profile.wide_cols);
   number(json, "seconds_per_round", &profile.seconds_per_round);
   number(json, "master_seconds_per_reply_coordinate", &profile.master_seconds_per_reply_coordinate);
   number(json, "master_seconds_per_coordinate", &profile.master_seconds_per_coordinate);
@@ -340,8 +355,8 @@ Platform Platform::Lambda() {
   lambda.storage_latency_seconds = 0.03;
   lambda.storage_bandwidth = 40e6;     // S3 reads from one function, ~40 MB/s
   lambda.jitter_sigma = 0.05;
-  lambda.straggler_probability = 0.01;
-  lambda.straggler_slowdown = 3;
+  lambda.straggler_probability = 0.0016;  // a straggler in 10% of rounds at K = 64
+  lambda.straggler_slowdown = 2;
   return lambda;
 }
 
@@ -385,6 +400,8 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
     const double load = platform.storage_latency_seconds + shard_bytes / platform.storage_bandwidth;
     launched[static_cast<std::size_t>(i)] = i * platform.launch_seconds;
     start_work[static_cast<std::size_t>(i)] = cold + load;
+    out.cold_start_seconds = std::max(out.cold_start_seconds, i * platform.launch_seconds + cold);
+    out.load_seconds = load;  // the same for every shard
   }
   std::vector<double> started = launched;
   if (platform.cores > 0) {
@@ -426,7 +443,7 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
     out.communication_share = std::max(0.0, 1 - solve_free / solve);
     out.waiting_share = std::max(0.0, 1 - out.compute_share - out.master_share - out.communication_share);
   }
-  out.cold_start_share = out.total_seconds > 0 ? out.setup_seconds / out.total_seconds : 0;
+  out.cold_start_share = out.total_seconds > 0 ? out.cold_start_seconds / out.total_seconds : 0;
   out.bytes_per_round = static_cast<int64_t>(2 * k * message_bytes);
   const int64_t s3_requests = k * (1 + ShardLoadRequests(static_cast<int64_t>(shard_bytes)));
   const Cost cost = EstimateCost(prices, k, k * out.total_seconds, s3_requests, out.total_seconds);

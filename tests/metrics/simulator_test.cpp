@@ -109,7 +109,9 @@ TEST(Simulator, ARoundWithLatencyBandwidthAndMasterWorkAsWorkedOutByHand) {
   // ASSIGN and READY at 0.1 each.
   EXPECT_NEAR(p->setup_seconds, 0.25 + 0.5 + 1.05 + 0.3, 1e-12);
   EXPECT_NEAR(p->total_seconds, p->setup_seconds + 10 * 6.5, 1e-9);
-  EXPECT_NEAR(p->cold_start_share, p->setup_seconds / p->total_seconds, 1e-12);
+  EXPECT_NEAR(p->cold_start_seconds, 0.25 + 0.5, 1e-12);
+  EXPECT_NEAR(p->load_seconds, 1.05, 1e-12);
+  EXPECT_NEAR(p->cold_start_share, 0.75 / p->total_seconds, 1e-12);
   // The price: both functions for the whole run, two requests, for each worker the manifest
   // and a HEAD and a GET of its shard (68 kB is one range), and the master.
   const Prices prices;
@@ -179,9 +181,37 @@ TEST(Profile, InterpolatesInLogKAndExtrapolatesIterations) {
   const ProfilePoint sixteen = profile.At(16);
   EXPECT_EQ(sixteen.iterations, 30);
   EXPECT_NEAR(sixteen.compute_seconds, 0.25 / 4, 1e-12);
+  // The trend comes from the three largest K, and a falling one holds at the last count: a
+  // K = 1 outlier (82 iterations, then 14, 16, 18) must not make K = 1024 converge at once.
+  Profile outlier = FlatProfile();
+  const int counts[][2] = {{1, 82}, {2, 14}, {4, 16}, {8, 18}};
+  outlier.points.clear();
+  for (const auto& [k, iterations] : counts) {
+    ProfilePoint p = profile.points[0];
+    p.workers = k;
+    p.iterations = iterations;
+    outlier.points.push_back(p);
+  }
+  EXPECT_EQ(outlier.At(64).iterations, 24);  // 14 + 2 (log2 64 - 1)
+  ProfilePoint last = outlier.points.back();
+  last.workers = 16;
+  last.iterations = 10;  // falling
+  outlier.points.push_back(last);
+  EXPECT_EQ(outlier.At(64).iterations, 10);
   // Exact at a measured point, scaled by the model elsewhere: a shard of twice the nonzeros.
   EXPECT_NEAR(profile.WorkerRoundSeconds(profile.At(4), profile.nnz / 4.0, 100), 0.25, 1e-12);
   EXPECT_NEAR(profile.WorkerRoundSeconds(profile.At(4), profile.nnz / 2.0, 100), 0.5, 1e-12);
+}
+
+TEST(Profile, ACoordinateCostsMoreOnceTheModelOutgrowsTheCaches) {
+  Profile profile = FlatProfile();  // cols = 100
+  profile.seconds_per_coordinate = 1e-9;
+  EXPECT_EQ(profile.CoordinateSeconds(1e6), 1e-9);  // no wide measurement: one cost
+  profile.wide_cols = 10000;
+  profile.seconds_per_coordinate_wide = 3e-9;
+  EXPECT_EQ(profile.CoordinateSeconds(10), 1e-9);
+  EXPECT_NEAR(profile.CoordinateSeconds(1000), 2e-9, 1e-21);  // halfway in log d
+  EXPECT_EQ(profile.CoordinateSeconds(1e7), 3e-9);
 }
 
 TEST(Profile, JsonRoundTripAndErrorsThatNameTheField) {

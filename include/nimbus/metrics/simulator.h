@@ -30,8 +30,9 @@ struct ProfilePoint {
   double local_iterations = 0;  // per worker and round: Newton (or L-BFGS) steps
   double cg_iterations = 0;     // per worker and round
   double master_seconds = 0;    // per round: the sum of the replies, z-update and stop test
-  // compute_seconds when min(K, cores) workers compute at once, over compute_seconds: what
-  // sharing the machine's memory and caches costs (local platforms only).
+  // The rounds' span (dispatch to the last reply) when all K workers compute at once, over the
+  // span that perfect processor sharing of the cores would give their one-at-a-time times:
+  // what sharing the machine's cores, memory and caches costs (local platforms only).
   double shared_slowdown = 1;
 };
 
@@ -44,11 +45,15 @@ struct Profile {
   int64_t rows = 0, cols = 0, nnz = 0;
   std::vector<ProfilePoint> points;  // ascending workers
   // Costs fitted on this machine. A worker's round on a shard of nnz_i nonzeros costs
-  //   seconds_per_nnz * passes * nnz_i + seconds_per_coordinate * (cg + local) * d + seconds_per_round
+  //   seconds_per_nnz * passes * nnz_i + CoordinateSeconds(d) * (cg + local) * d + seconds_per_round
   // and the master's round with K replies costs
   //   master_seconds_per_reply_coordinate * K * d + master_seconds_per_coordinate * d.
+  // A coordinate costs more once the model's vectors outgrow the caches: the cost is measured
+  // at the calibration's d (cols) and at wide_cols, and interpolated in log d between them.
   double seconds_per_nnz = 0;
   double seconds_per_coordinate = 0;
+  double seconds_per_coordinate_wide = 0;
+  int64_t wide_cols = 0;
   double seconds_per_round = 0;
   double master_seconds_per_reply_coordinate = 0;
   double master_seconds_per_coordinate = 0;
@@ -66,6 +71,7 @@ struct Profile {
   // One worker's round on nnz_i nonzeros of a d-coordinate model, at the work per round of K.
   double WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double model_size) const;
   double MasterRoundSeconds(int workers, double model_size) const;
+  double CoordinateSeconds(double model_size) const;
 
   std::string ToJson() const;
   static Result<Profile> FromJson(const std::string& text, const std::string& origin);
@@ -109,6 +115,8 @@ struct Prediction {
   int64_t cols = 0;
   int iterations = 0;
   double setup_seconds = 0;  // launch to the last worker ready
+  double cold_start_seconds = 0;  // of that, until the last worker runs (launches and cold starts)
+  double load_seconds = 0;        // a worker's shard load
   double round_seconds = 0;  // mean
   double solve_seconds = 0;  // all rounds
   double total_seconds = 0;  // setup + solve: the time to solution
@@ -116,11 +124,15 @@ struct Prediction {
   // communication adds (1 - the solve's time with free messages over its time), and the rest,
   // waiting for the slowest worker.
   double compute_share = 0, master_share = 0, communication_share = 0, waiting_share = 0;
-  double cold_start_share = 0;     // setup over the time to solution
+  double cold_start_share = 0;     // cold_start_seconds over the time to solution
   int64_t bytes_per_round = 0;     // through the master, both ways
   double dollars = 0;              // per solve, at the given prices
   double gb_seconds = 0;
 };
+
+// Processor sharing: job i arrives at arrival[i] needing work[i] CPU-seconds; with n jobs
+// running on `cores` CPUs each gets min(1, cores / n) of one. Returns when each job ends.
+std::vector<double> ShareCores(const std::vector<double>& arrival, const std::vector<double>& work, int cores);
 
 Result<Prediction> Simulate(const Profile& profile, const Platform& platform, const Scenario& scenario,
                             const Prices& prices);
