@@ -16,6 +16,7 @@
 #include "nimbus/admm/coordinator.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
+#include "nimbus/core/format.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/shard.h"
@@ -29,12 +30,6 @@ extern char** environ;
 
 namespace nimbus::cli {
 namespace {
-
-std::string Format(const char* format, auto... args) {
-  char text[512];
-  std::snprintf(text, sizeof text, format, args...);
-  return text;
-}
 
 // What one solve on the threads runtime, workers one at a time, shows per worker and round.
 struct Measured {

@@ -5,19 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "nimbus/core/file_io.h"
+#include "nimbus/core/format.h"
 #include "nimbus/metrics/plot.h"
 
 namespace nimbus::cli {
-namespace {
-
-std::string Format(const char* format, auto... args) {
-  char text[512];
-  std::snprintf(text, sizeof text, format, args...);
-  return text;
-}
-
-}  // namespace
-
 double ScaleResult::Speedup(std::size_t i) const {
   return points[i].time_to_solution() > 0 ? points[0].time_to_solution() / points[i].time_to_solution() : 0;
 }

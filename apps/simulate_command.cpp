@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "nimbus/core/file_io.h"
+#include "nimbus/core/format.h"
 #include "nimbus/metrics/plot.h"
 #include "nimbus/metrics/simulator.h"
 #include "nimbus/runtime/launcher.h"
@@ -19,12 +20,6 @@
 
 namespace nimbus::cli {
 namespace {
-
-std::string Format(const char* format, auto... args) {
-  char text[512];
-  std::snprintf(text, sizeof text, format, args...);
-  return text;
-}
 
 int RunCalibrate(int argc, char** argv) {
   ProblemFlags problem;

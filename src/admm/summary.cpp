@@ -2,19 +2,10 @@
 
 #include <cstdio>
 
+#include "nimbus/core/format.h"
 #include "nimbus/core/json_writer.h"
 
 namespace nimbus {
-namespace {
-
-std::string Format(const char* format, auto... args) {
-  char text[512];
-  std::snprintf(text, sizeof text, format, args...);
-  return text;
-}
-
-}  // namespace
-
 const char* TerminationName(Termination termination) {
   switch (termination) {
     case Termination::kConverged: return "converged";

@@ -6,17 +6,12 @@
 #include <limits>
 
 #include "nimbus/core/file_io.h"
+#include "nimbus/core/format.h"
 #include "nimbus/metrics/analysis.h"
 #include "nimbus/metrics/plot.h"
 
 namespace nimbus {
 namespace {
-
-std::string Format(const char* format, auto... args) {
-  char text[1024];
-  std::snprintf(text, sizeof text, format, args...);
-  return text;
-}
 
 struct Totals {
   double master = 0, communication = 0, compute = 0, waiting = 0, wall = 0;
@@ -137,13 +132,13 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
   std::string convergence = "# round time_s primal dual eps_primal eps_dual objective relative_gap\n";
   for (const TraceRound& r : trace.rounds) {
     if (!r.primal_residual) continue;
-    const std::optional<double> gap =
-        r.objective && std::isfinite(final_objective) && final_objective != 0
-            ? std::optional<double>(std::abs(*r.objective - final_objective) / std::abs(final_objective))
-            : std::nullopt;
+    std::string gap = "NaN";
+    if (r.objective && std::isfinite(final_objective) && final_objective != 0) {
+      gap = Format("%.10g", std::abs(*r.objective - final_objective) / std::abs(final_objective));
+    }
     convergence += Format("%lld %.9g ", static_cast<long long>(r.round), r.time) + Number(r.primal_residual) + " " +
                    Number(r.dual_residual) + " " + Number(r.eps_primal) + " " + Number(r.eps_dual) + " " +
-                   Number(r.objective) + " " + Number(gap) + "\n";
+                   Number(r.objective) + " " + gap + "\n";
   }
   std::string breakdown = "# round master_ms communication_ms compute_ms waiting_ms\n";
   for (const RoundBreakdown& b : BreakdownRounds(trace)) {
