@@ -67,7 +67,8 @@ std::vector<std::string> SplitList(const std::string& text) {
   return items;
 }
 
-Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::string& option, int64_t max) {
+Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::string& option, int64_t max,
+                                            bool ascending) {
   std::vector<int64_t> counts;
   for (const std::string& item : SplitList(text)) {
     char* end = nullptr;
@@ -75,6 +76,9 @@ Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::
     if (end == item.c_str() || *end != '\0' || !(value >= 1) || value > static_cast<double>(max) ||
         value != std::floor(value)) {
       return InvalidArgument("--" + option + ": '" + item + "' is not a whole number in [1, " + std::to_string(max) + "]");
+    }
+    if (ascending && !counts.empty() && value <= static_cast<double>(counts.back())) {
+      return InvalidArgument("--" + option + ": the counts must ascend, got " + text);
     }
     counts.push_back(static_cast<int64_t>(value));
   }

@@ -27,8 +27,10 @@ void AddPriceOptions(ArgParser& parser, Prices* prices, double* function_memory_
 
 // "a,b,,c" -> {"a", "b", "c"}.
 std::vector<std::string> SplitList(const std::string& text);
-// "1,2,4" or "1e3,1e4": positive whole numbers in [1, max], for the option named `option`.
-Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::string& option, int64_t max);
+// "1,2,4" or "1e3,1e4": positive whole numbers in [1, max], for the option named `option`;
+// with `ascending`, each larger than the one before.
+Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::string& option, int64_t max,
+                                            bool ascending = false);
 
 // True when standard error is a terminal (progress lines go there only then).
 bool StderrIsTerminal();

@@ -42,13 +42,8 @@ int RunScale(int argc, char** argv) {
   if (!loss.ok()) return ReportError("scale", loss.status());
   if (Status valid = problem.admm.Validate(); !valid.ok()) return ReportError("scale", valid);
   if (Status valid = CheckRuntimeName(runtime_flags.runtime); !valid.ok()) return ReportError("scale", valid);
-  Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 4096);
+  Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 4096, /*ascending=*/true);
   if (!workers.ok()) return ReportError("scale", workers.status());
-  for (std::size_t i = 1; i < workers->size(); ++i) {
-    if ((*workers)[i] <= (*workers)[i - 1]) {
-      return ReportError("scale", InvalidArgument("--workers: the counts must ascend, got " + workers_text));
-    }
-  }
   if (repeat < 1 || repeat > 100) return ReportError("scale", InvalidArgument("--repeat: must be in [1, 100]"));
   prices.function_memory_gb = memory_mb / 1000;
   if (Status valid = prices.Validate(); !valid.ok()) return ReportError("scale", valid);

@@ -43,8 +43,9 @@ int RunCalibrate(int argc, char** argv) {
   Result<Loss> loss = CheckProblemOptions(&problem);
   if (!loss.ok()) return ReportError(command, loss.status());
   if (Status valid = problem.admm.Validate(); !valid.ok()) return ReportError(command, valid);
-  Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 4096);
+  Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 4096, /*ascending=*/true);
   if (!workers.ok()) return ReportError(command, workers.status());
+  if (repeat < 1 || repeat > 100) return ReportError(command, InvalidArgument("--repeat: must be in [1, 100]"));
   if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError(command, writable);
   Result<Plan> plan = PlanData(problem.data, workers->front(), *loss);
   if (!plan.ok()) return ReportError(command, plan.status());
@@ -52,15 +53,8 @@ int RunCalibrate(int argc, char** argv) {
   if (Status valid = SetRegularizer(parser, problem, &*plan); !valid.ok()) return ReportError(command, valid);
 
   CalibrationOptions options;
-  options.workers.clear();
-  for (const int64_t k : *workers) {
-    if (!options.workers.empty() && k <= options.workers.back()) {
-      return ReportError(command, InvalidArgument("--workers: the counts must ascend, got " + workers_text));
-    }
-    options.workers.push_back(static_cast<int>(k));
-  }
+  options.workers.assign(workers->begin(), workers->end());
   options.admm = problem.admm;
-  if (repeat < 1 || repeat > 100) return ReportError(command, InvalidArgument("--repeat: must be in [1, 100]"));
   options.repetitions = static_cast<int>(repeat);
   options.executable = CurrentExecutable();
   if (!quiet) options.progress = [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
@@ -263,7 +257,7 @@ int RunSimulate(int argc, char** argv) {
     if (!parser.Given("platform")) *platform = Platform::Local(*profile);
     return Validate(*profile, *platform, validate, tolerance, out, quiet);
   }
-  Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 1 << 20);
+  Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 1 << 20, /*ascending=*/true);
   if (!workers.ok()) return ReportError(command, workers.status());
   Result<std::vector<int64_t>> features = ParseCountList(features_text, "features", int64_t{1} << 40);
   if (!features.ok()) return ReportError(command, features.status());
