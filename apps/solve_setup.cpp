@@ -9,6 +9,7 @@
 #include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/data/libsvm_reader.h"
+#include "nimbus/mpi/mpi_runtime.h"
 #include "nimbus/runtime/lambda.h"
 #include "nimbus/runtime/launcher.h"
 #include "nimbus/runtime/threads_executor.h"
@@ -92,7 +93,8 @@ Status SetRegularizer(const ArgParser& parser, const ProblemFlags& flags, Plan* 
 }
 
 void AddRuntimeOptions(ArgParser& parser, RuntimeFlags* flags) {
-  parser.AddString("runtime", "NAME", "where workers run: threads, process, command or lambda", &flags->runtime);
+  parser.AddString("runtime", "NAME", "where workers run: threads, process, command, lambda or mpi (under mpirun)",
+                   &flags->runtime);
   parser.AddString("launch", "TEMPLATE", "--runtime command: how to start a worker, e.g. 'ssh {host} nimbus worker {args}'",
                    &flags->launch);
   parser.AddString("hosts", "H1,H2,...", "--runtime command: values for {host}, round robin", &flags->hosts);
@@ -105,7 +107,8 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeFlags* flags) {
   parser.AddString("advertise", "ENDPOINT", "the address workers dial, if not the listening one (NAT, public host)",
                    &flags->advertise);
   parser.AddString("shard-dir", "DIR", "remote runtimes with a LIBSVM file: write the shards here (default: a\n"
-                   "                            temporary directory, removed after the run)", &flags->shard_dir);
+                   "                            temporary directory, removed after the run; with mpi on several\n"
+                   "                            machines, a directory all of them see)", &flags->shard_dir);
   parser.AddDouble("max-lifetime", "SECONDS", "workers hand over to a successor after this long (as Lambda's cap)",
                    &flags->max_lifetime);
   parser.AddDouble("round-timeout-floor", "SECONDS", "the least time a worker gets for a round before it is replaced",
@@ -117,8 +120,11 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeFlags* flags) {
 }
 
 Status CheckRuntimeName(const std::string& runtime) {
-  if (runtime == "threads" || runtime == "process" || runtime == "command" || runtime == "lambda") return Status::Ok();
-  return InvalidArgument("--runtime: '" + runtime + "' is not available (this build has: threads, process, command, lambda)");
+  if (runtime == "threads" || runtime == "process" || runtime == "command" || runtime == "lambda" || runtime == "mpi") {
+    return Status::Ok();
+  }
+  return InvalidArgument("--runtime: '" + runtime +
+                         "' is not available (this build has: threads, process, command, lambda, mpi)");
 }
 
 Result<Plan> PlanData(const std::string& location, int64_t workers, Loss loss) {
@@ -171,6 +177,10 @@ Result<Runtime> MakeRuntime(const RuntimeFlags& flags, const Plan& plan, const W
   if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
   std::vector<ShardAssignment> shards;
   for (const ShardEntry& entry : manifest.shards) shards.push_back({store_uri, entry.key, entry.checksum});
+  if (flags.runtime == "mpi") {
+    runtime.executor = std::make_unique<MpiExecutor>(std::move(shards), plan.spec, worker_options, flags.run_id);
+    return runtime;
+  }
 
   RemoteOptions options;
   options.name = flags.runtime;

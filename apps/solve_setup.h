@@ -42,6 +42,7 @@ struct RuntimeFlags {
   bool lambda_pass_credentials = false;
   int64_t max_restarts = 3;
   double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
+  uint64_t run_id = 0;  // mpi: the run id all ranks share
 };
 void AddRuntimeOptions(ArgParser& parser, RuntimeFlags* flags);
 Status CheckRuntimeName(const std::string& runtime);

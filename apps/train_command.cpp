@@ -7,9 +7,12 @@
 #include "commands.h"
 #include "model.h"
 #include "nimbus/admm/coordinator.h"
+#include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/metrics/cost.h"
 #include "nimbus/metrics/trace.h"
+#include "nimbus/mpi/mpi_runtime.h"
+#include "nimbus/runtime/worker_process.h"
 #include "solve_setup.h"
 
 namespace nimbus::cli {
@@ -132,22 +135,52 @@ int RunTrain(int argc, char** argv) {
     }
   }
 
+  // Under mpirun every rank runs this command: rank 0 is the master, ranks 1..K the workers.
+  std::unique_ptr<MpiSession> mpi;
+  // From here on an error on rank 0 ends the whole job with its exit status.
+  auto fail = [&](const Status& status) {
+    const int code = ReportError("train", status);
+    if (mpi && mpi->size() > 1 && !mpi->ended_normally()) mpi->Abort(code);
+    return code;
+  };
+  if (flags.runtime.runtime == "mpi") {
+    Result<std::unique_ptr<MpiSession>> session = MpiSession::Start(&argc, &argv);
+    if (!session.ok()) return fail(session.status());
+    mpi = std::move(session).value();
+    flags.runtime.run_id = mpi->ShareRunId();
+    if (mpi->rank() > 0) {
+      const int code = RunMpiWorker(mpi->rank(), flags.runtime.run_id, WallSeconds());
+      if (code == kWorkerDone) mpi->EndNormally();
+      return code;
+    }
+    if (mpi->size() < 2) {
+      return fail(InvalidArgument("--runtime mpi: start it as mpirun -n K+1 nimbus train ... (a master "
+                                                  "and K workers)"));
+    }
+    if (flags.workers != 0 && flags.workers != mpi->size() - 1) {
+      return fail(InvalidArgument("--workers " + std::to_string(flags.workers) + " needs mpirun -n " +
+                                                  std::to_string(flags.workers + 1) + "; this job has " +
+                                                  std::to_string(mpi->size()) + " ranks"));
+    }
+    flags.workers = mpi->size() - 1;
+  }
+
   Result<Plan> plan = PlanData(flags.problem.data, flags.workers, *loss);
-  if (!plan.ok()) return ReportError("train", plan.status());
-  if (Status valid = SetRegularizer(parser, flags.problem, &*plan); !valid.ok()) return ReportError("train", valid);
+  if (!plan.ok()) return fail(plan.status());
+  if (Status valid = SetRegularizer(parser, flags.problem, &*plan); !valid.ok()) return fail(valid);
   if (admm.barrier > plan->workers) {
-    return ReportError("train", InvalidArgument("--barrier: " + flags.barrier + " of " + std::to_string(plan->workers) +
+    return fail(InvalidArgument("--barrier: " + flags.barrier + " of " + std::to_string(plan->workers) +
                                                 " workers"));
   }
 
   std::unique_ptr<JsonlTraceFile> trace;
   if (!flags.trace.empty()) {
     Result<std::unique_ptr<JsonlTraceFile>> opened = JsonlTraceFile::Open(flags.trace);
-    if (!opened.ok()) return ReportError("train", opened.status());
+    if (!opened.ok()) return fail(opened.status());
     trace = std::move(opened).value();
   }
   Result<Runtime> runtime = MakeRuntime(flags.runtime, *plan, worker_options);
-  if (!runtime.ok()) return ReportError("train", runtime.status());
+  if (!runtime.ok()) return fail(runtime.status());
   if (runtime->remote != nullptr && trace) runtime->remote->SetTraceSink(trace.get());
 
   Coordinator coordinator(plan->spec, admm, runtime->executor.get());
@@ -162,12 +195,13 @@ int RunTrain(int argc, char** argv) {
   }
 
   Result<Solution> solution = coordinator.Solve();
+  if (mpi && solution.ok()) mpi->EndNormally();  // the workers have had their BYE
   if (show_progress) std::fputc('\n', stderr);
-  if (!solution.ok()) return ReportError("train", solution.status());
+  if (!solution.ok()) return fail(solution.status());
   Summary& summary = solution->summary;
   summary.load_seconds = plan->load_seconds;
   AddCostEstimate(flags.prices, *plan, &summary);
-  if (trace && !trace->status().ok()) return ReportError("train", trace->status());
+  if (trace && !trace->status().ok()) return fail(trace->status());
 
   if (!flags.out.empty()) {
     Model model;
@@ -177,11 +211,11 @@ int RunTrain(int argc, char** argv) {
     model.cols = plan->spec.cols;
     model.labels = plan->labels;
     model.weights = solution->model;
-    if (Status written = WriteModel(model, *model_format, flags.out); !written.ok()) return ReportError("train", written);
+    if (Status written = WriteModel(model, *model_format, flags.out); !written.ok()) return fail(written);
   }
   if (!flags.summary_json.empty()) {
     if (Status written = WriteFileAtomically(flags.summary_json, summary.ToJson() + "\n"); !written.ok()) {
-      return ReportError("train", written);
+      return fail(written);
     }
   }
   if (!flags.quiet) std::fputs((flags.verbose ? summary.FullReport() : summary.BriefReport() + "\n").c_str(), stdout);

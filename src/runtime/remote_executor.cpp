@@ -24,8 +24,17 @@ uint64_t RandomRunId() {
   return id == 0 ? 1 : id;
 }
 
-AssignBody AssignFor(const ShardAssignment& shard, const ProblemSpec& spec, const WorkerOptions& worker,
-                     const RemoteOptions& options) {
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+}  // namespace
+
+AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec, const WorkerOptions& worker,
+                          double heartbeat_seconds, double master_timeout_seconds) {
   AssignBody body;
   body.store_uri = shard.store_uri;
   body.shard_key = shard.key;
@@ -37,20 +46,11 @@ AssignBody AssignFor(const ShardAssignment& shard, const ProblemSpec& spec, cons
   body.rows = spec.rows;
   body.cols = spec.cols;
   body.local_solver = static_cast<int64_t>(worker.solver);
-  body.heartbeat_seconds = options.heartbeat_seconds;
-  body.master_timeout_seconds = options.master_timeout_seconds;
+  body.heartbeat_seconds = heartbeat_seconds;
+  body.master_timeout_seconds = master_timeout_seconds;
   body.faults = worker.faults;
   return body;
 }
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
-
-}  // namespace
 
 Status RemoteOptions::Validate() const {
   auto positive = [](const char* name, double value) -> Status {
@@ -229,8 +229,9 @@ void RemoteExecutor::Handle(Incoming incoming) {
     slot.last_heard = now;
     slot.ready.reset();
     if (Status sent = SendTo(worker, PackAssign(EnvelopeFor(worker, MessageType::kAssign),
-                                                AssignFor(shards_[static_cast<std::size_t>(worker)], spec_,
-                                                          worker_options_, options_)));
+                                                MakeAssignBody(shards_[static_cast<std::size_t>(worker)], spec_,
+                                                               worker_options_, options_.heartbeat_seconds,
+                                                               options_.master_timeout_seconds)));
         !sent.ok()) {
       Fail(worker, "cannot send it its assignment: " + sent.message());
       return;

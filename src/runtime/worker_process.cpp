@@ -17,6 +17,30 @@
 #include "nimbus/worker/shard_worker.h"
 
 namespace nimbus {
+
+Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const AssignBody& body, ProblemSpec* spec,
+                                                        double* load_seconds) {
+  Stopwatch load_watch;
+  Result<std::unique_ptr<Store>> store = OpenAnyStore(body.store_uri, /*create=*/false);
+  if (!store.ok()) return store.status().WithContext("cannot open the store");
+  std::optional<uint64_t> checksum;
+  if (body.shard_checksum != 0) checksum = body.shard_checksum;
+  Result<Dataset> shard = LoadShard(**store, body.shard_key, checksum);
+  if (!shard.ok()) return shard.status().WithContext("cannot load its shard");
+  *load_seconds = load_watch.ElapsedSeconds();
+  spec->loss = static_cast<Loss>(body.loss);
+  spec->regularizer = {body.l1, body.l2};
+  spec->intercept = body.intercept != 0;
+  spec->rows = body.rows;
+  spec->cols = body.cols;
+  if (shard->cols() > spec->cols) return InvalidArgument("its shard has more features than the problem");
+  shard->matrix.cols = spec->cols;
+  WorkerOptions options;
+  options.solver = static_cast<LocalSolver>(body.local_solver);
+  options.faults = body.faults;
+  return std::make_unique<ShardWorker>(worker, std::move(shard).value(), *spec, options);
+}
+
 namespace {
 
 class WorkerSession {
@@ -55,26 +79,11 @@ class WorkerSession {
     heartbeat_seconds_.store(body->heartbeat_seconds);
 
     // The cold start: load the shard.
-    Stopwatch load_watch;
-    Result<std::unique_ptr<Store>> store = OpenAnyStore(body->store_uri, /*create=*/false);
-    if (!store.ok()) return Fatal("cannot open the store: " + store.status().message());
-    std::optional<uint64_t> checksum;
-    if (body->shard_checksum != 0) checksum = body->shard_checksum;
-    Result<Dataset> shard = LoadShard(**store, body->shard_key, checksum);
-    if (!shard.ok()) return Fatal("cannot load its shard: " + shard.status().message());
-    const double load_seconds = load_watch.ElapsedSeconds();
-    spec_.loss = static_cast<Loss>(body->loss);
-    spec_.regularizer = {body->l1, body->l2};
-    spec_.intercept = body->intercept != 0;
-    spec_.rows = body->rows;
-    spec_.cols = body->cols;
-    if (shard->cols() > spec_.cols) return Fatal("its shard has more features than the problem");
-    shard->matrix.cols = spec_.cols;
-    WorkerOptions worker_options;
-    worker_options.solver = static_cast<LocalSolver>(body->local_solver);
-    worker_options.faults = body->faults;
+    double load_seconds = 0;
+    Result<std::unique_ptr<ShardWorker>> worker = MakeAssignedWorker(options_.worker, *body, &spec_, &load_seconds);
+    if (!worker.ok()) return Fatal(worker.status().message());
+    worker_ = std::move(worker).value();
     faults_ = body->faults;
-    worker_ = std::make_unique<ShardWorker>(options_.worker, std::move(shard).value(), spec_, worker_options);
 
     ReadyBody ready{worker_->Ready(load_seconds)};
     ready.ready.process_start_wall = options_.process_start_wall;

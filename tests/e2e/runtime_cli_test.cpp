@@ -64,7 +64,7 @@ TEST(RuntimeCli, RuntimeOptionsAreChecked) {
   const std::vector<Case> cases = {
       {{"--runtime", "command"}, "needs --launch"},
       {{"--runtime", "command", "--launch", "ssh host nimbus worker"}, "must contain {args}"},
-      {{"--runtime", "mpi"}, "'mpi' is not available"},
+      {{"--runtime", "gpu"}, "'gpu' is not available (this build has: threads, process, command, lambda, mpi)"},
       {{"--runtime", "lambda"}, "needs --lambda-function"},
       {{"--barrier", "x"}, "--barrier: 'all' or a number"},
       {{"--workers", "3", "--barrier", "5"}, "--barrier: 5 of 3 workers"},

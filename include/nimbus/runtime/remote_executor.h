@@ -50,6 +50,10 @@ struct ShardAssignment {
   uint64_t checksum = 0;
 };
 
+// What ASSIGN tells a worker: its shard, the problem, its solver and the liveness settings.
+AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec, const WorkerOptions& worker,
+                          double heartbeat_seconds, double master_timeout_seconds);
+
 struct RemoteStats {
   int64_t restarts = 0;          // new invocations after a failure or a hand-over
   int64_t handovers = 0;         // of those, workers that left at their lifetime cap

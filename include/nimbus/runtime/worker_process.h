@@ -5,7 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "nimbus/wire/codec.h"
+#include "nimbus/worker/shard_worker.h"
 
 namespace nimbus {
 
@@ -24,6 +28,11 @@ struct WorkerProcessOptions {
 inline constexpr int kWorkerDone = 0;        // BYE from the master, or a planned hand-over
 inline constexpr int kWorkerLostMaster = 3;  // no word from the master before its deadline
 inline constexpr int kWorkerError = 4;       // could not do its part (shard, protocol)
+
+// The worker an ASSIGN describes, with its shard loaded (the cold start, timed into
+// *load_seconds); *spec becomes the problem the ASSIGN names. Errors say what failed.
+Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const AssignBody& body, ProblemSpec* spec,
+                                                        double* load_seconds);
 
 // Runs the worker until it leaves; returns its exit code. Messages go to standard error.
 int RunWorkerProcess(const WorkerProcessOptions& options);

@@ -1,0 +1,56 @@
+// End to end: `nimbus train --runtime mpi` under OpenMPI's mpirun, rank 0 the master and the
+// other ranks its workers. Every job runs under `timeout`, so a hang fails instead of waiting.
+#include "e2e_support.h"
+
+namespace nimbus::testing {
+namespace {
+
+CommandResult MpiRun(int ranks, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"timeout", "120", "mpirun", "--allow-run-as-root", "--oversubscribe",
+                                   "-n", std::to_string(ranks), NIMBUS_BINARY, "train", "--runtime", "mpi"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
+TEST(MpiRuntime, AStarOfRanksGivesTheThreadsModel) {
+  TempDir dir;
+  const CommandResult mpi = MpiRun(4, {"--data", HeartScalePath(), "--l1", "0.01", "--out", dir.File("mpi.json"),
+                                       "--summary-json", dir.File("summary.json")});
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
+  EXPECT_NE(mpi.out.find("on 3 mpi workers"), std::string::npos) << mpi.out;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--out", dir.File("threads.json")});
+  const std::string expected = ReadTextFile(dir.File("threads.json"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(ReadTextFile(dir.File("mpi.json")), expected);
+  const std::string summary = ReadTextFile(dir.File("summary.json"));
+  EXPECT_EQ(JsonField(summary, "runtime"), "\"mpi\"");
+  EXPECT_GT(std::stoll(JsonField(summary, "bytes_sent")), 0);
+}
+
+TEST(MpiRuntime, RanksLoadTheShardsOfADirectory) {
+  TempDir dir;
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "3000", "--cols", "400", "--nnz-per-row", "12", "--seed", "5", "--out",
+                       dir.File("d.svm")}).exit_code, 0);
+  ASSERT_EQ(RunNimbus({"split", "--data", dir.File("d.svm"), "--shards", "2", "--out", dir.File("shards")}).exit_code, 0);
+  const CommandResult mpi = MpiRun(3, {"--data", dir.File("shards"), "--l1", "1e-3", "--out", dir.File("mpi.json")});
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
+  Train({"--data", dir.File("shards"), "--l1", "1e-3", "--out", dir.File("threads.json")});
+  EXPECT_EQ(ReadTextFile(dir.File("mpi.json")), ReadTextFile(dir.File("threads.json")));
+}
+
+TEST(MpiRuntime, MistakesEndTheWholeJobWithTheirExitStatus) {
+  TempDir dir;
+  const CommandResult ranks = MpiRun(3, {"--data", HeartScalePath(), "--workers", "4"});
+  EXPECT_EQ(ranks.exit_code, 2) << ranks.err;
+  EXPECT_NE(ranks.err.find("--workers 4 needs mpirun -n 5; this job has 3 ranks"), std::string::npos) << ranks.err;
+  const CommandResult missing = MpiRun(3, {"--data", dir.File("none.svm")});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("none.svm"), std::string::npos) << missing.err;
+  // Without mpirun there are no worker ranks.
+  const CommandResult alone = RunNimbus({"train", "--runtime", "mpi", "--data", HeartScalePath()});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("mpirun -n K+1"), std::string::npos) << alone.err;
+}
+
+}  // namespace
+}  // namespace nimbus::testing
