@@ -48,6 +48,8 @@ int RunGen(int argc, char** argv) {
                 &options.planted_nonzeros);
   parser.AddString("task", "T", "classification (labels +1/-1) or regression (real targets)", &task);
   parser.AddDouble("noise", "X", "regression: standard deviation of the target noise", &options.noise);
+  parser.AddDouble("power-law", "S", "draw feature j with probability ~ j^-S (text data: about 1); 0: uniformly",
+                   &options.power_law);
   parser.Require("rows");
   parser.Require("cols");
   parser.Require("nnz-per-row");

@@ -232,6 +232,36 @@ TEST(SyntheticTest, RegressionNoiseHasTheRequestedSize) {
   EXPECT_NE(text.substr(0, 2), "+1");
 }
 
+TEST(SyntheticTest, APowerLawDrawsFeatureJWithProbabilityProportionalToJToTheMinusS) {
+  TempDir dir;
+  SyntheticOptions options;
+  options.rows = 200000;
+  options.cols = 100;
+  options.nnz_per_row = 1;  // one draw per row: the counts follow the law itself
+  options.power_law = 1.0;
+  ASSERT_TRUE(WriteSyntheticLibsvm(options, dir.File("zipf.svm")).ok());
+  Result<Dataset> data = ReadLibsvmFile(dir.File("zipf.svm"));
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  std::vector<double> counts(100, 0);
+  for (int64_t k = 0; k < data->nnz(); ++k) counts[data->matrix.col_idx[k]] += 1;
+  double harmonic = 0;
+  for (int j = 1; j <= 100; ++j) harmonic += 1.0 / j;
+  for (const int j : {1, 2, 5, 10, 50, 100}) {
+    const double p = (1.0 / j) / harmonic;
+    const double expected = p * 200000;
+    const double sigma = std::sqrt(200000 * p * (1 - p));
+    EXPECT_NEAR(counts[static_cast<std::size_t>(j - 1)], expected, 5 * sigma) << "feature " << j;
+  }
+  // Several nonzeros per row stay distinct and sorted, even with a steep law.
+  options.rows = 2000;
+  options.nnz_per_row = 20;
+  options.power_law = 3.0;
+  ASSERT_TRUE(WriteSyntheticLibsvm(options, dir.File("steep.svm")).ok());
+  Result<Dataset> steep = ReadLibsvmFile(dir.File("steep.svm"));  // refuses repeated or unsorted indices
+  ASSERT_TRUE(steep.ok()) << steep.status().ToString();
+  EXPECT_EQ(steep->nnz(), 2000 * 20);
+}
+
 TEST(SyntheticTest, UnwritablePathIsAnError) {
   TempDir dir;
   Result<SyntheticSummary> summary = WriteSyntheticLibsvm(Small(), dir.File("missing/d.svm"));
@@ -262,6 +292,8 @@ TEST(SyntheticOptionsTest, ValidateNamesTheBadField) {
       {"noise", [](SyntheticOptions& o) { o.noise = -0.1; }},
       {"noise", [](SyntheticOptions& o) { o.noise = std::numeric_limits<double>::quiet_NaN(); }},
       {"noise", [](SyntheticOptions& o) { o.noise = std::numeric_limits<double>::infinity(); }},
+      {"power_law", [](SyntheticOptions& o) { o.power_law = -1; }},
+      {"power_law", [](SyntheticOptions& o) { o.power_law = std::numeric_limits<double>::quiet_NaN(); }},
   };
   TempDir dir;
   for (const Case& c : cases) {

@@ -1,6 +1,6 @@
 // Synthetic sparse data with a planted sparse model, reproducible from a seed.
 //
-// Each row draws `nnz_per_row` distinct features uniformly, gives them values uniform in
+// Each row draws `nnz_per_row` distinct features (uniformly, or by a power law), gives them values uniform in
 // (0, 1] and scales the row to unit length (as tf-idf text rows are). A planted model w*
 // has `planted_nonzeros` Gaussian weights, scaled so that margins a.w* have a standard
 // deviation of about `margin_scale`. Classification labels are +1 with probability
@@ -25,6 +25,9 @@ struct SyntheticOptions {
   int64_t planted_nonzeros = 0;  // 0: a tenth of the columns (at least 1)
   double margin_scale = 2.0;
   double noise = 0.1;
+  // Features drawn with probability proportional to j^-power_law (j = 1..cols, Zipf, as the
+  // words of text are); 0 draws them uniformly.
+  double power_law = 0;
   SyntheticTask task = SyntheticTask::kClassification;
 
   Status Validate() const;
