@@ -41,9 +41,9 @@ struct Measured {
 };
 
 Result<Measured> MeasureSolve(const ProblemSpec& spec, std::vector<ShardSource> shards, const AdmmOptions& admm,
-                              int64_t nnz, int concurrency) {
+                              const WorkerOptions& worker, int64_t nnz, int concurrency) {
   const int k = static_cast<int>(shards.size());
-  ThreadsExecutor executor(std::move(shards), spec, WorkerOptions{}, concurrency);
+  ThreadsExecutor executor(std::move(shards), spec, worker, concurrency);
   NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory scratch, TemporaryDirectory::Create("nimbus-calibrate"));
   const std::string trace_path = scratch.path() + "/trace.jsonl";
   Summary summary;
@@ -115,7 +115,7 @@ Result<Measured> MeasureWideProblem(int64_t features, const AdmmOptions& admm) {
   AdmmOptions few = admm;
   few.max_iterations = 6;
   few.target_objective.reset();
-  return MeasureSolve(spec, std::move(shards), few, nnz, /*concurrency=*/1);
+  return MeasureSolve(spec, std::move(shards), few, WorkerOptions{}, nnz, /*concurrency=*/1);
 }
 
 // Half the round trip of a ROUND of d doubles out and a REPLY of d doubles back through real
@@ -349,10 +349,10 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
     std::optional<Measured> alone;
     double together_span = std::numeric_limits<double>::infinity();
     for (int run = 0; run < options.repetitions; ++run) {
-      NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards(), options.admm, profile.nnz, 1));
+      NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards(), options.admm, options.worker, profile.nnz, 1));
       if (!alone || m.point.compute_seconds < alone->point.compute_seconds) alone = m;
       if (k > 1 && profile.cores > 1) {
-        NIMBUS_ASSIGN_OR_RETURN(Measured together, MeasureSolve(plan.spec, shards(), options.admm, profile.nnz, 0));
+        NIMBUS_ASSIGN_OR_RETURN(Measured together, MeasureSolve(plan.spec, shards(), options.admm, options.worker, profile.nnz, 0));
         double span = 0;
         for (const double s : together.round_spans) span += s;
         together_span = std::min(together_span, span);

@@ -19,6 +19,7 @@ namespace nimbus::cli {
 struct CalibrationOptions {
   std::vector<int> workers = {1, 2, 4, 8, 16};
   AdmmOptions admm;
+  WorkerOptions worker;
   std::string executable;        // the nimbus binary, whose start-up is timed
   int64_t wide_features = 1000000;  // the wide problem's d
   int repetitions = 2;              // solves per K; the fastest counts

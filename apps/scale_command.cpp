@@ -71,7 +71,7 @@ int RunScale(int argc, char** argv) {
     const std::string at = "K = " + std::to_string(k);
     std::optional<ScalePoint> fastest;
     for (int64_t run = 0; run < repeat; ++run) {
-      Result<Runtime> runtime = MakeRuntime(runtime_flags, *plan, WorkerOptions{});
+      Result<Runtime> runtime = MakeRuntime(runtime_flags, *plan, problem.worker);
       if (!runtime.ok()) return ReportError("scale", runtime.status().WithContext(at));
       Coordinator coordinator(plan->spec, problem.admm, runtime->executor.get());
       Result<Solution> solution = coordinator.Solve();

@@ -55,6 +55,7 @@ int RunCalibrate(int argc, char** argv) {
   CalibrationOptions options;
   options.workers.assign(workers->begin(), workers->end());
   options.admm = problem.admm;
+  options.worker = problem.worker;
   options.repetitions = static_cast<int>(repeat);
   options.executable = CurrentExecutable();
   if (!quiet) options.progress = [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); };

@@ -75,6 +75,9 @@ void AddProblemOptions(ArgParser& parser, ProblemFlags* flags) {
   parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &flags->admm.eps_rel);
   flags->max_iter = flags->admm.max_iterations;
   parser.AddInt("max-iter", "N", "iteration cap", &flags->max_iter);
+  parser.AddString("consensus", "FORM", "dense (every worker holds all of z) or general (a worker holds the\n"
+                   "                            features its shard touches; messages follow the data, not d)",
+                   &flags->consensus);
 }
 
 Result<Loss> CheckProblemOptions(ProblemFlags* flags) {
@@ -82,6 +85,10 @@ Result<Loss> CheckProblemOptions(ProblemFlags* flags) {
   if (!loss.ok()) return loss.status().WithContext("--loss");
   if (flags->max_iter < 0 || flags->max_iter > 100000000) return InvalidArgument("--max-iter: must be >= 0");
   flags->admm.max_iterations = static_cast<int>(flags->max_iter);
+  if (flags->consensus != "dense" && flags->consensus != "general") {
+    return InvalidArgument("--consensus: '" + flags->consensus + "' is not dense or general");
+  }
+  flags->worker.general_form = flags->consensus == "general";
   return loss;
 }
 

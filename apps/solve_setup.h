@@ -28,10 +28,13 @@ struct ProblemFlags {
   double l1 = 0, l2 = 0;
   bool intercept = false;
   int64_t max_iter = 0;
+  std::string consensus = "general";
   AdmmOptions admm;
+  WorkerOptions worker;  // what the problem options say of the workers (set by CheckProblemOptions)
 };
 void AddProblemOptions(ArgParser& parser, ProblemFlags* flags);
-// The loss, once the options are known good (sets flags->admm.max_iterations).
+// The loss, once the options are known good (sets flags->admm.max_iterations and
+// flags->worker.general_form).
 Result<Loss> CheckProblemOptions(ProblemFlags* flags);
 
 // Where workers run and how the master treats them.

@@ -27,8 +27,10 @@ struct Residuals {
   double y_norm = 0;  // rho sqrt(sum_i ||u_i||^2)
 };
 
-Residuals ComputeResiduals(const std::vector<WorkerReply>& replies, double dual_residual, double z_norm,
-                           double rho_of_u, std::size_t model_size, const AdmmOptions& options) {
+// `z_copies_norm` is the norm of the workers' copies of z, sqrt(sum_i ||z_{S_i}||^2), and
+// `local_dimensions` the number of entries in all of them (K n in the dense form).
+Residuals ComputeResiduals(const std::vector<WorkerReply>& replies, double dual_residual, double z_copies_norm,
+                           double rho_of_u, double local_dimensions, const AdmmOptions& options) {
   Residuals res;
   double primal_squared = 0, x_squared = 0, u_squared = 0;
   for (const WorkerReply& reply : replies) {
@@ -36,13 +38,12 @@ Residuals ComputeResiduals(const std::vector<WorkerReply>& replies, double dual_
     x_squared += reply.scalars.x_squared;
     u_squared += reply.scalars.u_squared;
   }
-  const double k = static_cast<double>(replies.size());
   res.primal = std::sqrt(primal_squared);
   res.dual = dual_residual;
   res.x_norm = std::sqrt(x_squared);
-  res.z_norm = std::sqrt(k) * z_norm;
+  res.z_norm = z_copies_norm;
   res.y_norm = rho_of_u * std::sqrt(u_squared);
-  const double absolute = std::sqrt(k * static_cast<double>(model_size)) * options.eps_abs;
+  const double absolute = std::sqrt(local_dimensions) * options.eps_abs;
   res.eps_primal = absolute + options.eps_rel * std::max(res.x_norm, res.z_norm);
   res.eps_dual = absolute + options.eps_rel * res.y_norm;
   return res;
@@ -50,14 +51,95 @@ Residuals ComputeResiduals(const std::vector<WorkerReply>& replies, double dual_
 
 bool Converged(const Residuals& res) { return res.primal <= res.eps_primal && res.dual <= res.eps_dual; }
 
-// z = prox_{g/(K rho)}(mean_i w_i), summed in worker order so the result is reproducible.
-void ZUpdate(const ProblemSpec& spec, const std::vector<WorkerReply>& replies, double rho, Vector& z) {
-  Fill(z, 0.0);
-  for (const WorkerReply& reply : replies) Axpy(1.0, reply.w, z);
-  const double k = static_cast<double>(replies.size());
-  Scale(1.0 / k, z);
-  spec.regularizer.Prox(1.0 / (k * rho), z, static_cast<std::size_t>(spec.cols));
-}
+// How the workers' copies of the model map onto z. In the dense form every worker holds all
+// of it; in the general form (Boyd et al. 2011, section 7.2) worker i holds the coordinates of
+// its support S_i, and coordinate j is shared by the counts[j] workers whose support has it.
+class Consensus {
+ public:
+  static Result<Consensus> Of(std::span<const WorkerReady> ready, std::size_t model_size) {
+    Consensus c;
+    c.workers_ = ready.size();
+    c.n_ = model_size;
+    const bool general = !ready.empty() && ready[0].support != nullptr;
+    if (!general) {
+      for (const WorkerReady& r : ready) {
+        if (r.support != nullptr) return FailedPrecondition("workers disagree on the form of consensus");
+      }
+      c.local_dimensions_ = static_cast<double>(c.workers_) * static_cast<double>(model_size);
+      return c;
+    }
+    c.counts_.assign(model_size, 0);
+    c.local_dimensions_ = 0;
+    for (const WorkerReady& r : ready) {
+      if (r.support == nullptr) return FailedPrecondition("workers disagree on the form of consensus");
+      if (!r.support->empty() && r.support->back() >= model_size) {
+        return InvalidArgument("worker " + std::to_string(r.worker) + " holds coordinate " +
+                               std::to_string(r.support->back()) + " of a model of " + std::to_string(model_size));
+      }
+      for (const uint32_t j : *r.support) ++c.counts_[j];
+      c.local_dimensions_ += static_cast<double>(r.support->size());
+      c.supports_.push_back(r.support);
+    }
+    c.sum_.resize(model_size);
+    return c;
+  }
+
+  bool general() const { return !supports_.empty(); }
+  double local_dimensions() const { return local_dimensions_; }
+  // The length of worker i's w.
+  std::size_t LocalSize(int worker) const {
+    return general() ? supports_[static_cast<std::size_t>(worker)]->size() : n_;
+  }
+
+  // z = argmin_z g(z) + sum_i rho/2 ||z_{S_i} - w_i||^2, coordinate by coordinate:
+  // prox_{g/(c_j rho)} of the mean of the c_j copies (c_j = K in the dense form), summed in
+  // worker order so the result is reproducible. A coordinate no worker holds is argmin g = 0.
+  void ZUpdate(const ProblemSpec& spec, const std::vector<WorkerReply>& replies, double rho, Vector& z) const {
+    const auto regularized = static_cast<std::size_t>(spec.cols);
+    if (!general()) {
+      Fill(z, 0.0);
+      for (const WorkerReply& reply : replies) Axpy(1.0, reply.w, z);
+      const double k = static_cast<double>(replies.size());
+      Scale(1.0 / k, z);
+      spec.regularizer.Prox(1.0 / (k * rho), z, regularized);
+      return;
+    }
+    Fill(sum_, 0.0);
+    for (const WorkerReply& reply : replies) {
+      const std::vector<uint32_t>& support = *supports_[static_cast<std::size_t>(reply.worker)];
+      for (std::size_t k = 0; k < support.size(); ++k) sum_[support[k]] += reply.w[k];
+    }
+    for (std::size_t j = 0; j < n_; ++j) {
+      const double count = counts_[j];
+      if (count == 0) {
+        z[j] = 0;
+        continue;
+      }
+      const double mean = sum_[j] / count;
+      z[j] = j < regularized ? spec.regularizer.Prox(1.0 / (count * rho), mean) : mean;
+    }
+  }
+
+  // sqrt(sum_i ||a_{S_i} - b_{S_i}||^2), and with b = 0 the norm of the copies of a.
+  double CopiesDistance(const Vector& a, const Vector* b) const {
+    if (!general()) {
+      return std::sqrt(static_cast<double>(workers_)) * (b ? std::sqrt(SquaredDistance(a, *b)) : Norm(a));
+    }
+    double sum = 0;
+    for (std::size_t j = 0; j < n_; ++j) {
+      const double d = b ? a[j] - (*b)[j] : a[j];
+      sum += counts_[j] * d * d;
+    }
+    return std::sqrt(sum);
+  }
+
+ private:
+  std::size_t workers_ = 0, n_ = 0;
+  std::vector<std::shared_ptr<const std::vector<uint32_t>>> supports_;
+  std::vector<uint32_t> counts_;
+  double local_dimensions_ = 0;
+  mutable Vector sum_;
+};
 
 // Residual balancing, normalized as OSQP does, damped and bounded. Returns the new rho.
 double AdaptRho(const Residuals& res, double rho, const AdmmOptions& options) {
@@ -234,15 +316,32 @@ Status AdmmOptions::Validate() const {
 }
 
 double InitialRho(const ProblemSpec& spec, std::span<const WorkerReady> ready) {
-  double trace = 0;
-  for (const WorkerReady& r : ready) trace += r.curvature_trace;
-  const double mean_diagonal = trace / (static_cast<double>(spec.rows) * static_cast<double>(spec.model_size()));
-  if (!(mean_diagonal > 0)) return 1.0;
+  // The mean diagonal of a worker's share of the loss Hessian, per coordinate it holds, and
+  // the mean number of workers that share a coordinate (K in the dense form).
+  const std::size_t n = spec.model_size();
+  double trace = 0, local_dimensions = 0;
+  std::vector<bool> covered(ready.empty() || ready[0].support == nullptr ? 0 : n, false);
+  for (const WorkerReady& r : ready) {
+    trace += r.curvature_trace;
+    if (r.support == nullptr) {
+      local_dimensions += static_cast<double>(n);
+      continue;
+    }
+    local_dimensions += static_cast<double>(r.support->size());
+    for (const uint32_t j : *r.support) {
+      if (j < covered.size()) covered[j] = true;
+    }
+  }
+  const double held = covered.empty() ? static_cast<double>(n) : static_cast<double>(std::count(covered.begin(), covered.end(), true));
+  const double local_diagonal = trace / (static_cast<double>(spec.rows) * local_dimensions);
+  if (!(local_diagonal > 0) || !(held > 0)) return 1.0;
+  const double sharing = local_dimensions / held;
   // Calibrated on synthetic sparse logistic problems (docs/tuning.md): the best fixed rho was
-  // about 0.6 mean_diagonal for one worker and fell as K^-0.7 (each f_i holds 1/K of the
-  // curvature, but the consensus coupling gains from a stiffer penalty as K grows).
-  const double workers = static_cast<double>(ready.size());
-  return 0.6 * mean_diagonal / std::pow(workers, 0.7);
+  // about 0.6 times the mean diagonal of the whole loss Hessian for one worker and fell as
+  // K^-0.7; per worker's share that is 0.6 x its diagonal x K^0.3 (each f_i holds 1/K of the
+  // curvature, and the consensus coupling gains from a stiffer penalty as K grows). In the
+  // general form, K becomes the number of workers that share a coordinate.
+  return 0.6 * local_diagonal * std::pow(sharing, 0.3);
 }
 
 Result<Solution> Coordinator::Solve() {
@@ -266,6 +365,11 @@ Result<Solution> Coordinator::Solve() {
   }
   summary.setup_seconds = setup_watch.ElapsedSeconds();
   for (const WorkerReady& r : *ready) summary.data_nnz += r.nnz;
+  Result<Consensus> consensus = Consensus::Of(*ready, n);
+  if (!consensus.ok()) {
+    executor_->Stop();
+    return consensus.status();
+  }
 
   double rho = options_.rho > 0 ? options_.rho : options_.rho_scale * InitialRho(spec_, *ready);
   summary.initial_rho = rho;
@@ -297,7 +401,7 @@ Result<Solution> Coordinator::Solve() {
     Stopwatch wait_watch;
     const double dispatch_wall = WallSeconds();
     const Deadline deadline = Deadline::After(options_.round_timeout_seconds);
-    const std::vector<WorkerReply> arrived = synchronous || round == 0
+    std::vector<WorkerReply> arrived = synchronous || round == 0
                                                  ? board.Synchronous(*executor_, request, deadline)
                                                  : board.Partial(*executor_, request, deadline);
     const double wait_seconds = wait_watch.ElapsedSeconds();
@@ -306,8 +410,14 @@ Result<Solution> Coordinator::Solve() {
     Stopwatch master_watch;
     summary.rounds = static_cast<int>(round + 1);
 
-    const auto failed = std::find_if(arrived.begin(), arrived.end(),
-                                     [](const WorkerReply& r) { return r.status != ReplyStatus::kOk; });
+    const auto failed = std::find_if(arrived.begin(), arrived.end(), [&](WorkerReply& r) {
+      if (r.status == ReplyStatus::kOk && r.w.size() != consensus->LocalSize(r.worker)) {
+        r.status = ReplyStatus::kFailed;
+        r.error = "w has " + std::to_string(r.w.size()) + " entries, expected " +
+                  std::to_string(consensus->LocalSize(r.worker));
+      }
+      return r.status != ReplyStatus::kOk;
+    });
     if (failed != arrived.end()) {
       summary.termination = Termination::kWorkerFailed;
       summary.message = "worker " + std::to_string(failed->worker) + " " + ReplyStatusName(failed->status) +
@@ -328,7 +438,8 @@ Result<Solution> Coordinator::Solve() {
     Stopwatch stop_test_watch;
     Residuals res;
     if (round >= 1) {
-      res = ComputeResiduals(latest, dual_residual, Norm(*z), rho_of_previous_round, n, options_);
+      res = ComputeResiduals(latest, dual_residual, consensus->CopiesDistance(*z, nullptr), rho_of_previous_round,
+                             consensus->local_dimensions(), options_);
       if (exact) {
         summary.primal_residual = res.primal;
         summary.dual_residual = res.dual;
@@ -351,8 +462,8 @@ Result<Solution> Coordinator::Solve() {
     Stopwatch z_update_watch;
     if (!stop) {
       auto next = std::make_shared<Vector>(n);
-      ZUpdate(spec_, latest, rho, *next);
-      dual_residual = rho * sqrt_k * std::sqrt(SquaredDistance(*next, *z));
+      consensus->ZUpdate(spec_, latest, rho, *next);
+      dual_residual = rho * consensus->CopiesDistance(*next, z.get());
       z = std::move(next);
       rho_of_previous_round = rho;
       if (round >= 1) {

@@ -152,6 +152,7 @@ MpiExecutor::MpiExecutor(std::vector<ShardAssignment> shards, const ProblemSpec&
       worker_options_(worker_options),
       transport_(run_id),
       awaited_(shards_.size()),
+      supports_(shards_.size()),
       sent_wall_(shards_.size(), 0),
       sent_bytes_(shards_.size(), 0) {}
 
@@ -214,6 +215,7 @@ Result<std::vector<WorkerReady>> MpiExecutor::Start(Deadline deadline) {
     r.invoke_wall = start_wall;
     r.ready_wall = WallSeconds();
     ready[static_cast<std::size_t>(worker)] = r;
+    supports_[static_cast<std::size_t>(worker)] = r.support;
     --waiting;
   }
   std::vector<WorkerReady> all;
@@ -227,7 +229,9 @@ void MpiExecutor::Dispatch(const RoundRequest& request, std::span<const int> wor
     awaited_[i] = request.round;
     sent_wall_[i] = WallSeconds();
     uint64_t bytes = 0;
-    if (!transport_.Send(std::to_string(worker + 1), PackRound(EnvelopeFor(worker, MessageType::kRound, request.round), request),
+    RoundRequest sent = request;
+    if (supports_[i] != nullptr) sent.z = Gather(request.z, *supports_[i]);  // general form: its support alone
+    if (!transport_.Send(std::to_string(worker + 1), PackRound(EnvelopeFor(worker, MessageType::kRound, request.round), sent),
                          &bytes)
              .ok()) {
       awaited_[i].reset();  // Collect reports it as failed
@@ -262,7 +266,8 @@ std::vector<WorkerReply> MpiExecutor::Collect(int count, Deadline deadline) {
       reply.status = ReplyStatus::kFailed;
       reply.error = "worker left: " + (bye.ok() ? bye->reason : bye.status().message());
     } else {
-      Result<WorkerReply> unpacked = UnpackReply(incoming->message, spec_.model_size());
+      Result<WorkerReply> unpacked =
+          UnpackReply(incoming->message, supports_[i] != nullptr ? supports_[i]->size() : spec_.model_size());
       if (!unpacked.ok() || unpacked->round != *awaited_[i]) {
         transport_.CountStale(unpacked.ok() ? "a reply to another round" : unpacked.status().message());
         continue;
@@ -346,7 +351,7 @@ int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall) {
     if (!message.ok()) return error("no word from the master: " + message.status().message());
     if (message->envelope.type == MessageType::kBye) return kWorkerDone;
     if (message->envelope.type != MessageType::kRound) continue;
-    Result<RoundRequest> request = UnpackRound(*message, spec.model_size());
+    Result<RoundRequest> request = UnpackRound(*message, (*shard_worker)->local_size());
     if (!request.ok()) return error("bad round: " + request.status().message());
     WorkerReply reply = (*shard_worker)->Serve(*request, 1);
     reply.timings.receive_wall = receive_wall;

@@ -46,6 +46,7 @@ AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec,
   body.rows = spec.rows;
   body.cols = spec.cols;
   body.local_solver = static_cast<int64_t>(worker.solver);
+  body.general_form = worker.general_form ? 1 : 0;
   body.heartbeat_seconds = heartbeat_seconds;
   body.master_timeout_seconds = master_timeout_seconds;
   body.faults = worker.faults;
@@ -169,6 +170,10 @@ void RemoteExecutor::Fail(int worker, const std::string& why) {
 
 void RemoteExecutor::SendRound(int worker) {
   Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  if (slot.ready && slot.ready->support && slot.round->z.size() == spec_.model_size()) {
+    // General form: the worker gets (and the kept state holds) z on its support alone.
+    slot.round->z = Gather(slot.round->z, *slot.ready->support);
+  }
   RoundRequest request = *slot.round;
   if (slot.fresh) {
     // A new invocation starts where the worker it replaces left off.
@@ -268,7 +273,9 @@ void RemoteExecutor::Handle(Incoming incoming) {
       return;
     }
     case MessageType::kReply: {
-      Result<WorkerReply> reply = UnpackReply(incoming.message, spec_.model_size());
+      Result<WorkerReply> reply = UnpackReply(incoming.message, slot.ready && slot.ready->support
+                                                                    ? slot.ready->support->size()
+                                                                    : spec_.model_size());
       if (!reply.ok() || slot.phase != Phase::kBusy || !slot.round || reply->round != slot.round->round) {
         transport_->CountStale(reply.ok() ? "a reply to a round that is not out" : reply.status().message());
         return;

@@ -10,8 +10,7 @@
 namespace nimbus {
 
 StateKeeper::StateKeeper(int workers, std::size_t model_size, int64_t memory_limit_bytes, std::string spill_directory)
-    : model_size_(model_size),
-      spill_(static_cast<double>(workers) * 2.0 * static_cast<double>(model_size) * sizeof(double) >
+    : spill_(static_cast<double>(workers) * 2.0 * static_cast<double>(model_size) * sizeof(double) >
                  static_cast<double>(memory_limit_bytes) &&
              !spill_directory.empty()),
       spill_directory_(std::move(spill_directory)),
@@ -32,7 +31,7 @@ std::string StateKeeper::SpillPath(int worker, int64_t answer) const {
 }
 
 Status StateKeeper::Record(int worker, const RoundRequest& request, const SharedVector& w) {
-  if (w.size() != model_size_) return InvalidArgument("reply of the wrong size for the kept state");
+  if (w.size() != request.z.size()) return InvalidArgument("reply of the wrong size for the kept state");
   Kept& kept = kept_[static_cast<std::size_t>(worker)];
   Answer answer{request.z, request.rho, request.relaxation, {}};
   if (spill_) {
@@ -51,8 +50,9 @@ Status StateKeeper::Record(int worker, const RoundRequest& request, const Shared
 Result<SharedVector> StateKeeper::ReplyOf(int worker, const Answer& answer, int64_t index) const {
   if (!spill_) return answer.w;
   NIMBUS_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(SpillPath(worker, index)));
-  if (bytes.size() != model_size_ * sizeof(double)) return DataLoss("spilled worker state has the wrong size");
-  std::vector<double> w(model_size_);
+  const std::size_t size = answer.z.size();
+  if (bytes.size() != size * sizeof(double)) return DataLoss("spilled worker state has the wrong size");
+  std::vector<double> w(size);
   std::memcpy(w.data(), bytes.data(), bytes.size());
   return SharedVector(std::move(w));
 }
@@ -62,17 +62,18 @@ Result<std::shared_ptr<const ResumeState>> StateKeeper::ResumeFor(int worker) co
   if (!kept.last) return std::shared_ptr<const ResumeState>();
   const Answer& last = *kept.last;
   NIMBUS_ASSIGN_OR_RETURN(const SharedVector w_last, ReplyOf(worker, last, kept.answers - 1));
+  const std::size_t n = last.z.size();
   auto state = std::make_shared<ResumeState>();
-  state->u.assign(model_size_, 0.0);
+  state->u.assign(n, 0.0);
   if (kept.previous) {
     const Answer& previous = *kept.previous;
     NIMBUS_ASSIGN_OR_RETURN(const SharedVector w_previous, ReplyOf(worker, previous, kept.answers - 2));
     const double rescale = previous.rho / last.rho;
-    for (std::size_t j = 0; j < model_size_; ++j) state->u[j] = (w_previous[j] - last.z[j]) * rescale;
+    for (std::size_t j = 0; j < n; ++j) state->u[j] = (w_previous[j] - last.z[j]) * rescale;
   }
-  state->x_relaxed.resize(model_size_);
-  state->x.resize(model_size_);
-  for (std::size_t j = 0; j < model_size_; ++j) {
+  state->x_relaxed.resize(n);
+  state->x.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
     state->x_relaxed[j] = w_last[j] - state->u[j];
     state->x[j] = (state->x_relaxed[j] - (1.0 - last.alpha) * last.z[j]) / last.alpha;
   }

@@ -38,6 +38,7 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
   WorkerOptions options;
   options.solver = static_cast<LocalSolver>(body.local_solver);
   options.faults = body.faults;
+  options.general_form = body.general_form != 0;
   return std::make_unique<ShardWorker>(worker, std::move(shard).value(), *spec, options);
 }
 
@@ -106,7 +107,7 @@ class WorkerSession {
   }
 
   int ServeRounds() {
-    const std::size_t model_size = spec_.model_size();
+    const std::size_t model_size = worker_->local_size();
     double longest_round = 0;
     while (true) {
       Result<WireMessage> message = Await(MessageType::kRound, master_timeout_);

@@ -33,7 +33,7 @@ struct AssignFields {
   uint64_t shard_checksum;
   int64_t loss;
   double l1, l2;
-  int64_t intercept, rows, cols, local_solver;
+  int64_t intercept, rows, cols, local_solver, general_form;
   double heartbeat_seconds, master_timeout_seconds;
   double crash_probability, delay_ms, delay_probability;
   int64_t delay_worker, crash_worker, crash_round, slow_worker;
@@ -240,7 +240,7 @@ Result<HelloBody> UnpackHello(const WireMessage& message) {
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
   const FaultInjection& x = b.faults;
   const AssignFields f{b.shard_checksum, b.loss, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
-                       b.heartbeat_seconds, b.master_timeout_seconds, x.crash_probability, x.delay_ms,
+                       b.general_form, b.heartbeat_seconds, b.master_timeout_seconds, x.crash_probability, x.delay_ms,
                        x.delay_probability, x.delay_worker, x.crash_worker, x.crash_round, x.slow_worker,
                        x.slow_factor, x.seed};
   return Make(envelope, MessageType::kAssign, {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key)});
@@ -263,6 +263,7 @@ Result<AssignBody> UnpackAssign(const WireMessage& message) {
   b.rows = f.rows;
   b.cols = f.cols;
   b.local_solver = f.local_solver;
+  b.general_form = f.general_form;
   b.heartbeat_seconds = f.heartbeat_seconds;
   b.master_timeout_seconds = f.master_timeout_seconds;
   b.faults.crash_probability = f.crash_probability;
@@ -281,11 +282,13 @@ WireMessage PackReady(const Envelope& envelope, const ReadyBody& body) {
   const WorkerReady& r = body.ready;
   const ReadyFields f{r.worker,      r.rows,       r.cols,     r.nnz,           r.curvature_trace, r.load_seconds,
                       r.invoke_wall, r.process_start_wall, r.hello_wall, r.ready_wall, r.invocation};
-  return Make(envelope, MessageType::kReady, {FieldsFrame(f)});
+  if (r.support == nullptr) return Make(envelope, MessageType::kReady, {FieldsFrame(f)});
+  return Make(envelope, MessageType::kReady,
+              {FieldsFrame(f), Frame::Copy(r.support->data(), r.support->size() * sizeof(uint32_t))});
 }
 
 Result<ReadyBody> UnpackReady(const WireMessage& message) {
-  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kReady, 1, 1));
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kReady, 1, 2));
   NIMBUS_ASSIGN_OR_RETURN(const ReadyFields f, ReadFields<ReadyFields>(message, MessageType::kReady, 0));
   ReadyBody body;
   WorkerReady& r = body.ready;
@@ -300,6 +303,16 @@ Result<ReadyBody> UnpackReady(const WireMessage& message) {
   r.hello_wall = f.hello_wall;
   r.ready_wall = f.ready_wall;
   r.invocation = f.invocation;
+  if (message.payload.size() == 2) {
+    const Frame& frame = message.payload[1];
+    if (frame.size() % sizeof(uint32_t) != 0) return BadBody(MessageType::kReady, "a support of partial indices");
+    auto support = std::make_shared<std::vector<uint32_t>>(frame.size() / sizeof(uint32_t));
+    if (!support->empty()) std::memcpy(support->data(), frame.data(), frame.size());
+    for (std::size_t k = 1; k < support->size(); ++k) {
+      if ((*support)[k] <= (*support)[k - 1]) return BadBody(MessageType::kReady, "a support that does not ascend");
+    }
+    r.support = std::move(support);
+  }
   return body;
 }
 

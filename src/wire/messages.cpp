@@ -35,4 +35,10 @@ const char* ReplyStatusName(ReplyStatus status) {
   return "unknown";
 }
 
+SharedVector Gather(std::span<const double> z, const std::vector<uint32_t>& support) {
+  std::vector<double> local(support.size());
+  for (std::size_t k = 0; k < support.size(); ++k) local[k] = z[support[k]];
+  return SharedVector(std::move(local));
+}
+
 }  // namespace nimbus

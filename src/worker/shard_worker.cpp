@@ -1,5 +1,7 @@
 #include "nimbus/worker/shard_worker.h"
 
+#include <algorithm>
+#include <bit>
 #include <chrono>
 #include <thread>
 
@@ -24,16 +26,85 @@ Status WorkerOptions::Validate() const {
   return lbfgs.Validate().WithContext("lbfgs");
 }
 
+LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_form) {
+  LocalShard local;
+  local.spec = spec;
+  local.model_size = spec.model_size();
+  if (!general_form) {
+    local.data = std::move(shard);
+    return local;
+  }
+  // The support: the columns the rows touch, as a bitmap over the features with a running
+  // count per 64-bit word, so that a column's new number (its rank among the support) is a
+  // popcount away. Linear in the nonzeros, and d/8 + d/16 bytes.
+  const CsrView& a = shard.matrix;
+  const int64_t first = a.row_ptr[0];
+  const int64_t nnz = a.nnz();
+  const std::size_t words = static_cast<std::size_t>(spec.cols + 63) / 64;
+  std::vector<uint64_t> touched(words, 0);
+  for (int64_t k = 0; k < nnz; ++k) {
+    const uint32_t j = a.col_idx[first + k];
+    touched[j / 64] |= uint64_t{1} << (j % 64);
+  }
+  std::vector<uint32_t> before(words);  // support columns in the words before this one
+  uint32_t count = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    before[w] = count;
+    count += static_cast<uint32_t>(std::popcount(touched[w]));
+  }
+  const auto features = static_cast<int64_t>(count);
+  auto support = std::make_shared<std::vector<uint32_t>>();
+  support->reserve(count + (spec.intercept ? 1 : 0));
+  for (std::size_t w = 0; w < words; ++w) {
+    for (uint64_t bits = touched[w]; bits != 0; bits &= bits - 1) {
+      support->push_back(static_cast<uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+    }
+  }
+  if (spec.intercept) support->push_back(static_cast<uint32_t>(spec.cols));
+
+  // The rows with their columns renumbered 0..features-1 and their offsets from 0; the values
+  // stay where they are.
+  struct Renumbered {
+    std::shared_ptr<const void> original;
+    std::vector<int64_t> row_ptr;
+    std::vector<uint32_t> col_idx;
+  };
+  auto renumbered = std::make_shared<Renumbered>();
+  renumbered->original = shard.storage;
+  renumbered->row_ptr.resize(static_cast<std::size_t>(a.rows) + 1);
+  for (int64_t r = 0; r <= a.rows; ++r) renumbered->row_ptr[static_cast<std::size_t>(r)] = a.row_ptr[r] - first;
+  renumbered->col_idx.resize(static_cast<std::size_t>(nnz));
+  for (int64_t k = 0; k < nnz; ++k) {
+    const uint32_t j = a.col_idx[first + k];
+    const uint64_t below = touched[j / 64] & ((uint64_t{1} << (j % 64)) - 1);
+    renumbered->col_idx[static_cast<std::size_t>(k)] = before[j / 64] + static_cast<uint32_t>(std::popcount(below));
+  }
+  local.data = shard;
+  local.data.matrix.cols = features;
+  local.data.matrix.row_ptr = renumbered->row_ptr.data();
+  local.data.matrix.col_idx = renumbered->col_idx.data();
+  local.data.matrix.values = a.values + first;
+  local.data.storage = std::move(renumbered);
+  local.spec.cols = features;
+  local.support = std::move(support);
+  return local;
+}
+
 ShardWorker::ShardWorker(int id, Dataset shard, const ProblemSpec& spec, const WorkerOptions& options)
+    : ShardWorker(id, MakeLocalShard(std::move(shard), spec, options.general_form), options) {}
+
+ShardWorker::ShardWorker(int id, LocalShard shard, const WorkerOptions& options)
     : id_(id),
-      shard_(std::move(shard)),
-      spec_(spec),
+      shard_(std::move(shard.data)),
+      spec_(shard.spec),
+      support_(std::move(shard.support)),
+      model_size_(shard.model_size),
       options_(options),
-      objective_(shard_.matrix, shard_.labels, spec.loss, spec.intercept, spec.rows),
-      x_(spec.model_size(), 0.0),
-      x_relaxed_(spec.model_size(), 0.0),
-      u_(spec.model_size(), 0.0),
-      center_(spec.model_size(), 0.0) {}
+      objective_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows),
+      x_(spec_.model_size(), 0.0),
+      x_relaxed_(spec_.model_size(), 0.0),
+      u_(spec_.model_size(), 0.0),
+      center_(spec_.model_size(), 0.0) {}
 
 WorkerReady ShardWorker::Ready(double load_seconds) const {
   WorkerReady ready;
@@ -43,6 +114,7 @@ WorkerReady ShardWorker::Ready(double load_seconds) const {
   ready.nnz = shard_.nnz();
   ready.curvature_trace = CurvatureAtZero(spec_.loss) * SumOfSquaredRowNorms(shard_.matrix, spec_.intercept);
   ready.load_seconds = load_seconds;
+  ready.support = support_;
   return ready;
 }
 
@@ -80,12 +152,17 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation)
   reply.worker = id_;
   reply.round = request.round;
   reply.timings.start_wall = WallSeconds();
-  if (request.z.size() != x_.size()) {
+  std::span<const double> z = request.z;
+  if (support_ != nullptr && z.size() == model_size_ && z.size() != x_.size()) {
+    z_local_.resize(support_->size());
+    for (std::size_t k = 0; k < z_local_.size(); ++k) z_local_[k] = z[(*support_)[k]];
+    z = z_local_;
+  }
+  if (z.size() != x_.size()) {
     reply.status = ReplyStatus::kFailed;
-    reply.error = "z has " + std::to_string(request.z.size()) + " entries, the model has " + std::to_string(x_.size());
+    reply.error = "z has " + std::to_string(z.size()) + " entries, the model has " + std::to_string(x_.size());
     return reply;
   }
-  const std::span<const double> z = request.z;
   if (request.resume != nullptr) {
     if (Status resumed = Resume(*request.resume); !resumed.ok()) {
       reply.status = ReplyStatus::kFailed;

@@ -38,6 +38,20 @@ TEST(MpiRuntime, RanksLoadTheShardsOfADirectory) {
   EXPECT_EQ(ReadTextFile(dir.File("mpi.json")), ReadTextFile(dir.File("threads.json")));
 }
 
+TEST(MpiRuntime, BothFormsOfConsensusGiveTheThreadsModel) {
+  TempDir dir;
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "3000", "--cols", "20000", "--nnz-per-row", "12", "--power-law", "1",
+                       "--seed", "4", "--out", dir.File("p.svm")}).exit_code, 0);
+  for (const std::string form : {"general", "dense"}) {
+    const CommandResult mpi = MpiRun(4, {"--data", dir.File("p.svm"), "--l1", "1e-4", "--consensus", form, "--out",
+                                         dir.File(form + "-mpi.json")});
+    ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
+    Train({"--data", dir.File("p.svm"), "--l1", "1e-4", "--workers", "3", "--consensus", form, "--out",
+           dir.File(form + "-threads.json")});
+    EXPECT_EQ(ReadTextFile(dir.File(form + "-mpi.json")), ReadTextFile(dir.File(form + "-threads.json"))) << form;
+  }
+}
+
 TEST(MpiRuntime, MistakesEndTheWholeJobWithTheirExitStatus) {
   TempDir dir;
   const CommandResult ranks = MpiRun(3, {"--data", HeartScalePath(), "--workers", "4"});

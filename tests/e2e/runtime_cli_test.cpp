@@ -45,6 +45,48 @@ TEST(RuntimeCli, AnInjectedCrashIsSurvivedAndReported) {
             std::string::npos);
 }
 
+// Power-law data: each worker's shard touches its own part of the 30,000 features.
+std::string PowerLawData(const TempDir& dir) {
+  const std::string path = dir.File("power.svm");
+  const CommandResult gen = RunNimbus({"gen", "--rows", "6000", "--cols", "30000", "--nnz-per-row", "15",
+                                       "--power-law", "1", "--seed", "9", "--out", path});
+  EXPECT_EQ(gen.exit_code, 0) << gen.err;
+  return path;
+}
+
+TEST(RuntimeCli, TheGeneralFormSendsTheSupportsAloneAndGivesTheThreadsModel) {
+  TempDir dir;
+  const std::string data = PowerLawData(dir);
+  Train({"--data", data, "--l1", "1e-4", "--workers", "4", "--eps-rel", "1e-5", "--out", dir.File("threads.json")});
+  Train({"--data", data, "--l1", "1e-4", "--workers", "4", "--eps-rel", "1e-5", "--runtime", "process", "--out",
+         dir.File("general.json"), "--summary-json", dir.File("general-summary.json")});
+  Train({"--data", data, "--l1", "1e-4", "--workers", "4", "--eps-rel", "1e-5", "--runtime", "process", "--consensus",
+         "dense", "--out", dir.File("dense.json"), "--summary-json", dir.File("dense-summary.json")});
+  EXPECT_EQ(ReadTextFile(dir.File("general.json")), ReadTextFile(dir.File("threads.json")));
+  // Per round, the general form moves each worker's support both ways, the dense form all of
+  // d: far fewer bytes, and the same optimum.
+  const Json general = Json::parse(ReadTextFile(dir.File("general-summary.json")));
+  const Json dense = Json::parse(ReadTextFile(dir.File("dense-summary.json")));
+  const double general_per_round = general["bytes_sent"].get<double>() / general["rounds"].get<double>();
+  const double dense_per_round = dense["bytes_sent"].get<double>() / dense["rounds"].get<double>();
+  EXPECT_LT(general_per_round, 0.6 * dense_per_round) << general_per_round << " vs " << dense_per_round;
+  const double f_general = ObjectiveOf(dir.File("general.json"), data, 1e-4, 0);
+  const double f_dense = ObjectiveOf(dir.File("dense.json"), data, 1e-4, 0);
+  EXPECT_NEAR(f_general, f_dense, 1e-5 * f_dense);
+}
+
+TEST(RuntimeCli, AReplacementWorkerResumesOnItsSupport) {
+  TempDir dir;
+  const std::string data = PowerLawData(dir);
+  Train({"--data", data, "--l1", "1e-4", "--workers", "3", "--out", dir.File("clean.json")});
+  Train({"--data", data, "--l1", "1e-4", "--workers", "3", "--runtime", "process", "--inject-crash", "@1:3",
+         "--heartbeat", "0.2", "--out", dir.File("crashed.json"), "--summary-json", dir.File("s.json")});
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  EXPECT_EQ(summary["worker_restarts"], 1);
+  const double clean = ObjectiveOf(dir.File("clean.json"), data, 1e-4, 0);
+  EXPECT_NEAR(ObjectiveOf(dir.File("crashed.json"), data, 1e-4, 0), clean, 1e-8 * clean);
+}
+
 TEST(RuntimeCli, WorkersHandOverAtTheirLifetimeCap) {
   TempDir dir;
   Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "2", "--out", dir.File("clean.json")});

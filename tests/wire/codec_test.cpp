@@ -63,6 +63,7 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   assign.rows = 1000;
   assign.cols = 77;
   assign.local_solver = 1;
+  assign.general_form = 1;
   assign.heartbeat_seconds = 0.5;
   assign.master_timeout_seconds = 9;
   assign.faults.crash_probability = 0.125;
@@ -85,6 +86,7 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   EXPECT_EQ(back.rows, 1000);
   EXPECT_EQ(back.cols, 77);
   EXPECT_EQ(back.local_solver, 1);
+  EXPECT_EQ(back.general_form, 1);
   EXPECT_EQ(back.heartbeat_seconds, 0.5);
   EXPECT_EQ(back.master_timeout_seconds, 9);
   EXPECT_EQ(back.faults.crash_probability, 0.125);
@@ -98,8 +100,9 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   EXPECT_EQ(back.faults.seed, 99u);
 
   ReadyBody ready;
-  ready.ready = {3, 100, 77, 900, 12.5, 0.25, 10.0, 10.5, 11.0, 11.5, 7};
+  ready.ready = {3, 100, 77, 900, 12.5, 0.25, 10.0, 10.5, 11.0, 11.5, 7, nullptr};
   const WorkerReady r = UnpackReady(Transmit(PackReady(TestEnvelope(MessageType::kReady), ready)))->ready;
+  EXPECT_EQ(r.support, nullptr);  // the dense form
   EXPECT_EQ(r.worker, 3);
   EXPECT_EQ(r.rows, 100);
   EXPECT_EQ(r.cols, 77);
@@ -110,6 +113,16 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   EXPECT_EQ(r.invocation, 7u);
 
   EXPECT_EQ(UnpackBye(Transmit(PackBye(TestEnvelope(MessageType::kBye), {"lifetime: 1 s"})))->reason, "lifetime: 1 s");
+
+  // The general form: the support travels once, with READY.
+  ready.ready.support = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{0, 5, 6, 4000000000u});
+  const WorkerReady general = UnpackReady(Transmit(PackReady(TestEnvelope(MessageType::kReady), ready)))->ready;
+  ASSERT_NE(general.support, nullptr);
+  EXPECT_EQ(*general.support, *ready.ready.support);
+  ready.ready.support = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{0, 5, 5});
+  Result<ReadyBody> unsorted = UnpackReady(Transmit(PackReady(TestEnvelope(MessageType::kReady), ready)));
+  ASSERT_FALSE(unsorted.ok());
+  EXPECT_NE(unsorted.status().message().find("does not ascend"), std::string::npos);
 }
 
 TEST(CodecTest, RoundRoundTripsWithAndWithoutResumeState) {
@@ -218,7 +231,7 @@ void ExpectRefused(std::vector<Frame> frames, const std::string& reason) {
 TEST(CodecTest, DamagedMessagesAreRefused) {
   ExpectRefused({}, "header");
   ExpectRefused(WithHeaderByte(0, 'X'), "magic");
-  ExpectRefused(WithHeaderByte(4, 2), "protocol version 2");  // version 2
+  ExpectRefused(WithHeaderByte(4, 3), "protocol version 3");  // a version from the future
   ExpectRefused(WithHeaderByte(6, 99), "unknown message type 99");
   ExpectRefused(WithHeaderByte(6, 0), "unknown message type 0");
 

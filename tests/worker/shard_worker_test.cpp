@@ -509,5 +509,105 @@ TEST(WorkerOptionsTest, ValidateNamesTheSolverAndTheField) {
   EXPECT_EQ(status.message().rfind("lbfgs: memory:", 0), 0u) << status.message();
 }
 
+// ---- General-form consensus ----
+
+// 30 rows over 25 features, of which rows [10, 30) touch only features 2, 5, 7, 11 and 20.
+struct SparseSupportSetup {
+  SparseSupportSetup(Loss loss, bool intercept) : loss(loss), intercept(intercept) {
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    const uint32_t support[] = {2, 5, 7, 11, 20};
+    full = std::make_shared<SparseProblem>();
+    full->cols = 25;
+    compact.cols = 5;
+    for (int r = 0; r < 30; ++r) {
+      std::vector<std::pair<uint32_t, double>> entries, renumbered;
+      for (uint32_t k = 0; k < 5; ++k) {
+        const uint32_t j = r < 10 ? static_cast<uint32_t>(k * 5 + 1) : support[k];
+        if (r >= 10 && (r + k) % 3 == 0) continue;  // not every row has every feature
+        const double v = value(rng);
+        entries.emplace_back(j, v);
+        renumbered.emplace_back(k, v);
+      }
+      const double label = IsClassification(loss) ? (r % 3 == 0 ? -1.0 : 1.0) : value(rng);
+      full->AddRow(entries, label);
+      if (r >= 10) compact.AddRow(renumbered, label);
+    }
+    spec.loss = loss;
+    spec.intercept = intercept;
+    spec.rows = 30;
+    spec.cols = 25;
+  }
+
+  Dataset Shard() const {
+    Dataset all;
+    all.matrix = full->View();
+    all.labels = full->labels;
+    all.storage = full;
+    return all.Rows(10, 30);
+  }
+  // The same rows with their features numbered 0..4, as a dense-form problem of 5 features.
+  Dataset CompactShard() const {
+    Dataset data;
+    data.matrix = compact.View();
+    data.labels = compact.labels;
+    return data;
+  }
+
+  Loss loss;
+  bool intercept;
+  std::shared_ptr<SparseProblem> full;
+  SparseProblem compact;
+  ProblemSpec spec;
+};
+
+TEST(ShardWorkerTest, TheGeneralFormWorksOnTheSupportAsADenseWorkerOnTheCompactProblem) {
+  for (Loss loss : kAllLosses) {
+    for (bool intercept : {false, true}) {
+      SCOPED_TRACE(Label(loss, intercept, LocalSolver::kNewtonCg));
+      const SparseSupportSetup s(loss, intercept);
+      WorkerOptions general;
+      general.general_form = true;
+      ShardWorker worker(4, s.Shard(), s.spec, general);
+      ProblemSpec compact_spec = s.spec;
+      compact_spec.cols = 5;
+      ShardWorker reference(4, s.CompactShard(), compact_spec, WorkerOptions{});
+
+      const WorkerReady ready = worker.Ready(0);
+      ASSERT_NE(ready.support, nullptr);
+      std::vector<uint32_t> expected = {2, 5, 7, 11, 20};
+      if (intercept) expected.push_back(25);
+      EXPECT_EQ(*ready.support, expected);
+      EXPECT_EQ(worker.local_size(), expected.size());
+      EXPECT_EQ(ready.curvature_trace, reference.Ready(0).curvature_trace);
+
+      // Rounds with the whole z (in-process) and with z on the support (over the wire) give
+      // the reference's replies exactly.
+      ShardWorker wire(4, s.Shard(), s.spec, general);
+      std::mt19937_64 rng(5);
+      std::normal_distribution<double> normal(0.0, 0.5);
+      for (int64_t round = 0; round < 3; ++round) {
+        std::vector<double> z(s.spec.model_size());
+        for (double& v : z) v = normal(rng);
+        std::vector<double> z_local;
+        for (const uint32_t j : expected) z_local.push_back(z[j]);
+        const WorkerReply got = worker.Serve(Request(round, z, 0.5, 1.5));
+        const WorkerReply over_wire = wire.Serve(Request(round, z_local, 0.5, 1.5));
+        const WorkerReply want = reference.Serve(Request(round, z_local, 0.5, 1.5));
+        ASSERT_EQ(got.status, ReplyStatus::kOk) << got.error;
+        ASSERT_EQ(over_wire.status, ReplyStatus::kOk) << over_wire.error;
+        EXPECT_EQ(got.w.ToVector(), want.w.ToVector()) << "round " << round;
+        EXPECT_EQ(over_wire.w.ToVector(), want.w.ToVector()) << "round " << round;
+        EXPECT_EQ(got.scalars.loss_at_z, want.scalars.loss_at_z);
+        EXPECT_EQ(got.scalars.primal_squared, want.scalars.primal_squared);
+        EXPECT_EQ(got.scalars.u_squared, want.scalars.u_squared);
+      }
+      // A z of neither size is refused.
+      const WorkerReply wrong = worker.Serve(Request(3, std::vector<double>(3, 0.0), 0.5, 1.5));
+      EXPECT_EQ(wrong.status, ReplyStatus::kFailed);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nimbus

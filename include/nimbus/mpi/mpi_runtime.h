@@ -77,6 +77,7 @@ class MpiExecutor final : public Executor {
   WorkerOptions worker_options_;
   MpiTransport transport_;
   std::vector<std::optional<int64_t>> awaited_;  // per worker: the round whose reply is due
+  std::vector<std::shared_ptr<const std::vector<uint32_t>>> supports_;  // general form
   std::vector<double> sent_wall_;                // when each worker's ROUND went out
   std::vector<int64_t> sent_bytes_;
   bool started_ = false, stopped_ = false;

@@ -26,6 +26,12 @@ struct Regularizer {
   // which is soft-thresholding at t l1 followed by shrinking by 1 / (1 + t l2). The
   // remaining entries (the intercept) are left as they are.
   void Prox(double t, std::span<double> x, std::size_t regularized) const;
+  // The same for one entry.
+  double Prox(double t, double x) const {
+    const double magnitude = (x < 0 ? -x : x) - t * l1;
+    const double shrunk = magnitude * (1.0 / (1.0 + t * l2));
+    return magnitude > 0 ? (x < 0 ? -shrunk : shrunk) : 0.0;
+  }
 };
 
 struct ProblemSpec {

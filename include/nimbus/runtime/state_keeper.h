@@ -26,12 +26,14 @@ namespace nimbus {
 
 class StateKeeper {
  public:
-  // Keeps replies in memory while 2 * workers * model_size doubles fit in
+  // Keeps replies in memory while 2 * workers * model_size doubles (an upper bound in the
+  // general form) fit in
   // `memory_limit_bytes`, and in files under `spill_directory` beyond that.
   StateKeeper(int workers, std::size_t model_size, int64_t memory_limit_bytes, std::string spill_directory);
   ~StateKeeper();
 
-  // A round was answered by `worker`: `request` is what it was sent, `w` its reply.
+  // A round was answered by `worker`: `request` is what it was sent, `w` its reply (in the
+  // general form both on the worker's support).
   Status Record(int worker, const RoundRequest& request, const SharedVector& w);
   // What a replacement of `worker` needs before its next round; null if it has answered no
   // round yet (it starts from zero).
@@ -55,7 +57,6 @@ class StateKeeper {
   std::string SpillPath(int worker, int64_t answer) const;
   Result<SharedVector> ReplyOf(int worker, const Answer& answer, int64_t index) const;
 
-  std::size_t model_size_;
   bool spill_;
   std::string spill_directory_;
   std::vector<Kept> kept_;

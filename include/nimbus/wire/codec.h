@@ -24,7 +24,7 @@
 namespace nimbus {
 
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
-inline constexpr uint16_t kWireVersion = 1;
+inline constexpr uint16_t kWireVersion = 2;  // 2: general-form consensus (supports)
 inline constexpr std::size_t kWireHeaderBytes = 72;
 inline constexpr std::size_t kMaxPayloadFrames = 4;
 
@@ -98,6 +98,7 @@ struct AssignBody {
   int64_t intercept = 0;
   int64_t rows = 0, cols = 0;  // N and d of the whole problem
   int64_t local_solver = 0;
+  int64_t general_form = 0;           // 1: the worker works on its support alone
   double heartbeat_seconds = 1;       // how often to send HEARTBEAT
   double master_timeout_seconds = 30; // silence from the master after which a worker leaves
   FaultInjection faults;              // tests and demos
@@ -128,7 +129,8 @@ WireMessage PackHeartbeat(const Envelope& envelope, const HeartbeatBody& body);
 Result<HelloBody> UnpackHello(const WireMessage& message);
 Result<AssignBody> UnpackAssign(const WireMessage& message);
 Result<ReadyBody> UnpackReady(const WireMessage& message);
-// `model_size` is the expected length of z (and of the resume vectors).
+// `model_size` is the expected length of z, w and the resume vectors: the model's, or in the
+// general form the worker's support's.
 Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_size);
 Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_size);
 Result<ByeBody> UnpackBye(const WireMessage& message);

@@ -131,6 +131,13 @@ struct WorkerReady {
   double hello_wall = 0;
   double ready_wall = 0;
   uint64_t invocation = 0;
+  // General-form consensus: the model coordinates this worker's shard touches (ascending,
+  // the intercept last as index cols); its x_i, u_i and w_i live on these alone, and ROUND
+  // and REPLY carry only them. Null in the dense form, where every worker holds all of z.
+  std::shared_ptr<const std::vector<uint32_t>> support;
 };
+
+// z restricted to a worker's support: (z[support[0]], z[support[1]], ...).
+SharedVector Gather(std::span<const double> z, const std::vector<uint32_t>& support);
 
 }  // namespace nimbus

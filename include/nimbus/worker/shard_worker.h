@@ -31,16 +31,31 @@ struct WorkerOptions {
   NewtonCgOptions newton;  // its tolerances are replaced by each round's
   LbfgsOptions lbfgs;      // likewise
   FaultInjection faults;   // delays happen inside Serve(); crashes are the runtime's to stage
+  // General-form consensus (Boyd et al. 2011, section 7.2): x_i lives on the coordinates the
+  // shard touches only. Otherwise every worker holds a copy of the whole model (dense form).
+  bool general_form = false;
 
   Status Validate() const;
 };
+
+// A shard as a worker holds it: in the general form its columns renumbered to its support.
+struct LocalShard {
+  Dataset data;
+  ProblemSpec spec;  // spec.cols: the features the worker holds
+  std::shared_ptr<const std::vector<uint32_t>> support;  // null in the dense form
+  std::size_t model_size = 0;                            // of the whole problem
+};
+LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_form);
 
 class ShardWorker {
  public:
   // `shard` holds this worker's rows; spec.rows is N of the whole problem.
   ShardWorker(int id, Dataset shard, const ProblemSpec& spec, const WorkerOptions& options);
+  ShardWorker(int id, LocalShard shard, const WorkerOptions& options);
 
   int id() const { return id_; }
+  // The length of x_i, u_i and w_i: the model's, or the support's in the general form.
+  std::size_t local_size() const { return x_.size(); }
   // Sizes and the curvature scale of the shard, for the master's choice of rho.
   WorkerReady Ready(double load_seconds) const;
   // Continues from a kept state (a replacement worker): with x and x_relaxed, exactly where
@@ -50,13 +65,17 @@ class ShardWorker {
   // Resume() with the dual u (scaled for `rho`) alone.
   Status RestoreDual(std::span<const double> u, double rho);
   // One ADMM round (see wire/messages.h for the order of updates). `invocation` numbers the
-  // starts of this worker (it only seeds injected faults).
+  // starts of this worker (it only seeds injected faults). In the general form z may be the
+  // whole model's (in-process runtimes) or the support's (over the wire).
   WorkerReply Serve(const RoundRequest& request, uint64_t invocation = 0);
 
  private:
   int id_;
   Dataset shard_;
-  ProblemSpec spec_;
+  ProblemSpec spec_;  // the worker's own: in the general form, cols is its support's
+  std::shared_ptr<const std::vector<uint32_t>> support_;
+  std::size_t model_size_;  // the whole problem's
+  std::vector<double> z_local_;  // z gathered onto the support
   WorkerOptions options_;
   AugmentedShardObjective objective_;
   NewtonCgWorkspace newton_workspace_;
