@@ -29,6 +29,10 @@ bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code, int f
 
 int ReportError(const std::string& command, const Status& status) {
   std::fprintf(stderr, "nimbus %s: error: %s\n", command.c_str(), status.message().c_str());
+  return ExitCodeOf(status);
+}
+
+int ExitCodeOf(const Status& status) {
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:

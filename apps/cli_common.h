@@ -18,6 +18,8 @@ bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code, int f
 // Prints "nimbus COMMAND: error: ..." to stderr and returns the exit code for the status:
 // 2 for bad input (invalid argument, not found, data loss), 1 otherwise.
 int ReportError(const std::string& command, const Status& status);
+// That exit code, without the message.
+int ExitCodeOf(const Status& status);
 
 // Ok when a file could be created at `path`: its directory exists and is writable.
 Status CheckWritableLocation(const std::string& path);

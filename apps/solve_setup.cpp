@@ -184,6 +184,10 @@ Result<Runtime> MakeRuntime(const RuntimeFlags& flags, const Plan& plan, const W
   if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
   std::vector<ShardAssignment> shards;
   for (const ShardEntry& entry : manifest.shards) shards.push_back({store_uri, entry.key, entry.checksum});
+  if (flags.runtime == "mpi" && flags.topology == "allreduce") {
+    runtime.executor = std::make_unique<MpiAllreduceExecutor>(shards, plan.spec, worker_options, flags.run_id);
+    return runtime;
+  }
   if (flags.runtime == "mpi") {
     runtime.executor = std::make_unique<MpiExecutor>(std::move(shards), plan.spec, worker_options, flags.run_id);
     return runtime;

@@ -46,6 +46,7 @@ struct RuntimeFlags {
   int64_t max_restarts = 3;
   double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
   uint64_t run_id = 0;  // mpi: the run id all ranks share
+  std::string topology = "star";  // mpi: star (a master rank) or allreduce (every rank a worker)
 };
 void AddRuntimeOptions(ArgParser& parser, RuntimeFlags* flags);
 Status CheckRuntimeName(const std::string& runtime);

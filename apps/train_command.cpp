@@ -1,5 +1,7 @@
 // nimbus train: the ADMM master with its workers.
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <memory>
 #include <string>
 
@@ -42,6 +44,27 @@ bool PrintProgress(const IterationInfo& info) {
   return true;
 }
 
+// Ranks 1..K-1 of the allreduce topology: a worker that runs the master's logic alongside
+// rank 0 on the same numbers. Rank 0 reports and writes; these stay quiet.
+int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) {
+  // Rank 0 meets the same failure and ends the job with its message; should it not within
+  // a while, this rank ends it.
+  auto fail = [&](const Status& status) {
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    mpi.Abort(ExitCodeOf(status));
+    return ExitCodeOf(status);
+  };
+  // Rank 0 reads and splits the data first, which may take a while.
+  Result<AssignBody> assignment = ReceiveAllreduceAssignment(run_id, Deadline::After(24 * 3600));
+  if (!assignment.ok()) return fail(assignment.status());
+  MpiAllreduceExecutor executor(mpi.rank(), mpi.size(), *assignment, run_id);
+  Coordinator coordinator(AssignedSpec(*assignment), admm, &executor);
+  Result<Solution> solution = coordinator.Solve();
+  if (!solution.ok()) return fail(solution.status());
+  mpi.EndNormally();
+  return solution->summary.ok() ? kExitOk : kExitFailure;
+}
+
 }  // namespace
 
 int RunTrain(int argc, char** argv) {
@@ -56,6 +79,9 @@ int RunTrain(int argc, char** argv) {
   AddProblemOptions(parser, &flags.problem);
   parser.AddInt("workers", "K", "number of workers (default: cores for a file, shards for a directory)", &flags.workers);
   AddRuntimeOptions(parser, &flags.runtime);
+  parser.AddString("topology", "NAME", "--runtime mpi: star (mpirun -n K+1: a master rank and K workers) or\n"
+                   "                            allreduce (mpirun -n K: every rank a worker, z from an allreduce)",
+                   &flags.runtime.topology);
   parser.AddString("out", "MODEL", "write the model here", &flags.out);
   parser.AddString("model-format", "FORMAT", "json, or liblinear (readable by liblinear-predict)", &flags.model_format);
   parser.AddString("trace", "FILE.jsonl", "write one JSON line per round and per worker event", &flags.trace);
@@ -107,6 +133,16 @@ int RunTrain(int argc, char** argv) {
     admm.barrier = static_cast<int>(barrier);
   }
   admm.max_staleness = static_cast<int>(flags.max_staleness);
+  const bool allreduce = flags.runtime.topology == "allreduce";
+  if (flags.runtime.topology != "star" && !allreduce) {
+    return ReportError("train", InvalidArgument("--topology: '" + flags.runtime.topology + "' is not star or allreduce"));
+  }
+  if (parser.Given("topology") && flags.runtime.runtime != "mpi") {
+    return ReportError("train", InvalidArgument("--topology: only for --runtime mpi"));
+  }
+  if (allreduce && admm.barrier != 0) {
+    return ReportError("train", InvalidArgument("--barrier: with --topology allreduce every rank waits for all"));
+  }
   if (Status valid = admm.Validate(); !valid.ok()) return ReportError("train", valid);
   flags.prices.function_memory_gb = flags.function_memory_mb / 1000;
   if (Status valid = flags.prices.Validate(); !valid.ok()) return ReportError("train", valid);
@@ -148,21 +184,24 @@ int RunTrain(int argc, char** argv) {
     if (!session.ok()) return fail(session.status());
     mpi = std::move(session).value();
     flags.runtime.run_id = mpi->ShareRunId();
+    // star: rank 0 the master, ranks 1..K the workers; allreduce: every rank a worker.
+    const int ranks_needed = flags.workers == 0 ? 0 : static_cast<int>(flags.workers) + (allreduce ? 0 : 1);
+    if (ranks_needed != 0 && ranks_needed != mpi->size()) {
+      return fail(InvalidArgument("--workers " + std::to_string(flags.workers) + " needs mpirun -n " +
+                                  std::to_string(ranks_needed) + "; this job has " + std::to_string(mpi->size()) +
+                                  " ranks"));
+    }
+    if (!allreduce && mpi->size() < 2) {
+      return fail(InvalidArgument("--runtime mpi: start it as mpirun -n K+1 nimbus train ... (a master and K "
+                                  "workers), or with --topology allreduce as mpirun -n K"));
+    }
+    flags.workers = allreduce ? mpi->size() : mpi->size() - 1;
+    if (mpi->rank() > 0 && allreduce) return RunAllreduceRank(*mpi, admm, flags.runtime.run_id);
     if (mpi->rank() > 0) {
       const int code = RunMpiWorker(mpi->rank(), flags.runtime.run_id, WallSeconds());
       if (code == kWorkerDone) mpi->EndNormally();
       return code;
     }
-    if (mpi->size() < 2) {
-      return fail(InvalidArgument("--runtime mpi: start it as mpirun -n K+1 nimbus train ... (a master "
-                                                  "and K workers)"));
-    }
-    if (flags.workers != 0 && flags.workers != mpi->size() - 1) {
-      return fail(InvalidArgument("--workers " + std::to_string(flags.workers) + " needs mpirun -n " +
-                                                  std::to_string(flags.workers + 1) + "; this job has " +
-                                                  std::to_string(mpi->size()) + " ranks"));
-    }
-    flags.workers = mpi->size() - 1;
   }
 
   Result<Plan> plan = PlanData(flags.problem.data, flags.workers, *loss);

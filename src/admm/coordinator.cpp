@@ -109,13 +109,22 @@ class Consensus {
       const std::vector<uint32_t>& support = *supports_[static_cast<std::size_t>(reply.worker)];
       for (std::size_t k = 0; k < support.size(); ++k) sum_[support[k]] += reply.w[k];
     }
-    for (std::size_t j = 0; j < n_; ++j) {
-      const double count = counts_[j];
+    ZFromSums(spec, sum_, 0, rho, z);
+  }
+
+  // The z-update of coordinates begin .. begin + sums.size() from the sums of their copies
+  // (what workers that sum among themselves hand each process for its block).
+  void ZFromSums(const ProblemSpec& spec, std::span<const double> sums, std::size_t begin, double rho,
+                 Vector& z) const {
+    const auto regularized = static_cast<std::size_t>(spec.cols);
+    for (std::size_t k = 0; k < sums.size(); ++k) {
+      const std::size_t j = begin + k;
+      const double count = general() ? counts_[j] : static_cast<double>(workers_);
       if (count == 0) {
         z[j] = 0;
         continue;
       }
-      const double mean = sum_[j] / count;
+      const double mean = sums[k] / count;
       z[j] = j < regularized ? spec.regularizer.Prox(1.0 / (count * rho), mean) : mean;
     }
   }
@@ -350,6 +359,10 @@ Result<Solution> Coordinator::Solve() {
   const int workers = executor_->workers();
   const std::size_t n = spec_.model_size();
   const double sqrt_k = std::sqrt(static_cast<double>(workers));
+  const bool sums_among_workers = executor_->SumsAmongWorkers();
+  if (sums_among_workers && options_.barrier != 0 && options_.barrier < workers) {
+    return InvalidArgument("barrier: workers that sum among themselves wait for all of them in every round");
+  }
 
   Summary summary;
   summary.runtime = executor_->name();
@@ -388,6 +401,15 @@ Result<Solution> Coordinator::Solve() {
   // synchronous again to confirm the stop test with every worker's reply to the same z.
   ReplyBoard board(workers, options_.barrier, options_.max_staleness);
   bool synchronous = board.barrier() == workers;
+  // z^{k+1} block by block: this process's block from the workers' sums, the rest from the
+  // others.
+  auto ReducedZUpdate = [&](const Consensus& c, const std::vector<WorkerReply>& replies, double r, Vector& z_next) {
+    Result<Executor::ReducedBlock> block = executor_->ReduceScatter(replies);
+    if (!block.ok()) return block.status();
+    if (block->begin + block->sums.size() > n) return Internal("a block of sums beyond the model");
+    c.ZFromSums(spec_, block->sums, block->begin, r, z_next);
+    return executor_->AllGather(z_next);
+  };
 
   for (int64_t round = 0;; ++round) {
     RoundRequest request;
@@ -411,7 +433,9 @@ Result<Solution> Coordinator::Solve() {
     summary.rounds = static_cast<int>(round + 1);
 
     const auto failed = std::find_if(arrived.begin(), arrived.end(), [&](WorkerReply& r) {
-      if (r.status == ReplyStatus::kOk && r.w.size() != consensus->LocalSize(r.worker)) {
+      // Workers that sum among themselves keep their w; this process sees its own alone.
+      const bool w_expected = !sums_among_workers || !r.w.empty();
+      if (r.status == ReplyStatus::kOk && w_expected && r.w.size() != consensus->LocalSize(r.worker)) {
         r.status = ReplyStatus::kFailed;
         r.error = "w has " + std::to_string(r.w.size()) + " entries, expected " +
                   std::to_string(consensus->LocalSize(r.worker));
@@ -462,7 +486,17 @@ Result<Solution> Coordinator::Solve() {
     Stopwatch z_update_watch;
     if (!stop) {
       auto next = std::make_shared<Vector>(n);
-      consensus->ZUpdate(spec_, latest, rho, *next);
+      if (sums_among_workers) {
+        Status updated = ReducedZUpdate(*consensus, latest, rho, *next);
+        if (!updated.ok()) {
+          summary.termination = Termination::kWorkerFailed;
+          summary.message = "the workers could not share z in round " + std::to_string(round) + ": " +
+                            updated.message();
+          break;
+        }
+      } else {
+        consensus->ZUpdate(spec_, latest, rho, *next);
+      }
       dual_residual = rho * consensus->CopiesDistance(*next, z.get());
       z = std::move(next);
       rho_of_previous_round = rho;

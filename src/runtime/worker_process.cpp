@@ -18,6 +18,16 @@
 
 namespace nimbus {
 
+ProblemSpec AssignedSpec(const AssignBody& body) {
+  ProblemSpec spec;
+  spec.loss = static_cast<Loss>(body.loss);
+  spec.regularizer = {body.l1, body.l2};
+  spec.intercept = body.intercept != 0;
+  spec.rows = body.rows;
+  spec.cols = body.cols;
+  return spec;
+}
+
 Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const AssignBody& body, ProblemSpec* spec,
                                                         double* load_seconds) {
   Stopwatch load_watch;
@@ -28,11 +38,7 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
   Result<Dataset> shard = LoadShard(**store, body.shard_key, checksum);
   if (!shard.ok()) return shard.status().WithContext("cannot load its shard");
   *load_seconds = load_watch.ElapsedSeconds();
-  spec->loss = static_cast<Loss>(body.loss);
-  spec->regularizer = {body.l1, body.l2};
-  spec->intercept = body.intercept != 0;
-  spec->rows = body.rows;
-  spec->cols = body.cols;
+  *spec = AssignedSpec(body);
   if (shard->cols() > spec->cols) return InvalidArgument("its shard has more features than the problem");
   shard->matrix.cols = spec->cols;
   WorkerOptions options;

@@ -52,6 +52,67 @@ TEST(MpiRuntime, BothFormsOfConsensusGiveTheThreadsModel) {
   }
 }
 
+// The largest difference between two models' weights.
+double LargestDifference(const std::string& a_path, const std::string& b_path) {
+  Result<cli::Model> a = cli::ReadModel(a_path);
+  Result<cli::Model> b = cli::ReadModel(b_path);
+  EXPECT_TRUE(a.ok() && b.ok());
+  if (!a.ok() || !b.ok() || a->weights.size() != b->weights.size()) return 1e300;
+  double largest = 0;
+  for (std::size_t j = 0; j < a->weights.size(); ++j) largest = std::max(largest, std::abs(a->weights[j] - b->weights[j]));
+  return largest;
+}
+
+TEST(MpiAllreduce, EveryRankAWorkerReachesTheThreadsOptimum) {
+  TempDir dir;
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "3000", "--cols", "20000", "--nnz-per-row", "12", "--power-law", "1",
+                       "--seed", "4", "--out", dir.File("p.svm")}).exit_code, 0);
+  for (const std::string form : {"general", "dense"}) {
+    const CommandResult mpi =
+        MpiRun(3, {"--topology", "allreduce", "--data", dir.File("p.svm"), "--l1", "1e-4", "--intercept", "--consensus",
+                   form, "--out", dir.File(form + "-mpi.json"), "--summary-json", dir.File(form + "-mpi-summary.json")});
+    ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
+    EXPECT_NE(mpi.out.find("on 3 mpi-allreduce workers"), std::string::npos) << mpi.out;
+    Train({"--data", dir.File("p.svm"), "--l1", "1e-4", "--intercept", "--workers", "3", "--consensus", form, "--out",
+           dir.File(form + "-threads.json"), "--summary-json", dir.File(form + "-threads-summary.json")});
+    // The sums of the w_i are formed in another order, so the iterates agree to rounding.
+    const std::string mpi_summary = ReadTextFile(dir.File(form + "-mpi-summary.json"));
+    const std::string threads_summary = ReadTextFile(dir.File(form + "-threads-summary.json"));
+    EXPECT_EQ(JsonField(mpi_summary, "iterations"), JsonField(threads_summary, "iterations")) << form;
+    const double f_mpi = std::stod(JsonField(mpi_summary, "objective"));
+    const double f_threads = std::stod(JsonField(threads_summary, "objective"));
+    EXPECT_NEAR(f_mpi, f_threads, 1e-12 * f_threads) << form;
+    EXPECT_LT(LargestDifference(dir.File(form + "-mpi.json"), dir.File(form + "-threads.json")), 1e-9) << form;
+    // Each rank moves the blocks of z it does not compute, twice a round, not K models.
+    EXPECT_GT(std::stoll(JsonField(mpi_summary, "bytes_sent")), 0);
+  }
+}
+
+TEST(MpiAllreduce, RanksLoadTheShardsOfADirectory) {
+  TempDir dir;
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "3000", "--cols", "400", "--nnz-per-row", "12", "--seed", "5", "--out",
+                       dir.File("d.svm")}).exit_code, 0);
+  ASSERT_EQ(RunNimbus({"split", "--data", dir.File("d.svm"), "--shards", "2", "--out", dir.File("shards")}).exit_code, 0);
+  const CommandResult mpi = MpiRun(2, {"--topology", "allreduce", "--data", dir.File("shards"), "--l2", "1e-3", "--loss",
+                                       "squared_hinge", "--out", dir.File("mpi.json")});
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
+  Train({"--data", dir.File("shards"), "--l2", "1e-3", "--loss", "squared_hinge", "--out", dir.File("threads.json")});
+  EXPECT_LT(LargestDifference(dir.File("mpi.json"), dir.File("threads.json")), 1e-9);
+}
+
+TEST(MpiAllreduce, MistakesAreNamed) {
+  const CommandResult ranks = MpiRun(3, {"--topology", "allreduce", "--data", HeartScalePath(), "--workers", "4"});
+  EXPECT_EQ(ranks.exit_code, 2) << ranks.err;
+  EXPECT_NE(ranks.err.find("--workers 4 needs mpirun -n 4; this job has 3 ranks"), std::string::npos) << ranks.err;
+  const CommandResult barrier = RunNimbus({"train", "--runtime", "mpi", "--topology", "allreduce", "--barrier", "2",
+                                           "--data", HeartScalePath()});
+  EXPECT_EQ(barrier.exit_code, 2);
+  EXPECT_NE(barrier.err.find("every rank waits for all"), std::string::npos) << barrier.err;
+  const CommandResult threads = RunNimbus({"train", "--topology", "allreduce", "--data", HeartScalePath()});
+  EXPECT_EQ(threads.exit_code, 2);
+  EXPECT_NE(threads.err.find("only for --runtime mpi"), std::string::npos) << threads.err;
+}
+
 TEST(MpiRuntime, MistakesEndTheWholeJobWithTheirExitStatus) {
   TempDir dir;
   const CommandResult ranks = MpiRun(3, {"--data", HeartScalePath(), "--workers", "4"});

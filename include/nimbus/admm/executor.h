@@ -35,6 +35,23 @@ class Executor {
   // Adds the runtime's own counters (restarts, bytes, dropped messages) to a summary.
   virtual void AddCounters(Summary& /*summary*/) const {}
 
+  // Where the w_i are summed for the z-update. By default the master sums the replies it
+  // collected. A runtime whose processes are all workers, each running the master's logic on
+  // the same numbers (MPI allreduce), sums among them instead: ReduceScatter gives this
+  // process the sums for its block of coordinates, it computes z there, and AllGather hands
+  // every process the whole z.
+  virtual bool SumsAmongWorkers() const { return false; }
+  struct ReducedBlock {
+    std::size_t begin = 0;      // the block's first coordinate
+    std::vector<double> sums;   // sum over the workers holding coordinate begin + j of their w
+  };
+  // `replies` are the round's; the process's own carries its w.
+  virtual Result<ReducedBlock> ReduceScatter(const std::vector<WorkerReply>& /*replies*/) {
+    return FailedPrecondition(name() + " workers do not sum among themselves");
+  }
+  // z arrives with this process's block filled in; returns with all of it.
+  virtual Status AllGather(std::vector<double>& /*z*/) { return FailedPrecondition(name() + " has no AllGather"); }
+
   // One synchronous round: dispatch to every worker and collect every reply, in worker
   // order; a worker that did not reply by the deadline gets a kTimedOut reply.
   std::vector<WorkerReply> RunRound(const RoundRequest& request, Deadline deadline);

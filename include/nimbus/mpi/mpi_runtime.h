@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,57 @@ class MpiExecutor final : public Executor {
   std::vector<int64_t> sent_bytes_;
   bool started_ = false, stopped_ = false;
 };
+
+// `--topology allreduce`: `mpirun -n K nimbus train --runtime mpi --topology allreduce`. Every
+// rank is a worker and also runs the master's logic, on numbers all ranks share, so no rank
+// carries the others' traffic. The scalars of the stop test reach every rank by MPI_Allgather,
+// and z^{k+1} comes from an allreduce of the w_i cut at its middle: MPI_Reduce_scatter leaves
+// each rank the sums for its block of coordinates, the rank computes z there, and
+// MPI_Allgatherv gives every rank all of z. Each coordinate of z is computed once, so all
+// ranks hold the same z bit for bit and make the same decisions. Rank 0 plans the data, hands
+// out the shards (rank r loads shard r) and writes the outputs.
+class MpiAllreduceExecutor final : public Executor {
+ public:
+  // Rank 0: sends ranks 1..K-1 their assignments at Start and keeps shard 0.
+  MpiAllreduceExecutor(const std::vector<ShardAssignment>& shards, const ProblemSpec& spec,
+                       const WorkerOptions& worker_options, uint64_t run_id);
+  // Ranks 1..K-1: with the assignment rank 0 sent (ReceiveAllreduceAssignment).
+  MpiAllreduceExecutor(int rank, int size, AssignBody assignment, uint64_t run_id);
+  ~MpiAllreduceExecutor() override;
+
+  std::string name() const override { return "mpi-allreduce"; }
+  int workers() const override { return size_; }
+  Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
+  // Runs this rank's worker; every rank dispatches to all workers.
+  void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
+  // Every worker's reply (this rank's with its w, the others' without), in worker order.
+  std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
+  void Stop() override {}
+  void AddCounters(Summary& summary) const override;
+
+  bool SumsAmongWorkers() const override { return true; }
+  Result<ReducedBlock> ReduceScatter(const std::vector<WorkerReply>& replies) override;
+  Status AllGather(std::vector<double>& z) override;
+
+ private:
+  void CountRingTraffic();
+
+  int rank_ = 0, size_ = 1;
+  std::size_t model_size_ = 0;
+  std::vector<AssignBody> assignments_;  // rank 0: everyone's; others: their own alone
+  uint64_t run_id_;
+  double process_start_wall_;
+  std::unique_ptr<ShardWorker> worker_;
+  std::shared_ptr<const std::vector<uint32_t>> support_;  // general form: this rank's
+  std::vector<int> block_sizes_, block_starts_;           // the ranks' blocks of z
+  std::optional<WorkerReply> reply_;                      // this rank's reply to the round
+  std::vector<double> scattered_;                         // w on the model's coordinates
+  int64_t bytes_sent_ = 0, bytes_received_ = 0;
+  bool started_ = false;
+};
+
+// Ranks 1..K-1 of the allreduce topology: the assignment from rank 0.
+Result<AssignBody> ReceiveAllreduceAssignment(uint64_t run_id, Deadline deadline);
 
 // The body of ranks 1..K: take the ASSIGN, load the shard, say READY, serve rounds until
 // BYE. Returns the process's exit code (worker_process.h).

@@ -29,6 +29,9 @@ inline constexpr int kWorkerDone = 0;        // BYE from the master, or a planne
 inline constexpr int kWorkerLostMaster = 3;  // no word from the master before its deadline
 inline constexpr int kWorkerError = 4;       // could not do its part (shard, protocol)
 
+// The problem an ASSIGN names.
+ProblemSpec AssignedSpec(const AssignBody& body);
+
 // The worker an ASSIGN describes, with its shard loaded (the cold start, timed into
 // *load_seconds); *spec becomes the problem the ASSIGN names. Errors say what failed.
 Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const AssignBody& body, ProblemSpec* spec,

@@ -1,0 +1,334 @@
+// The allreduce topology of the mpi runtime (mpi_runtime.h): every rank a worker, z from a
+// reduce-scatter and an allgather, the stop test's scalars from an allgather.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "nimbus/core/clock.h"
+#include "nimbus/core/vector_ops.h"
+#include "nimbus/mpi/mpi_runtime.h"
+#include "nimbus/runtime/worker_process.h"
+
+namespace nimbus {
+namespace {
+
+// Text that crosses ranks in fixed-size records is cut to this.
+constexpr std::size_t kErrorText = 240;
+
+Status CollectiveError(const std::string& what, int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return Unavailable(what + ": " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+void CopyText(const std::string& from, char (&to)[kErrorText]) {
+  const std::size_t n = std::min(from.size(), kErrorText - 1);
+  std::memcpy(to, from.data(), n);
+  to[n] = '\0';
+}
+
+// What each rank tells the others once its shard is loaded.
+struct ReadyRecord {
+  int32_t ok = 0;
+  int32_t general_form = 0;
+  int64_t rows = 0, cols = 0, nnz = 0;
+  int64_t support_size = 0;
+  double curvature_trace = 0;
+  double load_seconds = 0;
+  double process_start_wall = 0;
+  double ready_wall = 0;
+  char error[kErrorText] = {};
+};
+
+// What each rank tells the others of its round: the scalars of the stop test and its timings.
+struct ReplyRecord {
+  int32_t status = 0;
+  int32_t valid = 0;
+  int64_t round = 0;
+  double primal_squared = 0, x_squared = 0, u_squared = 0, loss_at_z = 0;
+  double compute_seconds = 0, solve_seconds = 0;
+  int32_t local_iterations = 0, cg_iterations = 0;
+  int64_t data_passes = 0;
+  double receive_wall = 0, start_wall = 0, end_wall = 0, send_wall = 0;
+  char error[kErrorText] = {};
+};
+static_assert(std::is_trivially_copyable_v<ReadyRecord> && std::is_trivially_copyable_v<ReplyRecord>);
+
+// Every rank's record, in rank order.
+template <typename Record>
+Result<std::vector<Record>> AllgatherRecords(const Record& own, int size, int64_t* bytes_sent, int64_t* bytes_received) {
+  std::vector<Record> all(static_cast<std::size_t>(size));
+  if (const int code = MPI_Allgather(&own, sizeof(Record), MPI_BYTE, all.data(), sizeof(Record), MPI_BYTE, MPI_COMM_WORLD);
+      code != MPI_SUCCESS) {
+    return CollectiveError("MPI_Allgather", code);
+  }
+  *bytes_sent += static_cast<int64_t>(sizeof(Record));
+  *bytes_received += static_cast<int64_t>(sizeof(Record)) * (size - 1);
+  return all;
+}
+
+Envelope AssignEnvelope(int worker) {
+  Envelope envelope;
+  envelope.type = MessageType::kAssign;
+  envelope.worker = static_cast<uint32_t>(worker);
+  envelope.invocation = 1;
+  return envelope;
+}
+
+}  // namespace
+
+MpiAllreduceExecutor::MpiAllreduceExecutor(const std::vector<ShardAssignment>& shards, const ProblemSpec& spec,
+                                           const WorkerOptions& worker_options, uint64_t run_id)
+    : rank_(0), size_(static_cast<int>(shards.size())), run_id_(run_id), process_start_wall_(WallSeconds()) {
+  for (const ShardAssignment& shard : shards) {
+    // The ranks live and die together, so no heartbeats; the timeout only bounds a wait.
+    assignments_.push_back(MakeAssignBody(shard, spec, worker_options, /*heartbeat_seconds=*/0,
+                                          /*master_timeout_seconds=*/3600));
+  }
+}
+
+MpiAllreduceExecutor::MpiAllreduceExecutor(int rank, int size, AssignBody assignment, uint64_t run_id)
+    : rank_(rank), size_(size), assignments_{std::move(assignment)}, run_id_(run_id),
+      process_start_wall_(WallSeconds()) {}
+
+MpiAllreduceExecutor::~MpiAllreduceExecutor() = default;
+
+Result<AssignBody> ReceiveAllreduceAssignment(uint64_t run_id, Deadline deadline) {
+  MpiTransport transport(run_id);
+  while (true) {
+    Result<Incoming> incoming = transport.Receive(deadline);
+    if (!incoming.ok()) return incoming.status().WithContext("no assignment from rank 0");
+    if (incoming->peer != "0" || incoming->message.envelope.type != MessageType::kAssign) continue;
+    return UnpackAssign(incoming->message);
+  }
+}
+
+Result<std::vector<WorkerReady>> MpiAllreduceExecutor::Start(Deadline deadline) {
+  if (started_) return FailedPrecondition("the mpi runtime was already started");
+  started_ = true;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != size_) {
+    return InvalidArgument("the allreduce topology needs one rank per worker: mpirun -n " + std::to_string(size_) +
+                           ", not " + std::to_string(size));
+  }
+  if (rank_ == 0) {
+    MpiTransport transport(run_id_);
+    for (int worker = 1; worker < size_; ++worker) {
+      NIMBUS_RETURN_IF_ERROR(transport.Send(std::to_string(worker),
+                                            PackAssign(AssignEnvelope(worker), assignments_[static_cast<std::size_t>(worker)]))
+                                 .WithContext("worker " + std::to_string(worker)));
+    }
+  }
+  (void)deadline;  // the collectives below wait for every rank; a rank that dies ends the job
+
+  // This rank's shard (its assignment is the first it holds); whether it loaded or not, every
+  // rank hears of it.
+  ReadyRecord own;
+  ProblemSpec spec;
+  double load_seconds = 0;
+  Result<std::unique_ptr<ShardWorker>> worker = MakeAssignedWorker(rank_, assignments_.front(), &spec, &load_seconds);
+  if (worker.ok()) {
+    worker_ = std::move(worker).value();
+    WorkerReady ready = worker_->Ready(load_seconds);
+    support_ = ready.support;
+    own.ok = 1;
+    own.general_form = support_ != nullptr ? 1 : 0;
+    own.rows = ready.rows;
+    own.cols = ready.cols;
+    own.nnz = ready.nnz;
+    own.support_size = support_ != nullptr ? static_cast<int64_t>(support_->size()) : 0;
+    own.curvature_trace = ready.curvature_trace;
+    own.load_seconds = ready.load_seconds;
+  } else {
+    CopyText(worker.status().message(), own.error);
+  }
+  own.process_start_wall = process_start_wall_;
+  own.ready_wall = WallSeconds();
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<ReadyRecord> records, AllgatherRecords(own, size_, &bytes_sent_, &bytes_received_));
+  for (int r = 0; r < size_; ++r) {
+    const ReadyRecord& record = records[static_cast<std::size_t>(r)];
+    if (!record.ok) {
+      return Unavailable("worker " + std::to_string(r) + " (rank " + std::to_string(r) + ") could not start: " +
+                         record.error);
+    }
+  }
+
+  // The supports, so that every rank knows how many workers hold each coordinate.
+  std::vector<std::shared_ptr<const std::vector<uint32_t>>> supports(static_cast<std::size_t>(size_));
+  if (own.general_form) {
+    std::vector<int> counts(static_cast<std::size_t>(size_)), starts(static_cast<std::size_t>(size_));
+    int64_t total = 0;
+    for (int r = 0; r < size_; ++r) {
+      starts[static_cast<std::size_t>(r)] = static_cast<int>(total);
+      counts[static_cast<std::size_t>(r)] = static_cast<int>(records[static_cast<std::size_t>(r)].support_size);
+      total += records[static_cast<std::size_t>(r)].support_size;
+      if (total > std::numeric_limits<int>::max()) {
+        return InvalidArgument("the workers' supports hold more than 2^31 coordinates together; use the star topology");
+      }
+    }
+    std::vector<uint32_t> all(static_cast<std::size_t>(total));
+    if (const int code = MPI_Allgatherv(support_->data(), static_cast<int>(support_->size()), MPI_UINT32_T, all.data(),
+                                        counts.data(), starts.data(), MPI_UINT32_T, MPI_COMM_WORLD);
+        code != MPI_SUCCESS) {
+      return CollectiveError("MPI_Allgatherv of the supports", code);
+    }
+    bytes_sent_ += static_cast<int64_t>(support_->size() * sizeof(uint32_t));
+    bytes_received_ += (total - static_cast<int64_t>(support_->size())) * static_cast<int64_t>(sizeof(uint32_t));
+    for (int r = 0; r < size_; ++r) {
+      const auto begin = all.begin() + starts[static_cast<std::size_t>(r)];
+      supports[static_cast<std::size_t>(r)] =
+          std::make_shared<const std::vector<uint32_t>>(begin, begin + counts[static_cast<std::size_t>(r)]);
+    }
+  }
+
+  // Rank r's block of z: coordinates [r n / K, (r + 1) n / K).
+  const std::size_t n = spec.model_size();
+  model_size_ = n;
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    return InvalidArgument("a model of " + std::to_string(n) + " coordinates is more than one MPI message holds");
+  }
+  block_sizes_.resize(static_cast<std::size_t>(size_));
+  block_starts_.resize(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    const auto begin = n * static_cast<std::size_t>(r) / static_cast<std::size_t>(size_);
+    const auto end = n * static_cast<std::size_t>(r + 1) / static_cast<std::size_t>(size_);
+    block_starts_[static_cast<std::size_t>(r)] = static_cast<int>(begin);
+    block_sizes_[static_cast<std::size_t>(r)] = static_cast<int>(end - begin);
+  }
+  if (support_ != nullptr) scattered_.assign(n, 0.0);
+
+  std::vector<WorkerReady> ready;
+  for (int r = 0; r < size_; ++r) {
+    const ReadyRecord& record = records[static_cast<std::size_t>(r)];
+    WorkerReady w;
+    w.worker = r;
+    w.rows = record.rows;
+    w.cols = record.cols;
+    w.nnz = record.nnz;
+    w.curvature_trace = record.curvature_trace;
+    w.load_seconds = record.load_seconds;
+    w.invocation = 1;
+    w.process_start_wall = record.process_start_wall;
+    w.ready_wall = record.ready_wall;
+    w.support = supports[static_cast<std::size_t>(r)];
+    ready.push_back(std::move(w));
+  }
+  return ready;
+}
+
+void MpiAllreduceExecutor::Dispatch(const RoundRequest& request, std::span<const int> /*workers*/) {
+  const double receive_wall = WallSeconds();
+  reply_ = worker_->Serve(request, 1);
+  reply_->timings.receive_wall = receive_wall;
+  reply_->timings.send_wall = WallSeconds();
+}
+
+std::vector<WorkerReply> MpiAllreduceExecutor::Collect(int /*count*/, Deadline /*deadline*/) {
+  std::vector<WorkerReply> replies;
+  if (!reply_) return replies;
+  ReplyRecord own;
+  own.status = static_cast<int32_t>(reply_->status);
+  own.valid = reply_->scalars.valid ? 1 : 0;
+  own.round = reply_->round;
+  own.primal_squared = reply_->scalars.primal_squared;
+  own.x_squared = reply_->scalars.x_squared;
+  own.u_squared = reply_->scalars.u_squared;
+  own.loss_at_z = reply_->scalars.loss_at_z;
+  own.compute_seconds = reply_->timings.compute_seconds;
+  own.solve_seconds = reply_->timings.solve_seconds;
+  own.local_iterations = reply_->timings.local_iterations;
+  own.cg_iterations = reply_->timings.cg_iterations;
+  own.data_passes = reply_->timings.data_passes;
+  own.receive_wall = reply_->timings.receive_wall;
+  own.start_wall = reply_->timings.start_wall;
+  own.end_wall = reply_->timings.end_wall;
+  own.send_wall = reply_->timings.send_wall;
+  CopyText(reply_->error, own.error);
+  Result<std::vector<ReplyRecord>> records = AllgatherRecords(own, size_, &bytes_sent_, &bytes_received_);
+  const double arrival_wall = WallSeconds();
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) {
+      replies.push_back(std::move(*reply_));
+      replies.back().timings.arrival_wall = arrival_wall;
+      continue;
+    }
+    WorkerReply reply;
+    reply.worker = r;
+    reply.invocation = 1;
+    if (!records.ok()) {
+      reply.status = ReplyStatus::kFailed;
+      reply.error = records.status().message();
+      replies.push_back(std::move(reply));
+      continue;
+    }
+    const ReplyRecord& record = (*records)[static_cast<std::size_t>(r)];
+    reply.round = record.round;
+    reply.status = static_cast<ReplyStatus>(record.status);
+    reply.error = record.error;
+    reply.scalars = {record.valid != 0, record.primal_squared, record.x_squared, record.u_squared, record.loss_at_z};
+    reply.timings.compute_seconds = record.compute_seconds;
+    reply.timings.solve_seconds = record.solve_seconds;
+    reply.timings.local_iterations = record.local_iterations;
+    reply.timings.cg_iterations = record.cg_iterations;
+    reply.timings.data_passes = record.data_passes;
+    reply.timings.receive_wall = record.receive_wall;
+    reply.timings.start_wall = record.start_wall;
+    reply.timings.end_wall = record.end_wall;
+    reply.timings.send_wall = record.send_wall;
+    reply.timings.arrival_wall = arrival_wall;
+    replies.push_back(std::move(reply));
+  }
+  reply_.reset();
+  return replies;
+}
+
+Result<Executor::ReducedBlock> MpiAllreduceExecutor::ReduceScatter(const std::vector<WorkerReply>& replies) {
+  const auto own = std::find_if(replies.begin(), replies.end(), [&](const WorkerReply& r) { return r.worker == rank_; });
+  if (own == replies.end()) return FailedPrecondition("no reply of this rank's worker to sum");
+  // Every rank puts in its w on the model's coordinates (zero where it holds none).
+  const double* contribution = own->w.data();
+  if (support_ != nullptr) {
+    Fill(scattered_, 0.0);
+    for (std::size_t k = 0; k < support_->size(); ++k) scattered_[(*support_)[k]] = own->w[k];
+    contribution = scattered_.data();
+  }
+  ReducedBlock block;
+  block.begin = static_cast<std::size_t>(block_starts_[static_cast<std::size_t>(rank_)]);
+  block.sums.resize(static_cast<std::size_t>(block_sizes_[static_cast<std::size_t>(rank_)]));
+  if (const int code = MPI_Reduce_scatter(contribution, block.sums.data(), block_sizes_.data(), MPI_DOUBLE, MPI_SUM,
+                                          MPI_COMM_WORLD);
+      code != MPI_SUCCESS) {
+    return CollectiveError("MPI_Reduce_scatter", code);
+  }
+  CountRingTraffic();
+  return block;
+}
+
+Status MpiAllreduceExecutor::AllGather(std::vector<double>& z) {
+  if (const int code = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, z.data(), block_sizes_.data(),
+                                      block_starts_.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+      code != MPI_SUCCESS) {
+    return CollectiveError("MPI_Allgatherv of z", code);
+  }
+  CountRingTraffic();
+  return Status::Ok();
+}
+
+void MpiAllreduceExecutor::CountRingTraffic() {
+  // What a ring algorithm moves through each rank, out and in: every block but its own.
+  const auto others = static_cast<int64_t>(model_size_) - block_sizes_[static_cast<std::size_t>(rank_)];
+  bytes_sent_ += others * static_cast<int64_t>(sizeof(double));
+  bytes_received_ += others * static_cast<int64_t>(sizeof(double));
+}
+
+void MpiAllreduceExecutor::AddCounters(Summary& summary) const {
+  summary.bytes_sent += bytes_sent_;
+  summary.bytes_received += bytes_received_;
+}
+
+}  // namespace nimbus
