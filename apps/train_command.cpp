@@ -31,6 +31,7 @@ struct TrainFlags {
   double function_memory_mb = 0;
   RuntimeFlags runtime;
   std::string barrier = "all";
+  std::string message_precision = "float64";
   std::string inject_crash, inject_delay, inject_slow;
   int64_t max_staleness = 2, fault_seed = 1;
 };
@@ -95,6 +96,9 @@ int RunTrain(int argc, char** argv) {
   parser.AddSwitch("no-adaptive-rho", "keep rho fixed", &flags.no_adaptive_rho);
   parser.AddString("local-solver", "NAME", "x-update solver: newton-cg or lbfgs", &flags.local_solver);
   parser.AddDouble("target-objective", "F", "stop once the objective is <= F (for benchmarks)", &flags.target_objective);
+  parser.AddString("message-precision", "P", "float64, or float32: z and w on the wire in half the bytes until the\n"
+                   "                            stop test first passes, then exact rounds to finish (remote runtimes)",
+                   &flags.message_precision);
   parser.AddString("barrier", "all|S", "wait for all workers each round, or for S of them (asynchronous ADMM)",
                    &flags.barrier);
   parser.AddInt("max-staleness", "TAU", "with --barrier S: no worker's reply may be older than TAU rounds",
@@ -133,7 +137,16 @@ int RunTrain(int argc, char** argv) {
     admm.barrier = static_cast<int>(barrier);
   }
   admm.max_staleness = static_cast<int>(flags.max_staleness);
+  if (flags.message_precision != "float64" && flags.message_precision != "float32") {
+    return ReportError("train", InvalidArgument("--message-precision: '" + flags.message_precision +
+                                                "' is not float64 or float32"));
+  }
+  admm.lean_messages = flags.message_precision == "float32";
   const bool allreduce = flags.runtime.topology == "allreduce";
+  if (admm.lean_messages && (flags.runtime.runtime == "threads" || allreduce)) {
+    return ReportError("train", InvalidArgument("--message-precision float32: only where messages cross a wire "
+                                                "(--runtime process, command, lambda, or mpi with the star topology)"));
+  }
   if (flags.runtime.topology != "star" && !allreduce) {
     return ReportError("train", InvalidArgument("--topology: '" + flags.runtime.topology + "' is not star or allreduce"));
   }

@@ -197,14 +197,14 @@ std::string SetupEvent(const Executor& executor, const ProblemSpec& spec, const 
 
 // Whether the solve ends with this iteration; if so, says why in the summary. The callback
 // sees every tested iteration that does not end the solve otherwise.
-bool Stops(const IterationInfo& info, const Residuals* res, const AdmmOptions& options,
+bool Stops(const IterationInfo& info, const Residuals* res, bool may_converge, const AdmmOptions& options,
            const IterationCallback& callback, Summary& summary) {
   auto end = [&](Termination termination, std::string message) {
     summary.termination = termination;
     summary.message = std::move(message);
     return true;
   };
-  if (res != nullptr && Converged(*res)) {
+  if (res != nullptr && may_converge && Converged(*res)) {
     return end(Termination::kConverged, "primal and dual residuals are below their tolerances");
   }
   if (options.target_objective && info.objective <= *options.target_objective) {
@@ -262,6 +262,7 @@ std::string RoundEvent(const RoundRequest& request, double objective, const Resi
         .Field("eps_dual", res->eps_dual);
   }
   json.Field("inner_tolerance", request.inner_tolerance)
+      .Field("lean", request.lean)
       .Field("wait_seconds", timing.wait_seconds)
       .Field("master_seconds", timing.master_seconds)
       .Field("z_update_seconds", timing.z_update_seconds)
@@ -401,6 +402,10 @@ Result<Solution> Coordinator::Solve() {
   // synchronous again to confirm the stop test with every worker's reply to the same z.
   ReplyBoard board(workers, options_.barrier, options_.max_staleness);
   bool synchronous = board.barrier() == workers;
+  // Lean rounds until the stop test first passes, exact ones from then on; the test may end
+  // the solve only when the x_i and z^k it is made on came from an exact round.
+  bool lean = options_.lean_messages;
+  bool previous_round_lean = false;
   // z^{k+1} block by block: this process's block from the workers' sums, the rest from the
   // others.
   auto ReducedZUpdate = [&](const Consensus& c, const std::vector<WorkerReply>& replies, double r, Vector& z_next) {
@@ -419,6 +424,7 @@ Result<Solution> Coordinator::Solve() {
     request.relaxation = options_.relaxation;
     request.inner_tolerance = inner_tolerance;
     request.inner_relative_tolerance = inner_relative;
+    request.lean = lean;
 
     Stopwatch wait_watch;
     const double dispatch_wall = WallSeconds();
@@ -475,7 +481,8 @@ Result<Solution> Coordinator::Solve() {
                              res.dual,  res.eps_primal, res.eps_dual, rho};
     bool stop = false;
     if (exact) {
-      stop = Stops(info, round >= 1 ? &res : nullptr, options_, callback_, summary);
+      if (previous_round_lean && round >= 1 && Converged(res)) lean = false;  // finish exactly
+      stop = Stops(info, round >= 1 ? &res : nullptr, !previous_round_lean, options_, callback_, summary);
       tested_z = z;
     } else if ((round >= 1 && Converged(res)) || round >= options_.max_iterations) {
       synchronous = true;  // confirm with everyone's reply to one z before stopping
@@ -517,6 +524,8 @@ Result<Solution> Coordinator::Solve() {
                              z_update_watch.ElapsedSeconds(), stop_test_seconds, dispatch_wall, replies_wall};
     summary.master_seconds += timing.master_seconds;
     if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &res : nullptr, timing, arrived));
+    previous_round_lean = request.lean;
+    if (request.lean) ++summary.lean_rounds;
     if (stop) break;
   }
   summary.solve_seconds = solve_watch.ElapsedSeconds();

@@ -53,6 +53,10 @@ std::string Summary::FullReport() const {
     out += Format("  cost             $%.5f at Lambda prices (%.1f GB-seconds)\n", cost_dollars, cost_gb_seconds);
   }
   if (stale_replies > 0) out += Format("  partial barrier  %lld stale replies reused\n", static_cast<long long>(stale_replies));
+  if (lean_rounds > 0) {
+    out += Format("  lean messages    %d rounds with z and w as float32 (entries within 2^-24 relative); the\n"
+                  "                   rounds the stop test was made on were exact\n", lean_rounds);
+  }
   return out;
 }
 
@@ -83,6 +87,7 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("local_iterations", local_iterations)
       .Field("cg_iterations", cg_iterations)
       .Field("stale_replies", stale_replies)
+      .Field("lean_rounds", lean_rounds)
       .Field("worker_restarts", worker_restarts)
       .Field("messages_dropped", messages_dropped)
       .Field("bytes_sent", bytes_sent)

@@ -356,7 +356,7 @@ int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall) {
     WorkerReply reply = (*shard_worker)->Serve(*request, 1);
     reply.timings.receive_wall = receive_wall;
     reply.timings.send_wall = WallSeconds();
-    if (Status sent = transport.Send("0", PackReply(envelope(MessageType::kReply, request->round), reply)); !sent.ok()) {
+    if (Status sent = transport.Send("0", PackReply(envelope(MessageType::kReply, request->round), reply, request->lean)); !sent.ok()) {
       return error("cannot send its reply: " + sent.message());
     }
   }

@@ -131,7 +131,7 @@ class WorkerSession {
       WorkerReply reply = worker_->Serve(*request, options_.invocation);
       reply.timings.receive_wall = receive_wall;
       reply.timings.send_wall = WallSeconds();
-      if (Status sent = link_->Send("", PackReply(Envelope_(MessageType::kReply, request->round), reply)); !sent.ok()) {
+      if (Status sent = link_->Send("", PackReply(Envelope_(MessageType::kReply, request->round), reply, request->lean)); !sent.ok()) {
         return Error("cannot send its reply: " + sent.message());
       }
       longest_round = std::max(longest_round, round_watch.ElapsedSeconds());

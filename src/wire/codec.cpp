@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -50,6 +51,7 @@ struct RoundFields {
   double rho, relaxation, inner_tolerance, inner_relative_tolerance;
   int64_t resume;  // 0: none, 1: u only, 2: u, x and x_relaxed
   double rho_of_u;
+  int64_t z_entry_bytes;  // 8: doubles, 4: float32 (lean)
 };
 struct ReplyFields {
   int64_t status;
@@ -60,6 +62,7 @@ struct ReplyFields {
   double start_wall, end_wall, receive_wall, send_wall;
   uint64_t invocation;
   int64_t round;
+  int64_t w_entry_bytes;  // 8: doubles, 4: float32 (lean)
 };
 struct HeartbeatFields {
   double send_wall;
@@ -110,6 +113,42 @@ Result<SharedVector> ViewDoubles(const Frame& frame, std::size_t count, MessageT
   }
   std::vector<double> values(count);
   if (count > 0) std::memcpy(values.data(), frame.data(), frame.size());
+  return SharedVector(std::move(values));
+}
+
+// A model-sized vector as a frame: doubles as they lie, or rounded to float32 (lean
+// messages: half the bytes, each entry within a relative 2^-24 of its value). A vector with
+// an entry beyond float32's range goes as doubles. *entry_bytes says which it became.
+Frame VectorFrame(const SharedVector& values, bool lean, int64_t* entry_bytes) {
+  *entry_bytes = sizeof(double);
+  if (!lean) return Frame::Share(values);
+  std::string bytes(values.size() * sizeof(float), '\0');
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto value = static_cast<float>(values[i]);
+    if (std::isinf(value) && !std::isinf(values[i])) return Frame::Share(values);
+    std::memcpy(bytes.data() + i * sizeof(float), &value, sizeof(float));
+  }
+  *entry_bytes = sizeof(float);
+  return Frame::Adopt(std::move(bytes));
+}
+
+// A VectorFrame read back as `count` doubles.
+Result<SharedVector> ReadVector(const Frame& frame, std::size_t count, int64_t entry_bytes, MessageType type,
+                                const char* what) {
+  if (entry_bytes == sizeof(double)) return ViewDoubles(frame, count, type, what);
+  if (entry_bytes != sizeof(float)) {
+    return BadBody(type, std::string(what) + " has entries of " + std::to_string(entry_bytes) + " bytes (4 or 8)");
+  }
+  if (frame.size() != count * sizeof(float)) {
+    return BadBody(type, std::string(what) + " has " + std::to_string(frame.size()) + " bytes, expected " +
+                             std::to_string(count * sizeof(float)) + " (float32)");
+  }
+  std::vector<double> values(count);
+  float value = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::memcpy(&value, frame.data() + i * sizeof(float), sizeof(float));
+    values[i] = value;
+  }
   return SharedVector(std::move(values));
 }
 
@@ -319,14 +358,16 @@ Result<ReadyBody> UnpackReady(const WireMessage& message) {
 WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
   const ResumeState* resume = request.resume.get();
   const int64_t resume_kind = resume == nullptr ? 0 : (resume->x.empty() ? 1 : 2);
-  const RoundFields f{request.round,
-                      request.rho,
-                      request.relaxation,
-                      request.inner_tolerance,
-                      request.inner_relative_tolerance,
-                      resume_kind,
-                      resume == nullptr ? 0.0 : resume->rho_of_u};
-  std::vector<Frame> payload{FieldsFrame(f), Frame::Share(request.z)};
+  RoundFields f{request.round,
+                request.rho,
+                request.relaxation,
+                request.inner_tolerance,
+                request.inner_relative_tolerance,
+                resume_kind,
+                resume == nullptr ? 0.0 : resume->rho_of_u,
+                0};
+  Frame z = VectorFrame(request.z, request.lean, &f.z_entry_bytes);
+  std::vector<Frame> payload{FieldsFrame(f), std::move(z)};
   if (resume != nullptr) {
     // u, then x and x_relaxed, in one frame.
     auto joined = std::make_shared<std::vector<double>>(resume->u);
@@ -346,7 +387,8 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   request.relaxation = f.relaxation;
   request.inner_tolerance = f.inner_tolerance;
   request.inner_relative_tolerance = f.inner_relative_tolerance;
-  NIMBUS_ASSIGN_OR_RETURN(request.z, ViewDoubles(message.payload[1], model_size, MessageType::kRound, "z"));
+  request.lean = f.z_entry_bytes == sizeof(float);
+  NIMBUS_ASSIGN_OR_RETURN(request.z, ReadVector(message.payload[1], model_size, f.z_entry_bytes, MessageType::kRound, "z"));
   if (f.resume < 0 || f.resume > 2 || (f.resume == 0) != (message.payload.size() == 2)) {
     return BadBody(MessageType::kRound, "inconsistent resume state");
   }
@@ -367,10 +409,10 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   return request;
 }
 
-WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply) {
+WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply, bool lean) {
   const WorkerScalars& s = reply.scalars;
   const WorkerTimings& t = reply.timings;
-  const ReplyFields f{static_cast<int64_t>(reply.status),
+  ReplyFields f{static_cast<int64_t>(reply.status),
                       s.valid ? 1 : 0,
                       s.primal_squared,
                       s.x_squared,
@@ -386,8 +428,10 @@ WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply) {
                       t.receive_wall,
                       t.send_wall,
                       reply.invocation,
-                      reply.round};
-  std::vector<Frame> payload{FieldsFrame(f), Frame::Share(reply.w)};
+                      reply.round,
+                      0};
+  Frame w = VectorFrame(reply.w, lean, &f.w_entry_bytes);
+  std::vector<Frame> payload{FieldsFrame(f), std::move(w)};
   if (!reply.error.empty()) payload.push_back(Frame::Copy(reply.error));
   return Make(envelope, MessageType::kReply, std::move(payload));
 }
@@ -415,7 +459,7 @@ Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_si
   reply.timings.send_wall = f.send_wall;
   // A failed reply carries no w.
   const std::size_t expected = reply.status == ReplyStatus::kOk ? model_size : 0;
-  NIMBUS_ASSIGN_OR_RETURN(reply.w, ViewDoubles(message.payload[1], expected, MessageType::kReply, "w"));
+  NIMBUS_ASSIGN_OR_RETURN(reply.w, ReadVector(message.payload[1], expected, f.w_entry_bytes, MessageType::kReply, "w"));
   if (message.payload.size() == 3) reply.error = std::string(message.payload[2].text());
   return reply;
 }

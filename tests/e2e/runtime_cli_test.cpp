@@ -1,6 +1,8 @@
 // End to end: the remote runtimes through the command line, with real worker processes.
 #include <nlohmann/json.hpp>
 
+#include <sstream>
+
 #include "e2e_support.h"
 
 namespace nimbus::testing {
@@ -75,6 +77,42 @@ TEST(RuntimeCli, TheGeneralFormSendsTheSupportsAloneAndGivesTheThreadsModel) {
   EXPECT_NEAR(f_general, f_dense, 1e-5 * f_dense);
 }
 
+TEST(RuntimeCli, LeanMessagesHalveTheBytesAndFinishWithExactRounds) {
+  TempDir dir;
+  const std::string data = PowerLawData(dir);
+  const double lambda = 1e-4;
+  const std::string reference = TrainLiblinear(6, 1.0 / (6000 * lambda), 1e-6, data, dir.File("liblinear.model"));
+  for (const std::string precision : {"float64", "float32"}) {
+    Train({"--data", data, "--l1", Number(lambda), "--workers", "3", "--eps-rel", "1e-4", "--runtime", "process",
+           "--message-precision", precision, "--out", dir.File(precision + ".json"), "--summary-json",
+           dir.File(precision + "-summary.json"), "--trace", dir.File(precision + ".jsonl")});
+  }
+  const Json exact = Json::parse(ReadTextFile(dir.File("float64-summary.json")));
+  const Json lean = Json::parse(ReadTextFile(dir.File("float32-summary.json")));
+  EXPECT_EQ(lean["termination"], "converged");
+  EXPECT_EQ(exact["lean_rounds"], 0);
+  EXPECT_GT(lean["lean_rounds"].get<int>(), 0);
+  EXPECT_LT(lean["lean_rounds"].get<int>(), lean["rounds"].get<int>());
+  const double lean_per_round = lean["bytes_sent"].get<double>() / lean["rounds"].get<double>();
+  const double exact_per_round = exact["bytes_sent"].get<double>() / exact["rounds"].get<double>();
+  EXPECT_LT(lean_per_round, 0.6 * exact_per_round) << lean_per_round << " vs " << exact_per_round;
+  // The stop test was made on exact rounds: the last two went as doubles.
+  std::vector<bool> lean_flags;
+  std::istringstream trace(ReadTextFile(dir.File("float32.jsonl")));
+  for (std::string line; std::getline(trace, line);) {
+    const Json event = Json::parse(line);
+    if (event["event"] == "round") lean_flags.push_back(event["lean"].get<bool>());
+  }
+  ASSERT_GE(lean_flags.size(), 3u);
+  EXPECT_TRUE(lean_flags.front());
+  EXPECT_FALSE(lean_flags[lean_flags.size() - 1]);
+  EXPECT_FALSE(lean_flags[lean_flags.size() - 2]);
+  // Both reach liblinear's optimum as closely as the stop test asks.
+  const double theirs = ObjectiveOf(reference, data, lambda, 0);
+  EXPECT_NEAR(ObjectiveOf(dir.File("float32.json"), data, lambda, 0), theirs, 1e-5 * theirs);
+  EXPECT_NEAR(ObjectiveOf(dir.File("float64.json"), data, lambda, 0), theirs, 1e-5 * theirs);
+}
+
 TEST(RuntimeCli, AReplacementWorkerResumesOnItsSupport) {
   TempDir dir;
   const std::string data = PowerLawData(dir);
@@ -114,6 +152,8 @@ TEST(RuntimeCli, RuntimeOptionsAreChecked) {
       {{"--inject-delay", "abc"}, "--inject-delay: bad milliseconds"},
       {{"--inject-slow", "5"}, "--inject-slow: bad '5'"},
       {{"--runtime", "process", "--heartbeat", "0"}, "heartbeat_seconds: must be a positive number"},
+      {{"--runtime", "process", "--message-precision", "half"}, "--message-precision: 'half' is not float64 or float32"},
+      {{"--message-precision", "float32"}, "only where messages cross a wire"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args{"train", "--data", HeartScalePath()};

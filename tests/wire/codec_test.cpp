@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace nimbus {
@@ -164,6 +165,41 @@ TEST(CodecTest, RoundRoundTripsWithAndWithoutResumeState) {
   EXPECT_TRUE(back.resume->x.empty());
 }
 
+TEST(CodecTest, LeanVectorsHalveTheBytesAndStayWithinFloatRounding) {
+  RoundRequest request;
+  request.z = Vector({1.0 / 3.0, -2.5e-7, 123456.789, 0.0, -1e30});
+  request.lean = true;
+  const WireMessage lean = PackRound(TestEnvelope(MessageType::kRound), request);
+  EXPECT_EQ(lean.payload[1].size(), 5 * sizeof(float));
+  const RoundRequest back = UnpackRound(Transmit(lean), 5).value();
+  EXPECT_TRUE(back.lean);
+  for (std::size_t i = 0; i < 5; ++i) {
+    // Round to nearest: within half a unit in the last place of a float, 2^-24 relative.
+    EXPECT_LE(std::abs(back.z[i] - request.z[i]), std::ldexp(std::abs(request.z[i]), -24)) << i;
+  }
+  // A worker answers in kind, and the master reads it as doubles again.
+  WorkerReply reply;
+  reply.w = std::vector<double>{0.1, -7.25};
+  const WireMessage lean_reply = PackReply(TestEnvelope(MessageType::kReply), reply, /*lean=*/true);
+  EXPECT_EQ(lean_reply.payload[1].size(), 2 * sizeof(float));
+  const WorkerReply reply_back = UnpackReply(Transmit(lean_reply), 2).value();
+  EXPECT_EQ(reply_back.w[0], static_cast<double>(0.1f));
+  EXPECT_EQ(reply_back.w[1], -7.25);
+  // An entry beyond float32's range sends the vector as doubles, exactly.
+  request.z = Vector({1.0, 1e300});
+  const WireMessage wide = PackRound(TestEnvelope(MessageType::kRound), request);
+  EXPECT_EQ(wide.payload[1].size(), 2 * sizeof(double));
+  const RoundRequest wide_back = UnpackRound(Transmit(wide), 2).value();
+  EXPECT_FALSE(wide_back.lean);
+  EXPECT_EQ(wide_back.z[1], 1e300);
+  // A lean z of the wrong length is refused like any other.
+  request.z = Vector({1.0, 2.0, 3.0});
+  Result<RoundRequest> wrong = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), request)), 4);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("z has 12 bytes, expected 16 (float32)"), std::string::npos)
+      << wrong.status().message();
+}
+
 TEST(CodecTest, ReplyRoundTripsBitForBit) {
   WorkerReply reply;
   reply.worker = 3;
@@ -231,7 +267,7 @@ void ExpectRefused(std::vector<Frame> frames, const std::string& reason) {
 TEST(CodecTest, DamagedMessagesAreRefused) {
   ExpectRefused({}, "header");
   ExpectRefused(WithHeaderByte(0, 'X'), "magic");
-  ExpectRefused(WithHeaderByte(4, 3), "protocol version 3");  // a version from the future
+  ExpectRefused(WithHeaderByte(4, 4), "protocol version 4");  // a version from the future
   ExpectRefused(WithHeaderByte(6, 99), "unknown message type 99");
   ExpectRefused(WithHeaderByte(6, 0), "unknown message type 0");
 

@@ -41,6 +41,11 @@ struct AdmmOptions {
   // are partial (a stale w_i is scaled for the rho it was computed with).
   int barrier = 0;
   int max_staleness = 2;
+  // Lean messages: z and the w_i travel as float32 (half the bytes; each entry within a
+  // relative 2^-24) until the stop test first passes; rounds are then exact again until it
+  // passes on a round whose x-update saw the exact z, so the answer meets the same test.
+  // Runtimes without a wire pass doubles regardless.
+  bool lean_messages = false;
   // Deadline of one round (a worker that misses it has failed).
   double round_timeout_seconds = 3600.0;
   // Deadline for all workers to load their shards.

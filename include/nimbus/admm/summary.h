@@ -39,6 +39,7 @@ struct Summary {
   int64_t local_iterations = 0;
   int64_t cg_iterations = 0;
   int64_t stale_replies = 0;  // partial barrier: replies reused in a later round's z-update
+  int lean_rounds = 0;        // rounds whose z and w went as float32 (lean messages)
   int64_t worker_restarts = 0;   // new invocations after failures or lifetime hand-overs
   int64_t messages_dropped = 0;  // malformed, foreign or stale messages the master ignored
   int64_t bytes_sent = 0;        // by the master, over the wire

@@ -24,7 +24,7 @@
 namespace nimbus {
 
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
-inline constexpr uint16_t kWireVersion = 2;  // 2: general-form consensus (supports)
+inline constexpr uint16_t kWireVersion = 3;  // 2: general-form consensus (supports); 3: lean (float32) vectors
 inline constexpr std::size_t kWireHeaderBytes = 72;
 inline constexpr std::size_t kMaxPayloadFrames = 4;
 
@@ -121,7 +121,9 @@ WireMessage PackAssign(const Envelope& envelope, const AssignBody& body);
 WireMessage PackReady(const Envelope& envelope, const ReadyBody& body);
 // The z (and resume vectors) are shared, not copied.
 WireMessage PackRound(const Envelope& envelope, const RoundRequest& request);
-WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply);
+// With `lean`, w goes as float32 (the worker answers a lean ROUND in kind); UnpackReply
+// reads either.
+WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply, bool lean = false);
 WireMessage PackBye(const Envelope& envelope, const ByeBody& body);
 WireMessage PackHeartbeat(const Envelope& envelope, const HeartbeatBody& body);
 

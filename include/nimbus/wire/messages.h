@@ -68,6 +68,9 @@ struct RoundRequest {
   // The x-update stops when ||grad|| <= max(inner_tolerance, inner_relative_tolerance * ||grad_0||).
   double inner_tolerance = 0.0;
   double inner_relative_tolerance = 0.0;
+  // Lean messages: z (and the reply's w) travel as float32, each entry rounded to within a
+  // relative 2^-24. In-process runtimes pass the doubles as they are.
+  bool lean = false;
   // Set for the first round of a replacement worker: the state to resume from.
   std::shared_ptr<const ResumeState> resume;
 };
