@@ -1,9 +1,9 @@
 // nimbus train: the ADMM master with its workers.
 #include <chrono>
 #include <cstdio>
-#include <thread>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "cli_common.h"
 #include "commands.h"

@@ -80,6 +80,9 @@ class Consensus {
       c.local_dimensions_ += static_cast<double>(r.support->size());
       c.supports_.push_back(r.support);
     }
+    for (std::size_t j = 0; j < model_size; ++j) {
+      if (c.counts_[j] > 0) c.held_.push_back(static_cast<uint32_t>(j));
+    }
     c.sum_.resize(model_size);
     return c;
   }
@@ -93,7 +96,8 @@ class Consensus {
 
   // z = argmin_z g(z) + sum_i rho/2 ||z_{S_i} - w_i||^2, coordinate by coordinate:
   // prox_{g/(c_j rho)} of the mean of the c_j copies (c_j = K in the dense form), summed in
-  // worker order so the result is reproducible. A coordinate no worker holds is argmin g = 0.
+  // worker order so the result is reproducible. A coordinate no worker holds is argmin g = 0
+  // (z arrives zeroed).
   void ZUpdate(const ProblemSpec& spec, const std::vector<WorkerReply>& replies, double rho, Vector& z) const {
     const auto regularized = static_cast<std::size_t>(spec.cols);
     if (!general()) {
@@ -104,12 +108,19 @@ class Consensus {
       spec.regularizer.Prox(1.0 / (k * rho), z, regularized);
       return;
     }
-    Fill(sum_, 0.0);
+    // Only the coordinates some worker holds are touched: on sparse data with many features
+    // the master's work follows the data too. The others stay 0 in sum_ and z.
+    for (const uint32_t j : held_) sum_[j] = 0;
     for (const WorkerReply& reply : replies) {
       const std::vector<uint32_t>& support = *supports_[static_cast<std::size_t>(reply.worker)];
       for (std::size_t k = 0; k < support.size(); ++k) sum_[support[k]] += reply.w[k];
     }
-    ZFromSums(spec, sum_, 0, rho, z);
+    PrepareProx(spec, rho);
+    for (const uint32_t j : held_) {
+      const uint32_t count = counts_[j];
+      const double mean = sum_[j] / count;
+      z[j] = j < regularized ? prox_[count](mean) : mean;
+    }
   }
 
   // The z-update of coordinates begin .. begin + sums.size() from the sums of their copies
@@ -117,16 +128,23 @@ class Consensus {
   void ZFromSums(const ProblemSpec& spec, std::span<const double> sums, std::size_t begin, double rho,
                  Vector& z) const {
     const auto regularized = static_cast<std::size_t>(spec.cols);
+    PrepareProx(spec, rho);
     for (std::size_t k = 0; k < sums.size(); ++k) {
       const std::size_t j = begin + k;
-      const double count = general() ? counts_[j] : static_cast<double>(workers_);
+      const uint32_t count = general() ? counts_[j] : static_cast<uint32_t>(workers_);
       if (count == 0) {
         z[j] = 0;
         continue;
       }
       const double mean = sums[k] / count;
-      z[j] = j < regularized ? spec.regularizer.Prox(1.0 / (count * rho), mean) : mean;
+      z[j] = j < regularized ? prox_[count](mean) : mean;
     }
+  }
+
+  // prox_[c] = prox_{g/(c rho)}, for every number of copies c a coordinate can have.
+  void PrepareProx(const ProblemSpec& spec, double rho) const {
+    prox_.resize(workers_ + 1);
+    for (std::size_t c = 1; c <= workers_; ++c) prox_[c] = spec.regularizer.ProxOf(1.0 / (static_cast<double>(c) * rho));
   }
 
   // sqrt(sum_i ||a_{S_i} - b_{S_i}||^2), and with b = 0 the norm of the copies of a.
@@ -135,7 +153,7 @@ class Consensus {
       return std::sqrt(static_cast<double>(workers_)) * (b ? std::sqrt(SquaredDistance(a, *b)) : Norm(a));
     }
     double sum = 0;
-    for (std::size_t j = 0; j < n_; ++j) {
+    for (const uint32_t j : held_) {
       const double d = b ? a[j] - (*b)[j] : a[j];
       sum += counts_[j] * d * d;
     }
@@ -146,8 +164,10 @@ class Consensus {
   std::size_t workers_ = 0, n_ = 0;
   std::vector<std::shared_ptr<const std::vector<uint32_t>>> supports_;
   std::vector<uint32_t> counts_;
+  std::vector<uint32_t> held_;  // the coordinates with counts_ > 0, ascending
   double local_dimensions_ = 0;
   mutable Vector sum_;
+  mutable std::vector<Regularizer::ScalarProx> prox_;
 };
 
 // Residual balancing, normalized as OSQP does, damped and bounded. Returns the new rho.
@@ -390,6 +410,7 @@ Result<Solution> Coordinator::Solve() {
   if (trace_ != nullptr) trace_->Write(SetupEvent(*executor_, spec_, *ready, rho, summary.setup_seconds));
 
   auto z = std::make_shared<Vector>(n, 0.0);  // z^k, sent in round k
+  std::shared_ptr<Vector> spare_z;             // z^{k-1}, for reuse once no one holds it
   std::shared_ptr<const Vector> tested_z = z;  // the newest z whose objective is known
   double dual_residual = 0;                    // s of iteration k, known once z^k exists
   double rho_of_previous_round = rho;
@@ -406,13 +427,13 @@ Result<Solution> Coordinator::Solve() {
   // the solve only when the x_i and z^k it is made on came from an exact round.
   bool lean = options_.lean_messages;
   bool previous_round_lean = false;
-  // z^{k+1} block by block: this process's block from the workers' sums, the rest from the
-  // others.
-  auto ReducedZUpdate = [&](const Consensus& c, const std::vector<WorkerReply>& replies, double r, Vector& z_next) {
+  // z^{k+1} when the workers sum among themselves: this process's block from their sums, the
+  // rest from the other processes.
+  auto reduced_z_update = [&](const std::vector<WorkerReply>& replies, double round_rho, Vector& z_next) {
     Result<Executor::ReducedBlock> block = executor_->ReduceScatter(replies);
     if (!block.ok()) return block.status();
     if (block->begin + block->sums.size() > n) return Internal("a block of sums beyond the model");
-    c.ZFromSums(spec_, block->sums, block->begin, r, z_next);
+    consensus->ZFromSums(spec_, block->sums, block->begin, round_rho, z_next);
     return executor_->AllGather(z_next);
   };
 
@@ -492,9 +513,12 @@ Result<Solution> Coordinator::Solve() {
     // z^{k+1} and the next rho, unless this is the last round.
     Stopwatch z_update_watch;
     if (!stop) {
-      auto next = std::make_shared<Vector>(n);
+      // A z no one holds any more is written over rather than a new one allocated (and
+      // faulted in) each round: on a model of millions that was most of the master's work.
+      // In the general form its coordinates that no worker holds stay 0, as they started.
+      std::shared_ptr<Vector> next = spare_z.use_count() == 1 ? std::move(spare_z) : std::make_shared<Vector>(n);
       if (sums_among_workers) {
-        Status updated = ReducedZUpdate(*consensus, latest, rho, *next);
+        Status updated = reduced_z_update(latest, rho, *next);
         if (!updated.ok()) {
           summary.termination = Termination::kWorkerFailed;
           summary.message = "the workers could not share z in round " + std::to_string(round) + ": " +
@@ -505,6 +529,7 @@ Result<Solution> Coordinator::Solve() {
         consensus->ZUpdate(spec_, latest, rho, *next);
       }
       dual_residual = rho * consensus->CopiesDistance(*next, z.get());
+      spare_z = std::move(z);
       z = std::move(next);
       rho_of_previous_round = rho;
       if (round >= 1) {

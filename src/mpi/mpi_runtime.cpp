@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -79,36 +80,59 @@ uint64_t MpiSession::ShareRunId() const {
   return run_id;
 }
 
+MpiTransport::~MpiTransport() {
+  for (const std::unique_ptr<PendingSend>& send : pending_) {
+    MPI_Waitall(static_cast<int>(send->requests.size()), send->requests.data(), MPI_STATUSES_IGNORE);
+  }
+}
+
+void MpiTransport::Progress() {
+  std::erase_if(pending_, [](const std::unique_ptr<PendingSend>& send) {
+    int done = 0;
+    MPI_Testall(static_cast<int>(send->requests.size()), send->requests.data(), &done, MPI_STATUSES_IGNORE);
+    return done != 0;
+  });
+}
+
 Status MpiTransport::SendFrames(const std::string& peer, const std::vector<Frame>& frames) {
   NIMBUS_ASSIGN_OR_RETURN(const int rank, RankOf(peer));
-  std::vector<uint64_t> sizes;
+  auto send = std::make_unique<PendingSend>();
+  send->frames = frames;
   for (const Frame& frame : frames) {
     if (frame.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
       return InvalidArgument("a frame of " + std::to_string(frame.size()) + " bytes is more than one MPI message holds");
     }
-    sizes.push_back(frame.size());
+    send->sizes.push_back(frame.size());
   }
-  if (const int code = MPI_Send(sizes.data(), static_cast<int>(sizes.size()), MPI_UINT64_T, rank, kHeaderTag,
-                                MPI_COMM_WORLD);
-      code != MPI_SUCCESS) {
+  auto post = [&](const void* data, int count, MPI_Datatype type, int tag) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int code = MPI_Isend(data, count, type, rank, tag, MPI_COMM_WORLD, &request);
+    if (code == MPI_SUCCESS) send->requests.push_back(request);
+    return code;
+  };
+  int code = post(send->sizes.data(), static_cast<int>(send->sizes.size()), MPI_UINT64_T, kHeaderTag);
+  for (std::size_t i = 0; code == MPI_SUCCESS && i < send->frames.size(); ++i) {
+    const Frame& frame = send->frames[i];
+    if (frame.size() > 0) code = post(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, kFrameTag);
+  }
+  if (code != MPI_SUCCESS) {
+    // What was posted must finish before its buffers go.
+    MPI_Waitall(static_cast<int>(send->requests.size()), send->requests.data(), MPI_STATUSES_IGNORE);
     return MpiError("cannot send to rank " + peer, code);
   }
-  for (const Frame& frame : frames) {
-    if (frame.size() == 0) continue;
-    if (const int code = MPI_Send(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, rank, kFrameTag,
-                                  MPI_COMM_WORLD);
-        code != MPI_SUCCESS) {
-      return MpiError("cannot send to rank " + peer, code);
-    }
-  }
+  pending_.push_back(std::move(send));
+  Progress();
   return Status::Ok();
 }
 
 Result<Transport::RawIncoming> MpiTransport::ReceiveFrames(Deadline deadline) {
   MPI_Status status;
-  // Poll, yielding at first and then sleeping briefly, so that a waiting rank leaves the
-  // cores to the ranks that compute.
+  // Poll, yielding at first and then sleeping, longer the longer the wait (50 us to 1 ms), so
+  // that waiting ranks leave the cores to the ranks that compute: with more ranks than cores,
+  // ranks that wake often slow the others more than a late wake-up costs.
+  auto pause = std::chrono::microseconds(50);
   for (int polls = 0;; ++polls) {
+    Progress();
     int flag = 0;
     if (const int code = MPI_Iprobe(MPI_ANY_SOURCE, kHeaderTag, MPI_COMM_WORLD, &flag, &status); code != MPI_SUCCESS) {
       return MpiError("cannot receive", code);
@@ -118,7 +142,8 @@ Result<Transport::RawIncoming> MpiTransport::ReceiveFrames(Deadline deadline) {
     if (polls < 200) {
       std::this_thread::yield();
     } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      std::this_thread::sleep_for(pause);
+      pause = std::min(2 * pause, std::chrono::microseconds(1000));
     }
   }
   const int source = status.MPI_SOURCE;

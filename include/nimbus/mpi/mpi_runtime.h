@@ -5,6 +5,8 @@
 // An MPI job ends as a whole when one of its ranks fails, so workers are not replaced here.
 #pragma once
 
+#include <mpi.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -46,13 +48,29 @@ class MpiSession {
 };
 
 // Messages to and from the other ranks of MPI_COMM_WORLD; a peer is a rank's number as text.
+// Sends do not block: a large MPI message waits for its receiver to be ready, and a master
+// sending ROUNDs one after the other would wait for each worker in turn, while a blocked
+// sender spins on a core others need. Sends complete while the rank waits to receive, and
+// at the latest when the transport is destroyed.
 class MpiTransport final : public Transport {
  public:
   explicit MpiTransport(uint64_t run_id) : Transport(run_id) {}
+  ~MpiTransport() override;
 
  protected:
   Status SendFrames(const std::string& peer, const std::vector<Frame>& frames) override;
   Result<RawIncoming> ReceiveFrames(Deadline deadline) override;
+
+ private:
+  // One message on its way: its header and frames stay alive until MPI is done with them.
+  struct PendingSend {
+    std::vector<uint64_t> sizes;
+    std::vector<Frame> frames;
+    std::vector<MPI_Request> requests;
+  };
+  // Forgets the sends that completed.
+  void Progress();
+  std::vector<std::unique_ptr<PendingSend>> pending_;
 };
 
 // The master's side, on rank 0: worker i is rank i + 1.
