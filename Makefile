@@ -25,6 +25,7 @@ bench: build
 	bench/foundation.sh $(BUILD_DIR)/apps/nimbus
 	$(BUILD_DIR)/bench/runtime_overhead $(BUILD_DIR)/apps/nimbus 200000 40 10
 	bench/evaluation.sh $(BUILD_DIR)/apps/nimbus
+	$(BUILD_DIR)/bench/consensus_scaling $(BUILD_DIR)/apps/nimbus 200000 40 6 16
 
 clean:
 	rm -rf $(BUILD_DIR)
