@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -70,6 +71,27 @@ TEST(RegularizerTest, ProxMatchesClosedFormAndBruteForce) {
         const double v = inputs[j];
         EXPECT_NEAR(x[j], SoftThresholdShrink(v, t, c.l1, c.l2), 1e-15) << c.name << " t=" << t << " v=" << v;
         EXPECT_NEAR(x[j], BruteForceProx(v, t, c.l1, c.l2, step), 1.01 * step) << c.name << " t=" << t << " v=" << v;
+      }
+    }
+  }
+}
+
+TEST(RegularizerTest, ScalarProxIsTheVectorProxBitForBit) {
+  // The general form's z-update applies the one-entry prox; the dense form, the vector one.
+  const std::vector<double> inputs = {-3.1, -1.2, -0.5, -0.35, -0.05, -0.0, 0.0, 0.05, 0.2, 0.35, 0.8, 1.7, 2.9, -1e-300};
+  for (const ProxCase& c : kProxCases) {
+    for (double t : {0.0, 0.5, 1.0, 2.0}) {
+      const Regularizer reg{c.l1, c.l2};
+      std::vector<double> x = inputs;
+      reg.Prox(t, x, x.size());
+      const Regularizer::ScalarProx prox = reg.ProxOf(t);
+      for (std::size_t j = 0; j < inputs.size(); ++j) {
+        const double one = prox(inputs[j]);
+        EXPECT_EQ(std::memcmp(&one, &x[j], sizeof one), 0) << c.name << " t=" << t << " v=" << inputs[j];
+        EXPECT_EQ(reg.Prox(t, inputs[j]), x[j]);
+        if (one == 0 && inputs[j] != 0) {
+          EXPECT_FALSE(std::signbit(one)) << "a thresholded entry is +0";
+        }
       }
     }
   }
