@@ -2,7 +2,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test demo bench fuzz clean
 
 all: build
 
@@ -26,6 +26,11 @@ bench: build
 	$(BUILD_DIR)/bench/runtime_overhead $(BUILD_DIR)/apps/nimbus 200000 40 10
 	bench/evaluation.sh $(BUILD_DIR)/apps/nimbus
 	$(BUILD_DIR)/bench/consensus_scaling $(BUILD_DIR)/apps/nimbus 200000 40 6 16
+
+# Fuzz the parsers of untrusted input, FUZZ_SECONDS each (clang, in build-fuzz).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	scripts/fuzz $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD_DIR)

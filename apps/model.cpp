@@ -36,7 +36,7 @@ Result<Model> ParseJsonModel(const std::string& text, const std::string& path) {
   Json root;
   try {
     root = Json::parse(text);
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {  // parse errors, and numbers out of range
     return InvalidArgument(path + ": not valid JSON: " + error.what());
   }
   Model model;

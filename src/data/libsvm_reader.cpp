@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -282,7 +283,8 @@ Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions&
   csr->row_ptr.push_back(0);
 
   Parser parser(path, options, csr.get());
-  std::vector<char> buffer(kReadChunkBytes);
+  // No bigger than the file: a small file is read without clearing megabytes first.
+  std::vector<char> buffer(std::min<std::size_t>(kReadChunkBytes, file_size + 1));
   std::size_t carried = 0;  // bytes of an unfinished line kept at the front of the buffer
   while (true) {
     if (carried == buffer.size()) buffer.resize(buffer.size() * 2);  // a line longer than the buffer

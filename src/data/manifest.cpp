@@ -68,7 +68,7 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
   Json root;
   try {
     root = Json::parse(text);
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {  // parse errors, and numbers out of range
     return InvalidArgument(name + ": not valid JSON: " + error.what());
   }
   if (!root.is_object()) return InvalidArgument(name + ": expected a JSON object");

@@ -121,10 +121,14 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
     if (binary && labels[r] != 1.0 && labels[r] != -1.0) return corrupt("label of row " + std::to_string(r) + " is not +1 or -1");
     if (!std::isfinite(labels[r])) return corrupt("label of row " + std::to_string(r) + " is not finite");
   }
-  uint32_t max_index = 0;
-  for (int64_t k = 0; k < header.nnz; ++k) max_index = col_idx[k] > max_index ? col_idx[k] : max_index;
-  if (header.nnz > 0 && max_index >= static_cast<uint64_t>(header.cols)) {
-    return corrupt("a column index is past the column count");
+  // Every row's indices ascend strictly and stay below cols, as the LIBSVM reader guarantees.
+  for (int64_t r = 0; r < header.rows; ++r) {
+    for (int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+      if (col_idx[k] >= static_cast<uint64_t>(header.cols)) return corrupt("a column index is past the column count");
+      if (k > row_ptr[r] && col_idx[k] <= col_idx[k - 1]) {
+        return corrupt("the column indices do not ascend in row " + std::to_string(r));
+      }
+    }
   }
 
   Dataset data;

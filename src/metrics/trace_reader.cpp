@@ -39,7 +39,7 @@ Result<Trace> ReadTrace(const std::string& path) {
     Json event;
     try {
       event = Json::parse(line);
-    } catch (const Json::parse_error& error) {
+    } catch (const Json::exception& error) {  // parse errors, and numbers out of range
       return InvalidArgument(path + ":" + std::to_string(number) + ": not a JSON object: " + error.what());
     }
     if (!event.is_object()) return InvalidArgument(path + ":" + std::to_string(number) + ": not a JSON object");

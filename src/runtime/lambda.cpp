@@ -92,7 +92,7 @@ Result<LambdaWorkerEvent> LambdaWorkerEvent::Parse(const std::string& text) {
   Json json;
   try {
     json = Json::parse(text);
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {  // parse errors, and numbers out of range
     return InvalidArgument(std::string("the event is not JSON: ") + error.what());
   }
   LambdaWorkerEvent event;

@@ -208,6 +208,16 @@ TEST_F(WriteShardsTest, BadManifestFileNamesItsPath) {
   EXPECT_EQ(read.status().message().rfind(store_.PathOf("manifest.json") + ": ", 0), 0u) << read.status().message();
 }
 
+// Found by fuzz_manifest: a number beyond double's range made the JSON library throw instead
+// of failing the parse (tests/fuzz/regressions/manifest).
+TEST(ManifestJsonTest, ANumberOutOfRangeIsAnErrorNotAnException) {
+  Result<Manifest> parsed = Manifest{};
+  EXPECT_NO_THROW(parsed = ParseManifest(R"({"format": "nimbus-shards", "rows": 2e863})", "dir/manifest.json"));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parsed.status().message().rfind("dir/manifest.json: ", 0), 0u) << parsed.status().message();
+}
+
 // A source path is whatever bytes the file system allows, not necessarily UTF-8. Writing the
 // manifest must not throw (errors are Status values in nimbus); if it succeeds, the store
 // must be readable.

@@ -461,5 +461,20 @@ TEST_F(ShardTest, ResealedPayloadWithColumnIndexPastCols) {
   }
 }
 
+// Found by fuzz_shard: a shard with resealed checksums whose row held its column indices out
+// of order (or twice) was accepted (tests/fuzz/regressions/shard).
+TEST_F(ShardTest, ResealedPayloadWithIndicesOutOfOrder) {
+  const std::string good = ReadTextFile(WriteSample(MakeDataset({{1, {{0, 1.0}, {2, 1.0}}}, {-1, {{1, 2.0}}}}, 3)));
+  const Layout l = LayoutOf(2, 3);
+  for (const auto& [first, second] : {std::pair<uint32_t, uint32_t>{2, 0}, {2, 2}}) {
+    std::string bad = good;
+    SetField<uint32_t>(bad, l.col_idx, first);
+    SetField<uint32_t>(bad, l.col_idx + 4, second);
+    ResealPayload(bad);
+    ResealHeader(bad);
+    ExpectCorrupt(bad, "do not ascend in row 0");
+  }
+}
+
 }  // namespace
 }  // namespace nimbus

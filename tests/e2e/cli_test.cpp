@@ -46,6 +46,16 @@ TEST(Cli, UsageErrorsExitWithTwoAndSayWhatIsWrong) {
   }
 }
 
+TEST(Cli, AModelWithANumberOutOfRangeIsAnError) {
+  // What fuzzing found in the manifest reader (a number beyond double's range threw out of
+  // the JSON library) holds for model files too.
+  TempDir dir;
+  WriteTextFile(dir.File("m.json"), R"({"format": "nimbus-model", "version": 1, "l1": 1e999})");
+  const CommandResult result = RunNimbus({"predict", "--model", dir.File("m.json"), "--data", HeartScalePath()});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find(dir.File("m.json") + ": not valid JSON"), std::string::npos) << result.err;
+}
+
 TEST(Cli, MalformedDataNamesFileAndLine) {
   TempDir dir;
   const std::string path = dir.File("bad.svm");

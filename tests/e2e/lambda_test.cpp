@@ -173,6 +173,13 @@ TEST(LambdaBootstrap, ABadEventIsReportedAsAFunctionError) {
   EXPECT_EQ(response->status, 200);
   EXPECT_EQ(response->headers["x-amz-function-error"], "Unhandled");
   EXPECT_NE(response->body.find("InvalidEvent"), std::string::npos) << response->body;
+  // A number beyond double's range (what fuzzing found throwing in the JSON readers) is a bad
+  // event too, not a crashed function.
+  request.body = R"({"connect": "tcp://127.0.0.1:1", "worker": 1e999})";
+  response = HttpSend(request);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->headers["x-amz-function-error"], "Unhandled");
+  EXPECT_NE(response->body.find("InvalidEvent"), std::string::npos) << response->body;
   // Unsigned requests and unknown functions are refused as Lambda refuses them.
   request.headers.erase(request.headers.begin());
   EXPECT_EQ(HttpSend(request)->status, 403);

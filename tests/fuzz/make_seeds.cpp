@@ -1,0 +1,94 @@
+// Writes the seed corpora that come from nimbus's own writers: shards and a manifest of a
+// LIBSVM file split in two, and one encoded message of every type (header frame, then the
+// payload frames, back to back: the layout wire_fuzz.cpp reads).
+//
+// usage: fuzz_make_seeds DATA.svm CORPUS_DIR   (DATA.svm: a small file from nimbus gen)
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "nimbus/data/libsvm_reader.h"
+#include "nimbus/data/manifest.h"
+#include "nimbus/data/store.h"
+#include "nimbus/wire/codec.h"
+
+namespace {
+
+using namespace nimbus;
+
+void Fail(const std::string& what) {
+  std::fprintf(stderr, "fuzz_make_seeds: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void WriteFile(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) Fail("cannot write " + path);
+}
+
+void WriteMessage(const std::string& path, const WireMessage& message) {
+  std::string bytes;
+  for (const Frame& frame : Encode(message)) bytes += frame.text();
+  WriteFile(path, bytes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) Fail("usage: fuzz_make_seeds DATA.svm CORPUS_DIR");
+  const std::string corpus = argv[2];
+  Result<Dataset> data = ReadLibsvmFile(argv[1]);
+  if (!data.ok()) Fail(data.status().ToString());
+  DirectoryStore store(corpus + "/.split");
+  if (std::system(("mkdir -p " + corpus + "/.split " + corpus + "/shard " + corpus + "/manifest " + corpus + "/wire").c_str()) != 0) {
+    Fail("cannot make the corpus directories");
+  }
+  Result<Manifest> manifest = WriteShards(*data, 2, "seed.svm", store);
+  if (!manifest.ok()) Fail(manifest.status().ToString());
+  for (int i = 0; i < 2; ++i) {
+    Result<std::shared_ptr<const Blob>> blob = store.Get(ShardKey(i));
+    if (!blob.ok()) Fail(blob.status().ToString());
+    WriteFile(corpus + "/shard/seed-" + std::to_string(i), (*blob)->text());
+  }
+  WriteFile(corpus + "/manifest/seed", ManifestToJson(*manifest));
+
+  Envelope envelope;
+  envelope.run_id = 0x1234;
+  envelope.worker = 1;
+  envelope.invocation = 2;
+  envelope.round = 3;
+  WriteMessage(corpus + "/wire/hello", PackHello(envelope, {1.5, 2.5, 42}));
+  AssignBody assign;
+  assign.store_uri = "/tmp/shards";
+  assign.shard_key = "shard-00001.bin";
+  assign.rows = 270;
+  assign.cols = 13;
+  assign.general_form = 1;
+  WriteMessage(corpus + "/wire/assign", PackAssign(envelope, assign));
+  ReadyBody ready;
+  ready.ready.rows = 135;
+  ready.ready.support = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{0, 2, 5});
+  WriteMessage(corpus + "/wire/ready", PackReady(envelope, ready));
+  RoundRequest round;
+  round.z = std::vector<double>{0.5, -1.0, 2.0};
+  WriteMessage(corpus + "/wire/round", PackRound(envelope, round));
+  round.lean = true;
+  auto resume = std::make_shared<ResumeState>();
+  resume->u = {1, 2, 3};
+  round.resume = resume;
+  WriteMessage(corpus + "/wire/round-lean-resume", PackRound(envelope, round));
+  WorkerReply reply;
+  reply.w = std::vector<double>{0.25, 0.5, -4.0};
+  reply.scalars.valid = true;
+  WriteMessage(corpus + "/wire/reply", PackReply(envelope, reply));
+  WriteMessage(corpus + "/wire/reply-lean", PackReply(envelope, reply, true));
+  WorkerReply failed;
+  failed.status = ReplyStatus::kFailed;
+  failed.error = "cannot resume";
+  WriteMessage(corpus + "/wire/reply-failed", PackReply(envelope, failed));
+  WriteMessage(corpus + "/wire/bye", PackBye(envelope, {"the run is over"}));
+  WriteMessage(corpus + "/wire/heartbeat", PackHeartbeat(envelope, {7.0}));
+  if (std::system(("rm -rf " + corpus + "/.split").c_str()) != 0) Fail("cannot remove the split");
+  return 0;
+}
