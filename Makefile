@@ -2,7 +2,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build test demo bench fuzz clean
+.PHONY: all deps configure build test test-sanitize demo bench fuzz clean
 
 all: build
 
@@ -26,6 +26,10 @@ bench: build
 	$(BUILD_DIR)/bench/runtime_overhead $(BUILD_DIR)/apps/nimbus 200000 40 10
 	bench/evaluation.sh $(BUILD_DIR)/apps/nimbus
 	$(BUILD_DIR)/bench/consensus_scaling $(BUILD_DIR)/apps/nimbus 200000 40 6 16
+
+# The suite under ASan + UBSan, and the threaded parts under TSan (build-asan, build-tsan).
+test-sanitize: deps
+	scripts/test-sanitize
 
 # Fuzz the parsers of untrusted input, FUZZ_SECONDS each (clang, in build-fuzz).
 FUZZ_SECONDS ?= 60
