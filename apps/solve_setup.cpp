@@ -3,6 +3,7 @@
 #include "cli_common.h"
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "nimbus/cloud/aws.h"
@@ -140,6 +141,37 @@ Result<Plan> PlanData(const std::string& location, int64_t workers, Loss loss) {
   plan.source = location;
   plan.spec.loss = loss;
   return plan;
+}
+
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form) {
+  const double local = general_form ? static_cast<double>(std::min(model_size, nnz + 1)) : static_cast<double>(model_size);
+  return 48.0 * static_cast<double>(rows) + 12.0 * static_cast<double>(nnz) + 160.0 * local;
+}
+
+Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb) {
+  if (limit_mb <= 0) return Status::Ok();
+  const auto n = static_cast<int64_t>(plan.spec.model_size());
+  auto check = [&](const std::string& shard, int64_t rows, int64_t nnz) -> Status {
+    const double needed_mb = WorkerMemoryBytes(rows, nnz, n, general_form) / 1e6;
+    if (needed_mb <= limit_mb) return Status::Ok();
+    return InvalidArgument(shard + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) +
+                           " nonzeros) needs about " + std::to_string(static_cast<int64_t>(std::ceil(needed_mb))) +
+                           " MB in a worker, over the " + std::to_string(static_cast<int64_t>(limit_mb)) +
+                           " MB limit (--worker-memory-mb): use more workers (or split into more shards)" +
+                           (general_form ? "" : ", or --consensus general"));
+  };
+  if (plan.data) {
+    for (std::size_t i = 0; i < plan.ranges.size(); ++i) {
+      const auto [begin, end] = plan.ranges[i];
+      const int64_t nnz = plan.data->matrix.row_ptr[end] - plan.data->matrix.row_ptr[begin];
+      NIMBUS_RETURN_IF_ERROR(check("worker " + std::to_string(i) + "'s rows of " + plan.source, end - begin, nnz));
+    }
+    return Status::Ok();
+  }
+  for (const ShardEntry& entry : plan.manifest.shards) {
+    NIMBUS_RETURN_IF_ERROR(check(plan.store->Describe(entry.key), entry.rows, entry.nnz));
+  }
+  return Status::Ok();
 }
 
 Status Repartition(Plan& plan, int workers) {

@@ -29,6 +29,7 @@ struct TrainFlags {
   double target_objective = 0;
   Prices prices;
   double function_memory_mb = 0;
+  double worker_memory_mb = -1;  // -1: the function's memory for lambda, else no limit
   RuntimeFlags runtime;
   std::string barrier = "all";
   std::string message_precision = "float64";
@@ -111,6 +112,9 @@ int RunTrain(int argc, char** argv) {
                    &flags.inject_slow);
   parser.AddInt("fault-seed", "N", "seed of the injected faults", &flags.fault_seed);
   AddPriceOptions(parser, &flags.prices, &flags.function_memory_mb);
+  parser.AddDouble("worker-memory-mb", "MB", "refuse before starting if a worker could need more (default: the\n"
+                   "                            function memory with --runtime lambda, else no limit)",
+                   &flags.worker_memory_mb);
   parser.AddSwitch("quiet", "print nothing but errors", &flags.quiet);
   parser.AddSwitch("verbose", "print the full report instead of one line", &flags.verbose);
   parser.Require("data");
@@ -220,6 +224,12 @@ int RunTrain(int argc, char** argv) {
   Result<Plan> plan = PlanData(flags.problem.data, flags.workers, *loss);
   if (!plan.ok()) return fail(plan.status());
   if (Status valid = SetRegularizer(parser, flags.problem, &*plan); !valid.ok()) return fail(valid);
+  const double worker_memory_mb = flags.worker_memory_mb >= 0 ? flags.worker_memory_mb
+                                  : flags.runtime.runtime == "lambda" ? flags.function_memory_mb
+                                                                      : 0;
+  if (Status fits = CheckWorkerMemory(*plan, worker_options.general_form, worker_memory_mb); !fits.ok()) {
+    return fail(fits);
+  }
   if (admm.barrier > plan->workers) {
     return fail(InvalidArgument("--barrier: " + flags.barrier + " of " + std::to_string(plan->workers) +
                                                 " workers"));

@@ -47,13 +47,9 @@ struct ReadyRecord {
 // What each rank tells the others of its round: the scalars of the stop test and its timings.
 struct ReplyRecord {
   int32_t status = 0;
-  int32_t valid = 0;
   int64_t round = 0;
-  double primal_squared = 0, x_squared = 0, u_squared = 0, loss_at_z = 0;
-  double compute_seconds = 0, solve_seconds = 0;
-  int32_t local_iterations = 0, cg_iterations = 0;
-  int64_t data_passes = 0;
-  double receive_wall = 0, start_wall = 0, end_wall = 0, send_wall = 0;
+  WorkerScalars scalars;
+  WorkerTimings timings;
   char error[kErrorText] = {};
 };
 static_assert(std::is_trivially_copyable_v<ReadyRecord> && std::is_trivially_copyable_v<ReplyRecord>);
@@ -233,21 +229,9 @@ std::vector<WorkerReply> MpiAllreduceExecutor::Collect(int /*count*/, Deadline /
   if (!reply_) return replies;
   ReplyRecord own;
   own.status = static_cast<int32_t>(reply_->status);
-  own.valid = reply_->scalars.valid ? 1 : 0;
   own.round = reply_->round;
-  own.primal_squared = reply_->scalars.primal_squared;
-  own.x_squared = reply_->scalars.x_squared;
-  own.u_squared = reply_->scalars.u_squared;
-  own.loss_at_z = reply_->scalars.loss_at_z;
-  own.compute_seconds = reply_->timings.compute_seconds;
-  own.solve_seconds = reply_->timings.solve_seconds;
-  own.local_iterations = reply_->timings.local_iterations;
-  own.cg_iterations = reply_->timings.cg_iterations;
-  own.data_passes = reply_->timings.data_passes;
-  own.receive_wall = reply_->timings.receive_wall;
-  own.start_wall = reply_->timings.start_wall;
-  own.end_wall = reply_->timings.end_wall;
-  own.send_wall = reply_->timings.send_wall;
+  own.scalars = reply_->scalars;
+  own.timings = reply_->timings;
   CopyText(reply_->error, own.error);
   Result<std::vector<ReplyRecord>> records = AllgatherRecords(own, size_, &bytes_sent_, &bytes_received_);
   const double arrival_wall = WallSeconds();
@@ -270,16 +254,8 @@ std::vector<WorkerReply> MpiAllreduceExecutor::Collect(int /*count*/, Deadline /
     reply.round = record.round;
     reply.status = static_cast<ReplyStatus>(record.status);
     reply.error = record.error;
-    reply.scalars = {record.valid != 0, record.primal_squared, record.x_squared, record.u_squared, record.loss_at_z};
-    reply.timings.compute_seconds = record.compute_seconds;
-    reply.timings.solve_seconds = record.solve_seconds;
-    reply.timings.local_iterations = record.local_iterations;
-    reply.timings.cg_iterations = record.cg_iterations;
-    reply.timings.data_passes = record.data_passes;
-    reply.timings.receive_wall = record.receive_wall;
-    reply.timings.start_wall = record.start_wall;
-    reply.timings.end_wall = record.end_wall;
-    reply.timings.send_wall = record.send_wall;
+    reply.scalars = record.scalars;
+    reply.timings = record.timings;
     reply.timings.arrival_wall = arrival_wall;
     replies.push_back(std::move(reply));
   }

@@ -56,6 +56,31 @@ TEST(Cli, AModelWithANumberOutOfRangeIsAnError) {
   EXPECT_NE(result.err.find(dir.File("m.json") + ": not valid JSON"), std::string::npos) << result.err;
 }
 
+TEST(Cli, AShardTooLargeForAWorkersMemoryIsRefusedBeforeTheStart) {
+  TempDir dir;
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "2000", "--cols", "1000000", "--nnz-per-row", "10", "--seed", "3", "--out",
+                       dir.File("wide.svm")}).exit_code, 0);
+  // Dense: each worker holds vectors of all 10^6 features, 160 MB of them.
+  const CommandResult dense = RunNimbus({"train", "--data", dir.File("wide.svm"), "--workers", "2", "--consensus",
+                                         "dense", "--worker-memory-mb", "50", "--trace", dir.File("t.jsonl")});
+  EXPECT_EQ(dense.exit_code, 2) << dense.err;
+  EXPECT_NE(dense.err.find("worker 0's rows of " + dir.File("wide.svm") + " (1000 rows, 10000 nonzeros) needs about "
+                           "161 MB in a worker, over the 50 MB limit (--worker-memory-mb)"),
+            std::string::npos)
+      << dense.err;
+  EXPECT_NE(dense.err.find("or --consensus general"), std::string::npos) << dense.err;
+  EXPECT_FALSE(FileExists(dir.File("t.jsonl"))) << "refused before anything started";
+  // The general form holds the 10,000 features a shard touches at most.
+  Train({"--data", dir.File("wide.svm"), "--workers", "2", "--worker-memory-mb", "50"});
+  // Shards in a store are named by their place.
+  ASSERT_EQ(RunNimbus({"split", "--data", dir.File("wide.svm"), "--shards", "2", "--out", dir.File("s")}).exit_code, 0);
+  const CommandResult shards = RunNimbus({"train", "--data", dir.File("s"), "--worker-memory-mb", "1"});
+  EXPECT_EQ(shards.exit_code, 2) << shards.err;
+  EXPECT_NE(shards.err.find(dir.File("s") + "/shard-00000.bin (1000 rows, 10000 nonzeros) needs about 2 MB"),
+            std::string::npos)
+      << shards.err;
+}
+
 TEST(Cli, MalformedDataNamesFileAndLine) {
   TempDir dir;
   const std::string path = dir.File("bad.svm");
