@@ -60,6 +60,11 @@ void AddPriceOptions(ArgParser& parser, Prices* prices, double* function_memory_
   parser.AddDouble("function-memory-mb", "MB", "the functions' memory, for GB-seconds", function_memory_mb);
 }
 
+Status FinishPriceOptions(double function_memory_mb, Prices* prices) {
+  prices->function_memory_gb = function_memory_mb / 1000;
+  return prices->Validate();
+}
+
 std::vector<std::string> SplitList(const std::string& text) {
   std::vector<std::string> items;
   std::size_t begin = 0;

@@ -26,6 +26,8 @@ Status CheckWritableLocation(const std::string& path);
 
 // --price-gb-second, --price-request, --price-s3-get, --price-master-hour, --function-memory-mb.
 void AddPriceOptions(ArgParser& parser, Prices* prices, double* function_memory_mb);
+// After parsing: the prices with the function memory the options gave in MB, checked.
+Status FinishPriceOptions(double function_memory_mb, Prices* prices);
 
 // "a,b,,c" -> {"a", "b", "c"}.
 std::vector<std::string> SplitList(const std::string& text);

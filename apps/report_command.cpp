@@ -27,8 +27,7 @@ int RunReport(int argc, char** argv) {
   AddPriceOptions(parser, &prices, &memory_mb);
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
-  prices.function_memory_gb = memory_mb / 1000;
-  if (Status valid = prices.Validate(); !valid.ok()) return ReportError("report", valid);
+  if (Status valid = FinishPriceOptions(memory_mb, &prices); !valid.ok()) return ReportError("report", valid);
   if (out.empty()) {
     out = trace_path;
     if (out.size() > 6 && out.compare(out.size() - 6, 6, ".jsonl") == 0) out.resize(out.size() - 6);

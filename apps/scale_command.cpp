@@ -45,8 +45,7 @@ int RunScale(int argc, char** argv) {
   Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 4096, /*ascending=*/true);
   if (!workers.ok()) return ReportError("scale", workers.status());
   if (repeat < 1 || repeat > 100) return ReportError("scale", InvalidArgument("--repeat: must be in [1, 100]"));
-  prices.function_memory_gb = memory_mb / 1000;
-  if (Status valid = prices.Validate(); !valid.ok()) return ReportError("scale", valid);
+  if (Status valid = FinishPriceOptions(memory_mb, &prices); !valid.ok()) return ReportError("scale", valid);
   if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError("scale", writable);
 
   Result<Plan> plan = PlanData(problem.data, workers->front(), *loss);

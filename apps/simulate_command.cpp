@@ -246,8 +246,7 @@ int RunSimulate(int argc, char** argv) {
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
   const std::string command = "simulate";
-  prices.function_memory_gb = memory_mb / 1000;
-  if (Status valid = prices.Validate(); !valid.ok()) return ReportError(command, valid);
+  if (Status valid = FinishPriceOptions(memory_mb, &prices); !valid.ok()) return ReportError(command, valid);
   if (!(tolerance > 0)) return ReportError(command, InvalidArgument("--tolerance: must be positive"));
   if (iterations < 0) return ReportError(command, InvalidArgument("--iterations: must be >= 1"));
   Result<Profile> profile = Profile::Read(profile_path);

@@ -161,8 +161,7 @@ int RunTrain(int argc, char** argv) {
     return ReportError("train", InvalidArgument("--barrier: with --topology allreduce every rank waits for all"));
   }
   if (Status valid = admm.Validate(); !valid.ok()) return ReportError("train", valid);
-  flags.prices.function_memory_gb = flags.function_memory_mb / 1000;
-  if (Status valid = flags.prices.Validate(); !valid.ok()) return ReportError("train", valid);
+  if (Status valid = FinishPriceOptions(flags.function_memory_mb, &flags.prices); !valid.ok()) return ReportError("train", valid);
   WorkerOptions worker_options = flags.problem.worker;
   worker_options.solver = *local_solver;
   worker_options.faults.seed = static_cast<uint64_t>(flags.fault_seed);

@@ -11,6 +11,7 @@
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/mpi/mpi_runtime.h"
 #include "nimbus/runtime/worker_process.h"
+#include "rank_envelope.h"
 
 namespace nimbus {
 namespace {
@@ -67,14 +68,6 @@ Result<std::vector<Record>> AllgatherRecords(const Record& own, int size, int64_
   return all;
 }
 
-Envelope AssignEnvelope(int worker) {
-  Envelope envelope;
-  envelope.type = MessageType::kAssign;
-  envelope.worker = static_cast<uint32_t>(worker);
-  envelope.invocation = 1;
-  return envelope;
-}
-
 }  // namespace
 
 MpiAllreduceExecutor::MpiAllreduceExecutor(const std::vector<ShardAssignment>& shards, const ProblemSpec& spec,
@@ -116,7 +109,7 @@ Result<std::vector<WorkerReady>> MpiAllreduceExecutor::Start(Deadline deadline) 
     MpiTransport transport(run_id_);
     for (int worker = 1; worker < size_; ++worker) {
       NIMBUS_RETURN_IF_ERROR(transport.Send(std::to_string(worker),
-                                            PackAssign(AssignEnvelope(worker), assignments_[static_cast<std::size_t>(worker)]))
+                                            PackAssign(RankEnvelope(worker, MessageType::kAssign), assignments_[static_cast<std::size_t>(worker)]))
                                  .WithContext("worker " + std::to_string(worker)));
     }
   }

@@ -14,6 +14,7 @@
 
 #include "nimbus/core/clock.h"
 #include "nimbus/runtime/worker_process.h"
+#include "rank_envelope.h"
 
 namespace nimbus {
 namespace {
@@ -183,15 +184,6 @@ MpiExecutor::MpiExecutor(std::vector<ShardAssignment> shards, const ProblemSpec&
 
 MpiExecutor::~MpiExecutor() { Stop(); }
 
-Envelope MpiExecutor::EnvelopeFor(int worker, MessageType type, int64_t round) const {
-  Envelope envelope;
-  envelope.type = type;
-  envelope.worker = static_cast<uint32_t>(worker);
-  envelope.invocation = 1;
-  envelope.round = round;
-  return envelope;
-}
-
 Result<std::vector<WorkerReady>> MpiExecutor::Start(Deadline deadline) {
   if (started_) return FailedPrecondition("the mpi runtime was already started");
   started_ = true;
@@ -206,7 +198,7 @@ Result<std::vector<WorkerReady>> MpiExecutor::Start(Deadline deadline) {
     // Ranks do not fail alone under MPI, so the liveness settings only bound a worker's wait.
     const AssignBody body = MakeAssignBody(shards_[static_cast<std::size_t>(worker)], spec_, worker_options_,
                                            /*heartbeat_seconds=*/0, /*master_timeout_seconds=*/deadline.RemainingSeconds());
-    NIMBUS_RETURN_IF_ERROR(transport_.Send(std::to_string(worker + 1), PackAssign(EnvelopeFor(worker, MessageType::kAssign), body))
+    NIMBUS_RETURN_IF_ERROR(transport_.Send(std::to_string(worker + 1), PackAssign(RankEnvelope(worker, MessageType::kAssign), body))
                                .WithContext("worker " + std::to_string(worker)));
   }
   std::vector<std::optional<WorkerReady>> ready(shards_.size());
@@ -256,7 +248,7 @@ void MpiExecutor::Dispatch(const RoundRequest& request, std::span<const int> wor
     uint64_t bytes = 0;
     RoundRequest sent = request;
     if (supports_[i] != nullptr) sent.z = Gather(request.z, *supports_[i]);  // general form: its support alone
-    if (!transport_.Send(std::to_string(worker + 1), PackRound(EnvelopeFor(worker, MessageType::kRound, request.round), sent),
+    if (!transport_.Send(std::to_string(worker + 1), PackRound(RankEnvelope(worker, MessageType::kRound, request.round), sent),
                          &bytes)
              .ok()) {
       awaited_[i].reset();  // Collect reports it as failed
@@ -313,7 +305,7 @@ void MpiExecutor::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
   for (int worker = 0; worker < workers(); ++worker) {
-    (void)transport_.Send(std::to_string(worker + 1), PackBye(EnvelopeFor(worker, MessageType::kBye), {"the run is over"}));
+    (void)transport_.Send(std::to_string(worker + 1), PackBye(RankEnvelope(worker, MessageType::kBye), {"the run is over"}));
   }
 }
 
@@ -328,14 +320,6 @@ int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall) {
   const int worker = rank - 1;
   const std::string name = "nimbus mpi worker " + std::to_string(worker) + " (rank " + std::to_string(rank) + ")";
   MpiTransport transport(run_id);
-  auto envelope = [&](MessageType type, int64_t round = -1) {
-    Envelope e;
-    e.type = type;
-    e.worker = static_cast<uint32_t>(worker);
-    e.invocation = 1;
-    e.round = round;
-    return e;
-  };
   auto error = [&](const std::string& message) {
     std::fprintf(stderr, "%s: error: %s\n", name.c_str(), message.c_str());
     return kWorkerError;
@@ -359,12 +343,12 @@ int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall) {
   double load_seconds = 0;
   Result<std::unique_ptr<ShardWorker>> shard_worker = MakeAssignedWorker(worker, *body, &spec, &load_seconds);
   if (!shard_worker.ok()) {
-    (void)transport.Send("0", PackBye(envelope(MessageType::kBye), {"fatal: " + shard_worker.status().message()}));
+    (void)transport.Send("0", PackBye(RankEnvelope(worker, MessageType::kBye), {"fatal: " + shard_worker.status().message()}));
     return error(shard_worker.status().message());
   }
   ReadyBody ready{(*shard_worker)->Ready(load_seconds)};
   ready.ready.process_start_wall = process_start_wall;
-  if (Status sent = transport.Send("0", PackReady(envelope(MessageType::kReady), ready)); !sent.ok()) {
+  if (Status sent = transport.Send("0", PackReady(RankEnvelope(worker, MessageType::kReady), ready)); !sent.ok()) {
     return error("cannot say READY: " + sent.message());
   }
   // Rounds follow one another as fast as the master sends them; the start deadline no longer
@@ -381,7 +365,7 @@ int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall) {
     WorkerReply reply = (*shard_worker)->Serve(*request, 1);
     reply.timings.receive_wall = receive_wall;
     reply.timings.send_wall = WallSeconds();
-    if (Status sent = transport.Send("0", PackReply(envelope(MessageType::kReply, request->round), reply, request->lean)); !sent.ok()) {
+    if (Status sent = transport.Send("0", PackReply(RankEnvelope(worker, MessageType::kReply, request->round), reply, request->lean)); !sent.ok()) {
       return error("cannot send its reply: " + sent.message());
     }
   }

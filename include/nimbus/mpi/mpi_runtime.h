@@ -89,8 +89,6 @@ class MpiExecutor final : public Executor {
   void AddCounters(Summary& summary) const override;
 
  private:
-  Envelope EnvelopeFor(int worker, MessageType type, int64_t round = -1) const;
-
   std::vector<ShardAssignment> shards_;
   ProblemSpec spec_;
   WorkerOptions worker_options_;
