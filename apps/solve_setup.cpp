@@ -114,6 +114,8 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeFlags* flags) {
   parser.AddString("listen", "ENDPOINT", "where the master listens for workers", &flags->listen);
   parser.AddString("advertise", "ENDPOINT", "the address workers dial, if not the listening one (NAT, public host)",
                    &flags->advertise);
+  parser.AddSwitch("insecure", "workers speak plaintext, without the run's CurveZMQ keys (allowed only when\n"
+                   "                            --listen is a loopback address)", &flags->insecure);
   parser.AddString("shard-dir", "DIR", "remote runtimes with a LIBSVM file: write the shards here (default: a\n"
                    "                            temporary directory, removed after the run; with mpi on several\n"
                    "                            machines, a directory all of them see)", &flags->shard_dir);
@@ -233,6 +235,7 @@ Result<Runtime> MakeRuntime(const RuntimeFlags& flags, const Plan& plan, const W
   options.round_timeout_floor_seconds = flags.round_timeout_floor;
   options.max_restarts = static_cast<int>(flags.max_restarts);
   options.max_lifetime_seconds = flags.max_lifetime;
+  options.insecure = flags.insecure;
   NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory state_directory, TemporaryDirectory::Create("nimbus-state"));
   options.spill_directory = state_directory.path();
   runtime.state_directory = std::move(state_directory);

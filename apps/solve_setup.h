@@ -43,6 +43,7 @@ struct RuntimeFlags {
   std::string launch, hosts, listen = "tcp://127.0.0.1:0", advertise, shard_dir;
   std::string lambda_function, lambda_endpoint;
   bool lambda_pass_credentials = false;
+  bool insecure = false;  // plaintext workers, loopback only
   int64_t max_restarts = 3;
   double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
   uint64_t run_id = 0;  // mpi: the run id all ranks share

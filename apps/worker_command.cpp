@@ -1,9 +1,12 @@
 // nimbus worker: the body of every remote worker.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "cli_common.h"
 #include "commands.h"
+#include "nimbus/runtime/launcher.h"
 #include "nimbus/runtime/worker_process.h"
 
 namespace nimbus::cli {
@@ -12,16 +15,26 @@ int RunWorker(int argc, char** argv, double process_start_wall) {
   std::string connect;
   int64_t run = 0, worker = -1, invocation = 1;
   WorkerProcessOptions options;
-  ArgParser parser("worker", "--connect tcp://HOST:PORT --run RUN --worker I --invocation J [--max-lifetime S]",
+  std::string server_key, client_key;
+  ArgParser parser("worker",
+                   "--connect tcp://HOST:PORT --run RUN --worker I --invocation J [--max-lifetime S]\n"
+                   "       [--server-key KEY --client-key KEY]   (with NIMBUS_CLIENT_SECRET in the environment)",
                    "Runs one worker of a nimbus run: dials out to the master, loads the shard it is assigned and\n"
                    "serves ADMM rounds until the master says BYE, the master is lost, or its lifetime budget\n"
                    "runs out (then it finishes its round and hands over). Masters start workers with these\n"
-                   "arguments; a launch command (--runtime command) passes them on as {args}.");
+                   "arguments; a launch command (--runtime command) passes them on as {args}.\n"
+                   "A worker proves it belongs to the run with the run's CurveZMQ keys: the master's public key\n"
+                   "(--server-key), the run's client public key (--client-key) and its secret key, which is\n"
+                   "read from the environment variable NIMBUS_CLIENT_SECRET (never an argument, which other\n"
+                   "users could read). Without --server-key the worker speaks plaintext, which only a master\n"
+                   "started with --insecure accepts.");
   parser.AddString("connect", "ENDPOINT", "the master's address", &connect);
   parser.AddInt("run", "RUN", "the run's id (from the master)", &run);
   parser.AddInt("worker", "I", "which worker (and shard) this is", &worker);
   parser.AddInt("invocation", "J", "which start of that worker this is", &invocation);
   parser.AddDouble("max-lifetime", "SECONDS", "hand over after this long (0: never)", &options.max_lifetime);
+  parser.AddString("server-key", "KEY", "the master's CurveZMQ public key (Z85)", &server_key);
+  parser.AddString("client-key", "KEY", "the run's CurveZMQ client public key (Z85)", &client_key);
   parser.AddDouble("connect-timeout", "SECONDS", "give up if the master does not answer for this long",
                    &options.connect_timeout_seconds);
   parser.Require("connect");
@@ -32,6 +45,19 @@ int RunWorker(int argc, char** argv, double process_start_wall) {
   if (worker < 0) return ReportError("worker", InvalidArgument("--worker: must be >= 0"));
   if (invocation < 1) return ReportError("worker", InvalidArgument("--invocation: must be >= 1"));
   if (options.max_lifetime < 0) return ReportError("worker", InvalidArgument("--max-lifetime: must be >= 0"));
+  if (!server_key.empty() || !client_key.empty()) {
+    const char* secret = std::getenv(kClientSecretVariable);
+    if (server_key.empty() || client_key.empty() || secret == nullptr || *secret == '\0') {
+      return ReportError("worker", InvalidArgument("a secure worker needs --server-key, --client-key and the secret "
+                                                   "key in NIMBUS_CLIENT_SECRET"));
+    }
+    options.credentials.server_public = server_key;
+    options.credentials.client = {client_key, secret};
+    for (const auto& [key, what] : {std::pair{&server_key, "--server-key"}, std::pair{&client_key, "--client-key"},
+                                    std::pair{&options.credentials.client.secret_key, "NIMBUS_CLIENT_SECRET"}}) {
+      if (Status valid = CheckCurveKey(*key, what); !valid.ok()) return ReportError("worker", valid);
+    }
+  }
   options.connect = connect;
   options.run_id = static_cast<uint64_t>(run);
   options.worker = static_cast<int>(worker);

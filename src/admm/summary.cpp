@@ -49,6 +49,12 @@ std::string Summary::FullReport() const {
                   static_cast<long long>(worker_restarts), static_cast<long long>(messages_dropped),
                   static_cast<double>(bytes_sent) / 1e6, static_cast<double>(bytes_received) / 1e6);
   }
+  if (security == "curve") {
+    out += Format("  security         CurveZMQ with this run's keys, %lld connections refused\n",
+                  static_cast<long long>(clients_refused));
+  } else if (security == "plaintext") {
+    out += "  security         none (--insecure, loopback only)\n";
+  }
   if (cost_dollars > 0) {
     out += Format("  cost             $%.5f at Lambda prices (%.1f GB-seconds)\n", cost_dollars, cost_gb_seconds);
   }
@@ -92,6 +98,8 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("messages_dropped", messages_dropped)
       .Field("bytes_sent", bytes_sent)
       .Field("bytes_received", bytes_received)
+      .Field("security", security)
+      .Field("clients_refused", clients_refused)
       .Field("cost_dollars", cost_dollars)
       .Field("cost_gb_seconds", cost_gb_seconds)
       .Field("runtime", runtime)

@@ -63,6 +63,7 @@ class LambdaLauncher final : public Launcher {
     event.worker = request.worker;
     event.invocation = request.invocation;
     event.credentials = pass_credentials_;
+    event.keys = request.credentials;
     NIMBUS_RETURN_IF_ERROR(client_.InvokeAsync(function_, event.ToJson()));
     return std::unique_ptr<Invocation>(std::make_unique<LambdaInvocation>());
   }
@@ -85,6 +86,11 @@ std::string LambdaWorkerEvent::ToJson() const {
   }
   if (!region.empty()) json["region"] = region;
   if (!endpoint_url.empty()) json["endpoint_url"] = endpoint_url;
+  if (keys.secure()) {
+    json["server_key"] = keys.server_public;
+    json["client_key"] = keys.client.public_key;
+    json["client_secret"] = keys.client.secret_key;
+  }
   return json.dump();
 }
 
@@ -108,10 +114,20 @@ Result<LambdaWorkerEvent> LambdaWorkerEvent::Parse(const std::string& text) {
     }
     event.region = json.value("region", "");
     event.endpoint_url = json.value("endpoint_url", "");
+    event.keys.server_public = json.value("server_key", "");
+    event.keys.client.public_key = json.value("client_key", "");
+    event.keys.client.secret_key = json.value("client_secret", "");
   } catch (const Json::exception& error) {
     return InvalidArgument(std::string("the event lacks a field or has the wrong type: ") + error.what());
   }
   if (event.connect.empty() || event.worker < 0) return InvalidArgument("the event names no master or no worker");
+  if (event.keys.secure()) {
+    NIMBUS_RETURN_IF_ERROR(CheckCurveKey(event.keys.server_public, "server_key"));
+    NIMBUS_RETURN_IF_ERROR(CheckCurveKey(event.keys.client.public_key, "client_key"));
+    NIMBUS_RETURN_IF_ERROR(CheckCurveKey(event.keys.client.secret_key, "client_secret"));
+  } else if (!event.keys.client.public_key.empty() || !event.keys.client.secret_key.empty()) {
+    return InvalidArgument("the event has client keys but no server_key");
+  }
   return event;
 }
 
@@ -163,6 +179,7 @@ int RunLambdaBootstrap(double deadline_margin_seconds) {
     options.run_id = event->run_id;
     options.worker = event->worker;
     options.invocation = event->invocation;
+    options.credentials = event->keys;
     options.process_start_wall = WallSeconds();  // this invocation's start (the sandbox may be warm)
     if (deadline_ms > 0) {
       // The lifetime budget: the invocation's deadline, less a margin to hand over in.

@@ -68,7 +68,23 @@ class ChildProcess final : public Invocation {
   std::string how_;
 };
 
-Result<std::unique_ptr<Invocation>> Spawn(const std::vector<std::string>& argv, bool own_group) {
+// This process's environment with the run's client secret key added (or replaced).
+std::vector<std::string> EnvironmentWith(const ClientCredentials& credentials) {
+  std::vector<std::string> variables;
+  const std::string prefix = std::string(kClientSecretVariable) + "=";
+  for (char** v = environ; *v != nullptr; ++v) {
+    if (std::string_view(*v).rfind(prefix, 0) != 0) variables.emplace_back(*v);
+  }
+  if (credentials.secure()) variables.push_back(prefix + credentials.client.secret_key);
+  return variables;
+}
+
+Result<std::unique_ptr<Invocation>> Spawn(const std::vector<std::string>& argv, bool own_group,
+                                          const ClientCredentials& credentials) {
+  std::vector<std::string> environment = EnvironmentWith(credentials);
+  std::vector<char*> variables;
+  for (std::string& v : environment) variables.push_back(v.data());
+  variables.push_back(nullptr);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -79,7 +95,7 @@ Result<std::unique_ptr<Invocation>> Spawn(const std::vector<std::string>& argv, 
     posix_spawnattr_setpgroup(&attributes, 0);
   }
   pid_t pid = 0;
-  const int error = posix_spawn(&pid, args[0], nullptr, &attributes, args.data(), environ);
+  const int error = posix_spawn(&pid, args[0], nullptr, &attributes, args.data(), variables.data());
   posix_spawnattr_destroy(&attributes);
   if (error != 0) return IoError("cannot start " + argv[0] + ": " + std::strerror(error));
   return std::unique_ptr<Invocation>(std::make_unique<ChildProcess>(pid, own_group));
@@ -91,7 +107,7 @@ class ProcessLauncher final : public Launcher {
   Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
     std::vector<std::string> argv{binary_, "worker"};
     for (std::string& a : WorkerArguments(request)) argv.push_back(std::move(a));
-    return Spawn(argv, /*own_group=*/false);
+    return Spawn(argv, /*own_group=*/false, request.credentials);
   }
 
  private:
@@ -104,7 +120,8 @@ class CommandLauncher final : public Launcher {
       : template_(std::move(command_template)), hosts_(std::move(hosts)) {}
   Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
     const std::string host = hosts_.empty() ? "localhost" : hosts_[next_host_++ % hosts_.size()];
-    return Spawn({"/bin/sh", "-c", ExpandLaunchTemplate(template_, request, host)}, /*own_group=*/true);
+    return Spawn({"/bin/sh", "-c", ExpandLaunchTemplate(template_, request, host)}, /*own_group=*/true,
+                 request.credentials);
   }
 
  private:
@@ -141,6 +158,12 @@ std::vector<std::string> WorkerArguments(const LaunchRequest& request) {
     args.push_back("--max-lifetime");
     args.push_back(FormatSeconds(request.max_lifetime));
   }
+  if (request.credentials.secure()) {
+    for (const std::string& a : {std::string("--server-key"), request.credentials.server_public,
+                                 std::string("--client-key"), request.credentials.client.public_key}) {
+      args.push_back(a);
+    }
+  }
   return args;
 }
 
@@ -158,6 +181,7 @@ std::string ExpandLaunchTemplate(const std::string& command_template, const Laun
   ReplaceAll(command, "{connect}", ShellQuote(request.connect));
   ReplaceAll(command, "{run}", std::to_string(request.run_id));
   ReplaceAll(command, "{host}", ShellQuote(host));
+  ReplaceAll(command, "{client_secret}", ShellQuote(request.credentials.client.secret_key));
   return command;
 }
 

@@ -68,6 +68,10 @@ Status RemoteOptions::Validate() const {
   if (max_restarts < 0) return InvalidArgument("max_restarts: must be >= 0");
   if (!(max_lifetime_seconds >= 0)) return InvalidArgument("max_lifetime_seconds: must be >= 0");
   if (listen.empty()) return InvalidArgument("listen: needs an endpoint such as tcp://127.0.0.1:0");
+  if (insecure && !IsLoopbackEndpoint(listen)) {
+    return InvalidArgument("insecure: plaintext without authentication is allowed only on loopback (tcp://127.0.0.1), "
+                           "and the master listens on " + listen);
+  }
   return Status::Ok();
 }
 
@@ -133,6 +137,7 @@ void RemoteExecutor::Launch(int worker) {
   request.connect = endpoint_;
   request.run_id = run_id_;
   request.max_lifetime = options_.max_lifetime_seconds;
+  request.credentials = keys_.client;
   Result<std::unique_ptr<Invocation>> process = launcher_->Launch(request);
   if (!process.ok()) {
     slot.phase = Phase::kGone;
@@ -377,9 +382,13 @@ Result<std::vector<WorkerReady>> RemoteExecutor::Start(Deadline deadline) {
   started_ = true;
   run_id_ = options_.run_id != 0 ? options_.run_id : RandomRunId();
   context_ = ZmqContext::Create();
+  if (!options_.insecure) {
+    NIMBUS_ASSIGN_OR_RETURN(keys_, RunKeys::Generate());
+  }
   // The largest inbound frame is a REPLY's w; anything far larger is refused by ZeroMQ.
   const auto max_frame = static_cast<int64_t>(spec_.model_size() * sizeof(double)) + (int64_t{1} << 20);
-  NIMBUS_ASSIGN_OR_RETURN(transport_, RouterTransport::Bind(context_, options_.listen, run_id_, max_frame));
+  NIMBUS_ASSIGN_OR_RETURN(transport_,
+                          RouterTransport::Bind(context_, options_.listen, run_id_, max_frame, keys_.server));
   endpoint_ = options_.advertise.empty() ? transport_->endpoint() : options_.advertise;
   state_ = std::make_unique<StateKeeper>(workers(), spec_.model_size(), options_.state_memory_limit_bytes,
                                          options_.spill_directory);
@@ -470,7 +479,10 @@ void RemoteExecutor::Stop() {
     }
   }
   retired_.clear();  // kills and reaps what is left
-  if (transport_) stats_.transport = transport_->stats();
+  if (transport_) {
+    stats_.transport = transport_->stats();
+    stats_.refused_clients = transport_->refused_clients();
+  }
   transport_.reset();
   context_.reset();
 }
@@ -482,12 +494,15 @@ void RemoteExecutor::AddCounters(Summary& summary) const {
                                                    s.transport.dropped_stale);
   summary.bytes_sent += static_cast<int64_t>(s.transport.bytes_sent);
   summary.bytes_received += static_cast<int64_t>(s.transport.bytes_received);
+  summary.security = options_.insecure ? "plaintext" : "curve";
+  summary.clients_refused += s.refused_clients;
 }
 
 RemoteStats RemoteExecutor::stats() const {
   RemoteStats stats = stats_;
   if (transport_) stats.transport = transport_->stats();
   stats.stale_messages = static_cast<int64_t>(stats.transport.dropped_stale);
+  if (transport_) stats.refused_clients = transport_->refused_clients();
   return stats;
 }
 

@@ -67,7 +67,7 @@ class WorkerSession {
   int Run() {
     context_ = ZmqContext::Create();
     Result<std::unique_ptr<DealerTransport>> link =
-        DealerTransport::Connect(context_, options_.connect, routing_id_, options_.run_id);
+        DealerTransport::Connect(context_, options_.connect, routing_id_, options_.run_id, options_.credentials);
     if (!link.ok()) return Error(link.status().message());
     link_ = std::move(link).value();
     StartHeartbeats(routing_id_ + ".hb");
@@ -173,7 +173,7 @@ class WorkerSession {
 
   void StartHeartbeats(const std::string& routing_id) {
     Result<std::unique_ptr<DealerTransport>> link =
-        DealerTransport::Connect(context_, options_.connect, routing_id, options_.run_id);
+        DealerTransport::Connect(context_, options_.connect, routing_id, options_.run_id, options_.credentials);
     if (!link.ok()) return;  // without heartbeats the master relies on round deadlines
     heartbeat_thread_ = std::thread([this, hb = std::shared_ptr<DealerTransport>(std::move(link).value())] {
       std::unique_lock lock(heartbeat_mutex_);

@@ -3,8 +3,13 @@
 #include <zmq.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
 
 namespace nimbus {
 namespace {
@@ -129,6 +134,131 @@ void Transport::CountStale(const std::string& why) {
   stats_.last_drop = why;
 }
 
+bool CurveAvailable() { return zmq_has("curve") != 0; }
+
+Result<CurveKeyPair> NewCurveKeyPair() {
+  if (!CurveAvailable()) return FailedPrecondition("this libzmq has no CURVE security; run with --insecure on loopback");
+  char public_key[41];
+  char secret_key[41];
+  if (zmq_curve_keypair(public_key, secret_key) != 0) return ZmqError("cannot make a CURVE key pair");
+  return CurveKeyPair{public_key, secret_key};
+}
+
+Status CheckCurveKey(const std::string& key, const std::string& what) {
+  uint8_t decoded[32];
+  if (key.size() != 40 || zmq_z85_decode(decoded, key.c_str()) == nullptr) {
+    return InvalidArgument(what + ": not a CURVE key (40 characters of Z85)");
+  }
+  return Status::Ok();
+}
+
+Result<RunKeys> RunKeys::Generate() {
+  RunKeys keys;
+  NIMBUS_ASSIGN_OR_RETURN(keys.server.server, NewCurveKeyPair());
+  NIMBUS_ASSIGN_OR_RETURN(keys.client.client, NewCurveKeyPair());
+  keys.server.client_public = keys.client.client.public_key;
+  keys.client.server_public = keys.server.server.public_key;
+  return keys;
+}
+
+bool IsLoopbackEndpoint(const std::string& endpoint) {
+  if (endpoint.rfind("inproc://", 0) == 0 || endpoint.rfind("ipc://", 0) == 0) return true;
+  if (endpoint.rfind("tcp://", 0) != 0) return false;
+  const std::string host = endpoint.substr(6, endpoint.rfind(':') == std::string::npos ? std::string::npos
+                                                                                        : endpoint.rfind(':') - 6);
+  return host.rfind("127.", 0) == 0 || host == "localhost" || host == "[::1]";
+}
+
+// The ZAP handler: a REP socket on the context's fixed inproc endpoint, answering each
+// handshake's request in its own thread. Requests (RFC 27): version, request id, domain,
+// address, identity, mechanism, then the mechanism's credentials (CURVE: the client's
+// 32-byte public key, which the handshake has already proven the client holds the secret of).
+class ZmqContext::Authenticator {
+ public:
+  static Result<std::unique_ptr<Authenticator>> Start(void* context) {
+    void* socket = zmq_socket(context, ZMQ_REP);
+    if (socket == nullptr) return ZmqError("cannot create the ZAP socket");
+    const int linger = 0;
+    zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
+    if (zmq_bind(socket, "inproc://zeromq.zap.01") != 0) {
+      const Status error = ZmqError("cannot start the ZAP handler");
+      zmq_close(socket);
+      return error;
+    }
+    std::unique_ptr<Authenticator> authenticator(new Authenticator(socket));
+    authenticator->thread_ = std::thread([a = authenticator.get()] { a->Serve(); });
+    return authenticator;
+  }
+  ~Authenticator() {
+    stop_.store(true);
+    thread_.join();
+    zmq_close(socket_);
+  }
+  void Admit(const std::string& domain, const std::string& key) {
+    std::lock_guard lock(mutex_);
+    domains_[domain] = {key, 0};
+  }
+  void Forget(const std::string& domain) {
+    std::lock_guard lock(mutex_);
+    domains_.erase(domain);
+  }
+  int64_t Refused(const std::string& domain) const {
+    std::lock_guard lock(mutex_);
+    const auto it = domains_.find(domain);
+    return it == domains_.end() ? 0 : it->second.refused;
+  }
+
+ private:
+  struct Domain {
+    std::string key;  // 32 bytes
+    int64_t refused = 0;
+  };
+  explicit Authenticator(void* socket) : socket_(socket) {}
+
+  void Serve() {
+    while (!stop_.load()) {
+      zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+      if (zmq_poll(&item, 1, 100) <= 0) continue;  // the timeout lets the stop flag be seen
+      std::vector<std::string> request;
+      bool more = true;
+      while (more) {
+        zmq_msg_t part;
+        zmq_msg_init(&part);
+        if (zmq_msg_recv(&part, socket_, 0) < 0) {
+          zmq_msg_close(&part);
+          break;
+        }
+        request.emplace_back(static_cast<const char*>(zmq_msg_data(&part)), zmq_msg_size(&part));
+        more = zmq_msg_more(&part) != 0;
+        zmq_msg_close(&part);
+      }
+      if (more || request.size() < 2) continue;
+      const bool admitted = Decide(request);
+      const std::vector<std::string> reply{"1.0", request[1], admitted ? "200" : "400",
+                                           admitted ? "OK" : "not a client of this run", "", ""};
+      for (std::size_t i = 0; i < reply.size(); ++i) {
+        zmq_send(socket_, reply[i].data(), reply[i].size(), i + 1 < reply.size() ? ZMQ_SNDMORE : 0);
+      }
+    }
+  }
+
+  bool Decide(const std::vector<std::string>& request) {
+    std::lock_guard lock(mutex_);
+    if (request.size() < 7 || request[0] != "1.0") return false;
+    const auto it = domains_.find(request[2]);
+    if (it == domains_.end()) return false;
+    const bool admitted = request[5] == "CURVE" && request[6] == it->second.key;
+    if (!admitted) ++it->second.refused;
+    return admitted;
+  }
+
+  void* socket_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Domain> domains_;
+};
+
 std::shared_ptr<ZmqContext> ZmqContext::Create() {
   std::shared_ptr<ZmqContext> context(new ZmqContext());
   context->context_ = zmq_ctx_new();
@@ -136,15 +266,47 @@ std::shared_ptr<ZmqContext> ZmqContext::Create() {
 }
 
 ZmqContext::~ZmqContext() {
+  authenticator_.reset();  // its socket must close before the context can end
   if (context_ != nullptr) zmq_ctx_term(context_);
+}
+
+Status ZmqContext::AdmitOnly(const std::string& domain, const std::string& client_public) {
+  NIMBUS_RETURN_IF_ERROR(CheckCurveKey(client_public, "the run's client key"));
+  uint8_t key[32];
+  zmq_z85_decode(key, client_public.c_str());
+  if (authenticator_ == nullptr) {
+    NIMBUS_ASSIGN_OR_RETURN(authenticator_, Authenticator::Start(context_));
+  }
+  authenticator_->Admit(domain, std::string(reinterpret_cast<const char*>(key), sizeof key));
+  return Status::Ok();
+}
+
+void ZmqContext::Forget(const std::string& domain) {
+  if (authenticator_ != nullptr) authenticator_->Forget(domain);
+}
+
+int64_t ZmqContext::Refused(const std::string& domain) const {
+  return authenticator_ == nullptr ? 0 : authenticator_->Refused(domain);
 }
 
 Result<std::unique_ptr<RouterTransport>> RouterTransport::Bind(std::shared_ptr<ZmqContext> context,
                                                                const std::string& endpoint, uint64_t run_id,
-                                                               int64_t max_frame_bytes) {
+                                                               int64_t max_frame_bytes,
+                                                               const ServerCredentials& credentials) {
   void* socket = NewSocket(*context, ZMQ_ROUTER);
   if (socket == nullptr) return ZmqError("cannot create a ROUTER socket");
   std::unique_ptr<RouterTransport> transport(new RouterTransport(context, socket, run_id));
+  if (credentials.secure()) {
+    NIMBUS_RETURN_IF_ERROR(CheckCurveKey(credentials.server.secret_key, "the master's secret key"));
+    // One ZAP domain per socket, so that routers sharing a context admit their own clients.
+    static std::atomic<uint64_t> sockets{0};
+    transport->domain_ = "nimbus." + std::to_string(run_id) + "." + std::to_string(sockets.fetch_add(1));
+    NIMBUS_RETURN_IF_ERROR(context->AdmitOnly(transport->domain_, credentials.client_public));
+    const int server = 1;
+    zmq_setsockopt(socket, ZMQ_CURVE_SERVER, &server, sizeof server);
+    zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, credentials.server.secret_key.c_str(), 40);
+    zmq_setsockopt(socket, ZMQ_ZAP_DOMAIN, transport->domain_.data(), transport->domain_.size());
+  }
   const int mandatory = 1;  // sending to a peer that is gone is an error, not a silent drop
   zmq_setsockopt(socket, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
   zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &max_frame_bytes, sizeof max_frame_bytes);
@@ -158,7 +320,10 @@ Result<std::unique_ptr<RouterTransport>> RouterTransport::Bind(std::shared_ptr<Z
   return transport;
 }
 
-RouterTransport::~RouterTransport() { zmq_close(socket_); }
+RouterTransport::~RouterTransport() {
+  zmq_close(socket_);
+  if (!domain_.empty()) context_->Forget(domain_);
+}
 
 Status RouterTransport::SendFrames(const std::string& peer, const std::vector<Frame>& frames) {
   NIMBUS_RETURN_IF_ERROR(SendCopy(socket_, peer, true).WithContext("to " + peer));
@@ -180,10 +345,19 @@ Result<Transport::RawIncoming> RouterTransport::ReceiveFrames(Deadline deadline)
 
 Result<std::unique_ptr<DealerTransport>> DealerTransport::Connect(std::shared_ptr<ZmqContext> context,
                                                                   const std::string& endpoint,
-                                                                  const std::string& routing_id, uint64_t run_id) {
+                                                                  const std::string& routing_id, uint64_t run_id,
+                                                                  const ClientCredentials& credentials) {
   void* socket = NewSocket(*context, ZMQ_DEALER);
   if (socket == nullptr) return ZmqError("cannot create a DEALER socket");
   std::unique_ptr<DealerTransport> transport(new DealerTransport(context, socket, run_id));
+  if (credentials.secure()) {
+    NIMBUS_RETURN_IF_ERROR(CheckCurveKey(credentials.server_public, "the master's public key"));
+    NIMBUS_RETURN_IF_ERROR(CheckCurveKey(credentials.client.public_key, "the client public key"));
+    NIMBUS_RETURN_IF_ERROR(CheckCurveKey(credentials.client.secret_key, "the client secret key"));
+    zmq_setsockopt(socket, ZMQ_CURVE_SERVERKEY, credentials.server_public.c_str(), 40);
+    zmq_setsockopt(socket, ZMQ_CURVE_PUBLICKEY, credentials.client.public_key.c_str(), 40);
+    zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, credentials.client.secret_key.c_str(), 40);
+  }
   zmq_setsockopt(socket, ZMQ_ROUTING_ID, routing_id.data(), routing_id.size());
   const int send_timeout_ms = 10000;
   zmq_setsockopt(socket, ZMQ_SNDTIMEO, &send_timeout_ms, sizeof send_timeout_ms);

@@ -180,6 +180,11 @@ TEST(LambdaBootstrap, ABadEventIsReportedAsAFunctionError) {
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->headers["x-amz-function-error"], "Unhandled");
   EXPECT_NE(response->body.find("InvalidEvent"), std::string::npos) << response->body;
+  // A malformed CurveZMQ key, too.
+  request.body = R"({"connect": "tcp://127.0.0.1:1", "run": 1, "worker": 0, "server_key": "short"})";
+  response = HttpSend(request);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_NE(response->body.find("server_key: not a CURVE key"), std::string::npos) << response->body;
   // Unsigned requests and unknown functions are refused as Lambda refuses them.
   request.headers.erase(request.headers.begin());
   EXPECT_EQ(HttpSend(request)->status, 403);

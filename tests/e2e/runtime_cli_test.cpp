@@ -154,6 +154,7 @@ TEST(RuntimeCli, RuntimeOptionsAreChecked) {
       {{"--runtime", "process", "--heartbeat", "0"}, "heartbeat_seconds: must be a positive number"},
       {{"--runtime", "process", "--message-precision", "half"}, "--message-precision: 'half' is not float64 or float32"},
       {{"--message-precision", "float32"}, "only where messages cross a wire"},
+      {{"--runtime", "process", "--insecure", "--listen", "tcp://0.0.0.0:0"}, "allowed only on loopback"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args{"train", "--data", HeartScalePath()};
@@ -175,6 +176,61 @@ TEST(RuntimeCli, AWorkerWithoutAMasterLeavesOnItsDeadline) {
   EXPECT_NE(lost.err.find("no word from the master"), std::string::npos) << lost.err;
   const CommandResult missing = RunNimbus({"worker", "--run", "5", "--worker", "0"});
   EXPECT_EQ(missing.exit_code, 2);
+}
+
+TEST(RuntimeCli, RunsAreSecureByDefaultAndPlaintextOnlyWhenAskedOnLoopback) {
+  TempDir dir;
+  const std::vector<std::string> common{"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3",
+                                        "--runtime", "process"};
+  auto train = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), extra.begin(), extra.end());
+    for (const std::string& a : {std::string("--out"), dir.File(name + ".json"), std::string("--summary-json"),
+                                 dir.File(name + ".summary")}) {
+      args.push_back(a);
+    }
+    Train(args);
+    return Json::parse(ReadTextFile(dir.File(name + ".summary")));
+  };
+  const Json secure = train("secure", {});
+  const Json plaintext = train("plaintext", {"--insecure"});
+  EXPECT_EQ(secure["security"], "curve");
+  EXPECT_EQ(secure["clients_refused"], 0);
+  EXPECT_EQ(plaintext["security"], "plaintext");
+  EXPECT_EQ(ReadTextFile(dir.File("secure.json")), ReadTextFile(dir.File("plaintext.json")));
+
+  // The secret key travels in the environment, not in the arguments: a launch command that
+  // drops it starts workers that cannot join, and the start fails naming the worker.
+  const CommandResult stripped = RunNimbus({"train", "--data", HeartScalePath(), "--workers", "2", "--runtime",
+                                            "command", "--max-restarts", "0", "--launch",
+                                            "env -u NIMBUS_CLIENT_SECRET " + std::string(NIMBUS_BINARY) +
+                                                " worker {args}"});
+  EXPECT_NE(stripped.exit_code, 0);
+  EXPECT_NE(stripped.err.find("could not start"), std::string::npos) << stripped.err;
+}
+
+TEST(RuntimeCli, AWorkersKeysAreChecked) {
+  const std::string key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";  // ZeroMQ's documented example key
+  const std::vector<std::string> worker{NIMBUS_BINARY, "worker", "--connect", "tcp://127.0.0.1:1", "--run", "5",
+                                        "--worker", "0", "--connect-timeout", "0.3"};
+  auto run = [&](std::vector<std::string> env, std::vector<std::string> extra) {
+    std::vector<std::string> argv{"/usr/bin/env", "-u", "NIMBUS_CLIENT_SECRET"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.insert(argv.end(), worker.begin(), worker.end());
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(argv);
+  };
+  const CommandResult no_secret = run({}, {"--server-key", key, "--client-key", key});
+  EXPECT_EQ(no_secret.exit_code, 2) << no_secret.err;
+  EXPECT_NE(no_secret.err.find("NIMBUS_CLIENT_SECRET"), std::string::npos) << no_secret.err;
+  const CommandResult bad_key = run({"NIMBUS_CLIENT_SECRET=" + key}, {"--server-key", "short", "--client-key", key});
+  EXPECT_EQ(bad_key.exit_code, 2) << bad_key.err;
+  EXPECT_NE(bad_key.err.find("--server-key: not a CURVE key"), std::string::npos) << bad_key.err;
+  // Well-formed keys: the worker dials out (securely) and leaves when no master answers.
+  const CommandResult lost = run({"NIMBUS_CLIENT_SECRET=" + key}, {"--server-key", key, "--client-key", key});
+  EXPECT_EQ(lost.exit_code, 3) << lost.err;
+  const CommandResult help = RunNimbus({"worker", "--help"});
+  EXPECT_NE(help.out.find("NIMBUS_CLIENT_SECRET"), std::string::npos);
 }
 
 }  // namespace

@@ -177,10 +177,14 @@ void SendRaw(void* socket, const std::vector<Frame>& frames) {
   }
 }
 
+// The checks behind the handshake: in a plaintext run (--insecure, loopback) anyone on the
+// machine can connect, and what they send must still not get in.
 TEST_F(RemoteExecutorTest, ForgedMessagesAreDroppedAndTheRunIsUnchanged) {
   void* context = zmq_ctx_new();
   int forged = 0;
-  Result<Solution> solution = SolveRemote(FastOptions(), {}, [&](int iteration, RemoteExecutor& executor) {
+  RemoteOptions options = FastOptions();
+  options.insecure = true;
+  Result<Solution> solution = SolveRemote(options, {}, [&](int iteration, RemoteExecutor& executor) {
     if (iteration != 2) return;
     void* rogue = zmq_socket(context, ZMQ_DEALER);
     const int linger = 0;
@@ -223,6 +227,45 @@ TEST_F(RemoteExecutorTest, ForgedMessagesAreDroppedAndTheRunIsUnchanged) {
   EXPECT_EQ(forged, 5);
   EXPECT_EQ(solution->model, reference_->model);  // nothing forged got in
   EXPECT_GE(solution->summary.messages_dropped, 5);
+}
+
+// A secure run (the default): clients without the run's keys, plaintext or with a key pair of
+// their own, send a well-formed HELLO and a poisoned REPLY for a live worker and round. None
+// of it reaches the master: nothing is even dropped, and the model is the fault-free one.
+TEST_F(RemoteExecutorTest, ClientsWithoutTheRunsKeysCannotJoinOrSteerTheModel) {
+  auto context = ZmqContext::Create();
+  std::vector<std::unique_ptr<DealerTransport>> intruders;
+  Result<Solution> solution = SolveRemote(FastOptions(), {}, [&](int iteration, RemoteExecutor& executor) {
+    if (iteration != 2) return;
+    // The master's public key is no secret (it is on every worker's command line).
+    ClientCredentials own_pair;
+    own_pair.client = *NewCurveKeyPair();
+    own_pair.server_public = executor.server_key();
+    ASSERT_FALSE(own_pair.server_public.empty());
+    for (const ClientCredentials& credentials : {ClientCredentials{}, own_pair}) {
+      Result<std::unique_ptr<DealerTransport>> intruder = DealerTransport::Connect(
+          context, executor.endpoint(), "w1.1." + std::to_string(intruders.size()), executor.run_id(), credentials);
+      ASSERT_TRUE(intruder.ok()) << intruder.status().ToString();
+      Envelope envelope;
+      envelope.worker = 1;
+      envelope.invocation = 1;
+      (void)(*intruder)->Send("", PackHello(envelope, {WallSeconds(), WallSeconds(), 1}));
+      envelope.round = iteration + 1;
+      WorkerReply reply;
+      reply.round = iteration + 1;
+      reply.w = std::vector<double>(spec_.model_size(), 1e6);
+      (void)(*intruder)->Send("", PackReply(envelope, reply));
+      intruders.push_back(std::move(intruder).value());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  });
+  intruders.clear();
+  ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+  EXPECT_EQ(solution->model, reference_->model);
+  EXPECT_EQ(solution->summary.security, "curve");
+  EXPECT_EQ(solution->summary.messages_dropped, 0);  // refused before any frame was read
+  EXPECT_GE(solution->summary.clients_refused, 1);    // the key pair, by the ZAP handler
+  EXPECT_EQ(solution->summary.worker_restarts, 0);
 }
 
 // A platform that runs one invocation twice (as an event retry can): both processes dial in.

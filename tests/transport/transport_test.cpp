@@ -122,5 +122,126 @@ TEST_F(TransportTest, ForeignAndMalformedMessagesAreDroppedAndCounted) {
   zmq_close(raw);
 }
 
+Envelope HelloEnvelope() {
+  Envelope envelope;
+  envelope.invocation = 1;
+  return envelope;
+}
+
+// A secured run: a ROUTER with the run's server keys, workers with its client keys.
+class SecureTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(CurveAvailable());
+    Result<RunKeys> keys = RunKeys::Generate();
+    ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+    keys_ = *keys;
+    context_ = ZmqContext::Create();
+    Result<std::unique_ptr<RouterTransport>> router =
+        RouterTransport::Bind(context_, "tcp://127.0.0.1:0", kRun, int64_t{1} << 24, keys_.server);
+    ASSERT_TRUE(router.ok()) << router.status().ToString();
+    router_ = std::move(router).value();
+    ASSERT_TRUE(router_->secure());
+  }
+
+  // A client in a context of its own, as a worker process or an intruder would have.
+  std::unique_ptr<DealerTransport> Client(const std::string& id, const ClientCredentials& credentials) {
+    if (client_context_ == nullptr) client_context_ = ZmqContext::Create();
+    Result<std::unique_ptr<DealerTransport>> dealer =
+        DealerTransport::Connect(client_context_, router_->endpoint(), id, kRun, credentials);
+    EXPECT_TRUE(dealer.ok()) << dealer.status().ToString();
+    return dealer.ok() ? std::move(dealer).value() : nullptr;
+  }
+
+  // What an intruder would send: a HELLO to register and a REPLY with a poisoned w, both
+  // well formed and of the right run.
+  static void SendHelloAndReply(DealerTransport& client) {
+    Envelope envelope;
+    envelope.worker = 0;
+    envelope.invocation = 1;
+    (void)client.Send("", PackHello(envelope, {1, 2, 3}));
+    WorkerReply reply;
+    reply.round = 0;
+    reply.w = std::vector<double>(100, 1e6);
+    envelope.round = 0;
+    (void)client.Send("", PackReply(envelope, reply));
+  }
+
+  RunKeys keys_;
+  std::shared_ptr<ZmqContext> context_;
+  std::shared_ptr<ZmqContext> client_context_;
+  std::unique_ptr<RouterTransport> router_;
+};
+
+TEST_F(SecureTransportTest, AWorkerWithTheRunsKeysIsHeardAndAnswered) {
+  auto worker = Client("w0.1", keys_.client);
+  ASSERT_TRUE(worker->Send("", PackHello(HelloEnvelope(), {1, 2, 3})).ok());
+  Result<Incoming> hello = router_->Receive(Deadline::After(5));
+  ASSERT_TRUE(hello.ok()) << hello.status().ToString();
+  EXPECT_EQ(hello->peer, "w0.1");
+  ASSERT_TRUE(router_->Send("w0.1", PackBye(HelloEnvelope(), {"done"})).ok());
+  Result<Incoming> answer = worker->Receive(Deadline::After(5));
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  EXPECT_EQ(answer->message.envelope.type, MessageType::kBye);
+  EXPECT_EQ(router_->refused_clients(), 0);
+}
+
+TEST_F(SecureTransportTest, ClientsWithoutTheRunsKeysCanNeitherRegisterNorInjectAReply) {
+  // 1. plaintext: the handshake fails on the mechanism, before any frame is read
+  auto plaintext = Client("intruder.plain", {});
+  // 2. the master's public key (which is not secret) with a key pair of its own
+  ClientCredentials own_pair = keys_.client;
+  own_pair.client = *NewCurveKeyPair();
+  auto impostor = Client("intruder.pair", own_pair);
+  // 3. the run's client public key without its secret (a made-up secret)
+  ClientCredentials stolen_public = keys_.client;
+  stolen_public.client.secret_key = NewCurveKeyPair()->secret_key;
+  auto thief = Client("intruder.public", stolen_public);
+  // 4. the right client keys for another master (a wrong server key)
+  ClientCredentials other_master = keys_.client;
+  other_master.server_public = NewCurveKeyPair()->public_key;
+  auto misdirected = Client("intruder.server", other_master);
+  for (DealerTransport* intruder : {plaintext.get(), impostor.get(), thief.get(), misdirected.get()}) {
+    SendHelloAndReply(*intruder);
+  }
+  // Nothing of theirs arrives (bounded: 1.5 s of listening), and the ZAP handler refused
+  // the key pair it was shown (the others fail earlier, in the handshake's cryptography).
+  Result<Incoming> nothing = router_->Receive(Deadline::After(1.5));
+  EXPECT_EQ(nothing.status().code(), StatusCode::kDeadlineExceeded)
+      << (nothing.ok() ? "a message from " + nothing->peer + " got in" : nothing.status().ToString());
+  EXPECT_EQ(router_->stats().messages_received, 0u);
+  EXPECT_GE(router_->refused_clients(), 1);
+
+  // The run's own worker still gets through, and only its messages arrive.
+  auto worker = Client("w0.1", keys_.client);
+  SendHelloAndReply(*worker);
+  for (int i = 0; i < 2; ++i) {
+    Result<Incoming> heard = router_->Receive(Deadline::After(5));
+    ASSERT_TRUE(heard.ok()) << heard.status().ToString();
+    EXPECT_EQ(heard->peer, "w0.1");
+  }
+  EXPECT_EQ(router_->Receive(Deadline::After(0.3)).status().code(), StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(SecureTransportTest, KeysAreCheckedAndLoopbackIsRecognized) {
+  EXPECT_FALSE(CheckCurveKey("short", "--server-key").ok());
+  EXPECT_NE(CheckCurveKey("short", "--server-key").message().find("--server-key"), std::string::npos);
+  EXPECT_FALSE(CheckCurveKey(std::string(40, '"'), "key").ok());  // not in the Z85 alphabet
+  EXPECT_TRUE(CheckCurveKey(keys_.client.server_public, "key").ok());
+  ClientCredentials broken = keys_.client;
+  broken.client.secret_key = "x";
+  EXPECT_FALSE(DealerTransport::Connect(context_, router_->endpoint(), "w", kRun, broken).ok());
+
+  EXPECT_TRUE(IsLoopbackEndpoint("tcp://127.0.0.1:5555"));
+  EXPECT_TRUE(IsLoopbackEndpoint("tcp://127.0.0.1:0"));
+  EXPECT_TRUE(IsLoopbackEndpoint("tcp://localhost:1"));
+  EXPECT_TRUE(IsLoopbackEndpoint("tcp://[::1]:1"));
+  EXPECT_TRUE(IsLoopbackEndpoint("inproc://x"));
+  EXPECT_FALSE(IsLoopbackEndpoint("tcp://0.0.0.0:5555"));
+  EXPECT_FALSE(IsLoopbackEndpoint("tcp://*:5555"));
+  EXPECT_FALSE(IsLoopbackEndpoint("tcp://10.0.0.1:5555"));
+  EXPECT_FALSE(IsLoopbackEndpoint("tcp://eth0:5555"));
+}
+
 }  // namespace
 }  // namespace nimbus

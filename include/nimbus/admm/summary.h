@@ -44,6 +44,10 @@ struct Summary {
   int64_t messages_dropped = 0;  // malformed, foreign or stale messages the master ignored
   int64_t bytes_sent = 0;        // by the master, over the wire
   int64_t bytes_received = 0;
+  // How workers are admitted: "curve" (the run's CurveZMQ keys), "plaintext" (--insecure,
+  // loopback only), or empty where workers share the master's process or MPI job.
+  std::string security;
+  int64_t clients_refused = 0;   // connections refused for a key other than the run's
   // What the solve costs at Lambda's prices (set by the caller, see metrics/cost.h).
   double cost_dollars = 0;
   double cost_gb_seconds = 0;

@@ -16,8 +16,10 @@ namespace nimbus {
 // The event of one worker invocation, as JSON:
 //   {"connect": "tcp://HOST:PORT", "run": RUN, "worker": I, "invocation": J,
 //    "credentials": {"access_key_id": ..., "secret_access_key": ..., "session_token": ...},
-//    "region": ..., "endpoint_url": ...}
-// The last three are optional: by default a function uses its execution role.
+//    "region": ..., "endpoint_url": ...,
+//    "server_key": ..., "client_key": ..., "client_secret": ...}
+// "credentials", "region" and "endpoint_url" are optional: by default a function uses its
+// execution role. The keys are the run's CurveZMQ keys (absent only for an --insecure master).
 struct LambdaWorkerEvent {
   std::string connect;
   uint64_t run_id = 0;
@@ -26,6 +28,7 @@ struct LambdaWorkerEvent {
   std::optional<AwsCredentials> credentials;
   std::string region;
   std::string endpoint_url;
+  ClientCredentials keys;
 
   std::string ToJson() const;
   static Result<LambdaWorkerEvent> Parse(const std::string& json);

@@ -4,6 +4,8 @@
 // and end an invocation it gave up on.
 #pragma once
 
+#include "nimbus/transport/transport.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,10 +21,15 @@ struct LaunchRequest {
   std::string connect;        // the master's address, as workers must dial it
   uint64_t run_id = 0;
   double max_lifetime = 0;    // seconds; 0: none
+  ClientCredentials credentials;  // the run's keys; empty for an --insecure run
 };
 
 // The `nimbus worker` arguments for a launch: --connect ... --run ... --worker ... --invocation ...
+// and, for a secure run, --server-key and --client-key. The client secret key is not an
+// argument (arguments are visible to every user of a machine): it goes in the environment
+// variable below.
 std::vector<std::string> WorkerArguments(const LaunchRequest& request);
+inline constexpr const char* kClientSecretVariable = "NIMBUS_CLIENT_SECRET";
 
 class Invocation {
  public:
@@ -46,8 +53,9 @@ std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary);
 
 // Runs a user's command template through /bin/sh (the `command` runtime). The template's
 // {args} becomes the quoted worker arguments, and {worker}, {invocation}, {connect}, {run}
-// and {host} (the next of `hosts`, round robin) their values. Example:
-//   ssh {host} /opt/nimbus/bin/nimbus worker {args}
+// and {host} (the next of `hosts`, round robin) their values. The shell's environment has
+// NIMBUS_CLIENT_SECRET; a command that crosses to another host must carry it there, e.g.
+//   ssh {host} NIMBUS_CLIENT_SECRET={client_secret} /opt/nimbus/bin/nimbus worker {args}
 std::unique_ptr<Launcher> MakeCommandLauncher(std::string command_template, std::vector<std::string> hosts);
 
 // The command line a template gives for a request (exposed for tests and --dry-run output).

@@ -39,6 +39,9 @@ struct RemoteOptions {
   double master_timeout_seconds = 60.0;  // a worker leaves after this long without word
   int64_t state_memory_limit_bytes = int64_t{1} << 30;
   std::string spill_directory;           // where kept state goes beyond the memory limit
+  // Plaintext, no authentication: allowed only when `listen` is a loopback endpoint. By
+  // default every run has CurveZMQ keys of its own (see RunKeys).
+  bool insecure = false;
 
   Status Validate() const;
 };
@@ -58,6 +61,7 @@ struct RemoteStats {
   int64_t restarts = 0;          // new invocations after a failure or a hand-over
   int64_t handovers = 0;         // of those, workers that left at their lifetime cap
   int64_t stale_messages = 0;    // from old or duplicate invocations, or for old rounds
+  int64_t refused_clients = 0;   // handshakes refused for a key other than the run's
   TransportStats transport;
 };
 
@@ -80,6 +84,8 @@ class RemoteExecutor final : public Executor {
   // The address workers dial (after Start).
   const std::string& endpoint() const { return endpoint_; }
   uint64_t run_id() const { return run_id_; }
+  // The master's CurveZMQ public key (after Start; empty for an insecure run).
+  const std::string& server_key() const { return keys_.client.server_public; }
   RemoteStats stats() const;
   // The process ids of the workers' current invocations (for tests that kill them).
   std::vector<int64_t> worker_pids() const;
@@ -121,6 +127,7 @@ class RemoteExecutor final : public Executor {
   RemoteOptions options_;
   std::unique_ptr<Launcher> launcher_;
   uint64_t run_id_ = 0;
+  RunKeys keys_;  // empty when insecure
   std::string endpoint_;
   std::shared_ptr<ZmqContext> context_;
   std::unique_ptr<RouterTransport> transport_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "nimbus/transport/transport.h"
 #include "nimbus/wire/codec.h"
 #include "nimbus/worker/shard_worker.h"
 
@@ -18,6 +19,7 @@ struct WorkerProcessOptions {
   uint64_t run_id = 0;
   int worker = 0;
   uint64_t invocation = 1;
+  ClientCredentials credentials;  // the run's keys; empty only for an --insecure master
   double max_lifetime = 0;      // seconds from process start; 0: none
   double process_start_wall = 0;  // when the process began (wall clock)
   // Before the ASSIGN says otherwise: how long to wait for the master at all.

@@ -61,6 +61,43 @@ class Transport {
   TransportStats stats_;
 };
 
+// CurveZMQ (RFC 26): a key pair as Z85 text, 40 characters each.
+struct CurveKeyPair {
+  std::string public_key;
+  std::string secret_key;
+};
+// True when this libzmq was built with CURVE.
+bool CurveAvailable();
+Result<CurveKeyPair> NewCurveKeyPair();
+// OK when `key` is 40 characters of Z85 (a 32-byte key); the message names `what`.
+Status CheckCurveKey(const std::string& key, const std::string& what);
+
+// What a worker needs to join a secured run: the master's public key and the run's client
+// key pair. Empty: plaintext (only for runs started with --insecure).
+struct ClientCredentials {
+  std::string server_public;
+  CurveKeyPair client;
+  bool secure() const { return !server_public.empty(); }
+};
+// What the master's socket needs: its own key pair and the one client key it admits.
+struct ServerCredentials {
+  CurveKeyPair server;
+  std::string client_public;
+  bool secure() const { return !server.secret_key.empty(); }
+};
+// Fresh keys for one run: the master keeps `server`, its workers get `client` with their
+// invocation. A client proves it belongs to the run by holding the client secret key; the
+// master proves itself by holding the server's.
+struct RunKeys {
+  ServerCredentials server;
+  ClientCredentials client;
+  static Result<RunKeys> Generate();
+};
+
+// True for endpoints no other host can reach: tcp on 127.0.0.0/8, localhost or [::1],
+// inproc and ipc.
+bool IsLoopbackEndpoint(const std::string& endpoint);
+
 // The ZeroMQ context of this process (one I/O thread, shared by every socket).
 class ZmqContext {
  public:
@@ -68,21 +105,37 @@ class ZmqContext {
   ~ZmqContext();
   void* get() const { return context_; }
 
+  // The context's ZAP handler (RFC 27), started on first use: a CURVE server socket of
+  // `domain` admits a client only if it proves it holds the secret key of `client_public`.
+  Status AdmitOnly(const std::string& domain, const std::string& client_public);
+  void Forget(const std::string& domain);
+  // Handshakes of `domain` refused so far (a key other than the admitted one).
+  int64_t Refused(const std::string& domain) const;
+
  private:
   ZmqContext() = default;
+  class Authenticator;
   void* context_ = nullptr;
+  std::unique_ptr<Authenticator> authenticator_;
 };
 
 // The master's end: a bound ROUTER socket.
 class RouterTransport final : public Transport {
  public:
   // Binds `endpoint` ("tcp://127.0.0.1:0" picks a free port). Inbound frames larger than
-  // `max_frame_bytes` are refused by ZeroMQ itself.
+  // `max_frame_bytes` are refused by ZeroMQ itself. With secure credentials every
+  // connection is a CURVE handshake: a client without the run's client key never gets a
+  // message through (it is refused before any frame reaches Receive), and all traffic is
+  // encrypted.
   static Result<std::unique_ptr<RouterTransport>> Bind(std::shared_ptr<ZmqContext> context, const std::string& endpoint,
-                                                       uint64_t run_id, int64_t max_frame_bytes);
+                                                       uint64_t run_id, int64_t max_frame_bytes,
+                                                       const ServerCredentials& credentials = {});
   ~RouterTransport() override;
   // The endpoint actually bound (with the chosen port).
   const std::string& endpoint() const { return endpoint_; }
+  bool secure() const { return !domain_.empty(); }
+  // Clients refused at the handshake for a wrong key.
+  int64_t refused_clients() const { return secure() ? context_->Refused(domain_) : 0; }
 
  protected:
   Status SendFrames(const std::string& peer, const std::vector<Frame>& frames) override;
@@ -94,6 +147,7 @@ class RouterTransport final : public Transport {
   std::shared_ptr<ZmqContext> context_;
   void* socket_;
   std::string endpoint_;
+  std::string domain_;  // the ZAP domain of a secure socket
 };
 
 // A worker's end: a DEALER socket connected out to the master.
@@ -101,7 +155,7 @@ class DealerTransport final : public Transport {
  public:
   static Result<std::unique_ptr<DealerTransport>> Connect(std::shared_ptr<ZmqContext> context,
                                                           const std::string& endpoint, const std::string& routing_id,
-                                                          uint64_t run_id);
+                                                          uint64_t run_id, const ClientCredentials& credentials = {});
   ~DealerTransport() override;
 
  protected:
