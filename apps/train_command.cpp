@@ -1,14 +1,22 @@
 // nimbus train: the ADMM master with its workers.
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "model.h"
 #include "nimbus/admm/coordinator.h"
+#include "nimbus/checkpoint/checkpoint.h"
+#include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/metrics/cost.h"
@@ -35,7 +43,46 @@ struct TrainFlags {
   std::string message_precision = "float64";
   std::string inject_crash, inject_delay, inject_slow;
   int64_t max_staleness = 2, fault_seed = 1;
+  std::string checkpoint;
+  int64_t checkpoint_every = 10;
+  bool resume = false;
 };
+
+// The checkpoint a --resume continues from; errors say where it was looked for.
+Result<Checkpoint> LoadCheckpoint(const std::string& location) {
+  Result<std::unique_ptr<Store>> store = OpenAnyStore(location, /*create=*/false);
+  if (!store.ok()) return store.status().WithContext("--resume: cannot open " + location);
+  Result<Checkpoint> checkpoint = ReadCheckpoint(**store);
+  if (checkpoint.status().code() == StatusCode::kNotFound) {
+    return NotFound("--resume: no checkpoint in " + location + " (" + (*store)->Describe(kCheckpointKey) +
+                    " does not exist)");
+  }
+  return checkpoint;
+}
+
+std::string Joined(const std::vector<std::string>& arguments) {
+  std::string text;
+  for (const std::string& a : arguments) text += (text.empty() ? "" : " ") + a;
+  return text;
+}
+
+// `nimbus train --checkpoint X --resume`: the run's own arguments, from its checkpoint, run
+// again from the directory they were given in, with --resume (and --quiet or --verbose if
+// asked for now).
+int RerunFromCheckpoint(const Checkpoint& checkpoint, const std::vector<std::string>& printing) {
+  if (!checkpoint.working_directory.empty() && ::chdir(checkpoint.working_directory.c_str()) != 0) {
+    return ReportError("train", ErrnoError("--resume: cannot enter " + checkpoint.working_directory +
+                                           ", where the run started", errno));
+  }
+  std::vector<std::string> arguments{"nimbus", "train"};
+  arguments.insert(arguments.end(), checkpoint.arguments.begin(), checkpoint.arguments.end());
+  arguments.insert(arguments.end(), printing.begin(), printing.end());
+  arguments.push_back("--resume");
+  std::vector<char*> argv;
+  for (std::string& a : arguments) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return RunTrain(static_cast<int>(arguments.size()), argv.data());
+}
 
 // "\r iter  12  objective 0.4123456789  primal 1.2e-03/4.5e-05  dual ...  rho ...  1.3 s"
 bool PrintProgress(const IterationInfo& info) {
@@ -70,6 +117,36 @@ int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) 
 }  // namespace
 
 int RunTrain(int argc, char** argv) {
+  // The run's arguments (after "nimbus train"), less those that change nothing in it (how
+  // much it prints, --resume): what a checkpoint keeps.
+  std::vector<std::string> arguments(argv + std::min(argc, 2), argv + argc);
+  const auto asked = [&](const char* name) {
+    return std::find(arguments.begin(), arguments.end(), name) != arguments.end();
+  };
+  const bool resume_asked = asked("--resume");
+  std::vector<std::string> printing;
+  for (const char* name : {"--quiet", "--verbose"}) {
+    if (asked(name)) printing.push_back(name);
+  }
+  std::erase_if(arguments, [](const std::string& a) { return a == "--resume" || a == "--quiet" || a == "--verbose"; });
+  if (resume_asked) {
+    // `--checkpoint X --resume` alone: the rest of the arguments come from the checkpoint.
+    const bool only_checkpoint = (arguments.size() == 2 && arguments[0] == "--checkpoint") ||
+                                 (arguments.size() == 1 && arguments[0].rfind("--checkpoint=", 0) == 0);
+    const bool has_checkpoint = std::any_of(arguments.begin(), arguments.end(), [](const std::string& a) {
+      return a == "--checkpoint" || a.rfind("--checkpoint=", 0) == 0;
+    });
+    if (!has_checkpoint) {
+      return ReportError("train", InvalidArgument("--resume: needs --checkpoint DIR|s3://BUCKET/PREFIX, where the run "
+                                                  "wrote its checkpoints"));
+    }
+    if (only_checkpoint) {
+      const std::string location = arguments.size() == 2 ? arguments[1] : arguments[0].substr(13);
+      Result<Checkpoint> checkpoint = LoadCheckpoint(location);
+      if (!checkpoint.ok()) return ReportError("train", checkpoint.status());
+      return RerunFromCheckpoint(*checkpoint, printing);
+    }
+  }
   TrainFlags flags;
   ArgParser parser(
       "train", "--data FILE.svm|DIR [--l1 X] [--l2 X] [--workers K] [--runtime R] [--out MODEL] ...",
@@ -115,11 +192,30 @@ int RunTrain(int argc, char** argv) {
   parser.AddDouble("worker-memory-mb", "MB", "refuse before starting if a worker could need more (default: the\n"
                    "                            function memory with --runtime lambda, else no limit)",
                    &flags.worker_memory_mb);
+  parser.AddString("checkpoint", "DIR|s3://B/P", "write the master's state here every --checkpoint-every rounds (one\n"
+                   "                            object, replaced atomically), so that --resume can continue the run",
+                   &flags.checkpoint);
+  parser.AddInt("checkpoint-every", "M", "rounds between checkpoints (default 10)", &flags.checkpoint_every);
+  parser.AddSwitch("resume", "continue the run whose checkpoint --checkpoint names, from its last checkpoint\n"
+                   "                            (give only --checkpoint, or the run's own arguments)", &flags.resume);
   parser.AddSwitch("quiet", "print nothing but errors", &flags.quiet);
   parser.AddSwitch("verbose", "print the full report instead of one line", &flags.verbose);
   parser.Require("data");
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+
+  // --resume: the run's arguments are in its checkpoint.
+  std::optional<Checkpoint> resume;
+  if (flags.resume) {
+    Result<Checkpoint> checkpoint = LoadCheckpoint(flags.checkpoint);
+    if (!checkpoint.ok()) return ReportError("train", checkpoint.status());
+    if (arguments != checkpoint->arguments) {
+      return ReportError("train", InvalidArgument("--resume: give only --checkpoint, or the run's own arguments; "
+                                                  "the checkpoint's run is: nimbus train " +
+                                                  Joined(checkpoint->arguments)));
+    }
+    resume = std::move(checkpoint).value();
+  }
 
   // Options first: nothing is read before the command line is known to be good.
   Result<Loss> loss = CheckProblemOptions(&flags.problem);
@@ -159,6 +255,16 @@ int RunTrain(int argc, char** argv) {
   }
   if (allreduce && admm.barrier != 0) {
     return ReportError("train", InvalidArgument("--barrier: with --topology allreduce every rank waits for all"));
+  }
+  if (!flags.checkpoint.empty()) {
+    if (flags.checkpoint_every < 1) return ReportError("train", InvalidArgument("--checkpoint-every: must be >= 1"));
+    if (flags.runtime.runtime == "mpi") {
+      return ReportError("train", InvalidArgument("--checkpoint: not with --runtime mpi (an MPI job lives and dies as "
+                                                  "a whole; its ranks cannot be resumed one by one)"));
+    }
+    if (admm.barrier != 0) {
+      return ReportError("train", InvalidArgument("--checkpoint: needs synchronous rounds (--barrier all)"));
+    }
   }
   if (Status valid = admm.Validate(); !valid.ok()) return ReportError("train", valid);
   if (Status valid = FinishPriceOptions(flags.function_memory_mb, &flags.prices); !valid.ok()) return ReportError("train", valid);
@@ -246,6 +352,37 @@ int RunTrain(int argc, char** argv) {
 
   Coordinator coordinator(plan->spec, admm, runtime->executor.get());
   if (trace) coordinator.SetTraceSink(trace.get());
+  std::unique_ptr<Store> checkpoint_store;
+  if (!flags.checkpoint.empty()) {
+    Result<std::unique_ptr<Store>> store = OpenAnyStore(flags.checkpoint, /*create=*/true);
+    if (!store.ok()) return fail(store.status().WithContext("--checkpoint"));
+    checkpoint_store = std::move(store).value();
+    if (!resume && !flags.quiet) {
+      if (Result<Checkpoint> earlier = ReadCheckpoint(*checkpoint_store); earlier.ok()) {
+        std::fprintf(stderr, "nimbus train: %s holds the checkpoint of an earlier run (at round %lld); this run "
+                     "replaces it (to continue that run instead: --checkpoint %s --resume)\n",
+                     flags.checkpoint.c_str(), static_cast<long long>(earlier->state.next_round),
+                     flags.checkpoint.c_str());
+      }
+    }
+    std::error_code error;
+    const std::string working_directory = std::filesystem::current_path(error).string();
+    coordinator.SetCheckpointWriter(static_cast<int>(flags.checkpoint_every), [&, working_directory](const MasterState& state) {
+      Status written = WriteCheckpoint(*checkpoint_store, Checkpoint{state, arguments, working_directory});
+      if (!written.ok()) {
+        std::fprintf(stderr, "\nnimbus train: warning: %s (the run goes on; the previous checkpoint stays)\n",
+                     written.message().c_str());
+      }
+      return written;
+    });
+  }
+  if (resume) {
+    if (!flags.quiet) {
+      std::fprintf(stderr, "nimbus train: resuming from %s at round %lld\n", flags.checkpoint.c_str(),
+                   static_cast<long long>(resume->state.next_round));
+    }
+    coordinator.ResumeFrom(std::move(resume->state));
+  }
   const bool show_progress = !flags.quiet && StderrIsTerminal();
   if (show_progress) coordinator.SetIterationCallback(PrintProgress);
   if (!flags.quiet) {

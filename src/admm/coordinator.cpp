@@ -374,6 +374,47 @@ double InitialRho(const ProblemSpec& spec, std::span<const WorkerReady> ready) {
   return 0.6 * local_diagonal * std::pow(sharing, 0.3);
 }
 
+namespace {
+
+// A resumed run: the workers must be the checkpoint's (same shards, by rows and nonzeros);
+// each gets its last two answers back, z on its support in the general form.
+Status RestoreWorkers(const MasterState& state, const std::vector<WorkerReady>& ready, std::size_t n,
+                      const Consensus& consensus, Executor& executor) {
+  if (state.workers.size() != ready.size()) {
+    return FailedPrecondition("the checkpoint is of a run with " + std::to_string(state.workers.size()) +
+                              " workers, this one has " + std::to_string(ready.size()));
+  }
+  if (state.z.size() != n || state.z_last.size() != n) {
+    return FailedPrecondition("the checkpoint's model has " + std::to_string(state.z.size()) +
+                              " entries, this problem " + std::to_string(n));
+  }
+  auto z_last = std::make_shared<const Vector>(state.z_last);
+  std::vector<WorkerHistory> histories;
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    const MasterState::Worker& kept = state.workers[i];
+    if (kept.rows != ready[i].rows || kept.nnz != ready[i].nnz) {
+      return FailedPrecondition("worker " + std::to_string(i) + "'s shard has " + std::to_string(ready[i].rows) +
+                                " rows and " + std::to_string(ready[i].nnz) + " nonzeros, the checkpoint's " +
+                                std::to_string(kept.rows) + " and " + std::to_string(kept.nnz) +
+                                ": not the data of the checkpointed run");
+    }
+    const std::size_t local = consensus.LocalSize(static_cast<int>(i));
+    if (kept.w_last.size() != local || (!kept.w_previous.empty() && kept.w_previous.size() != local)) {
+      return FailedPrecondition("worker " + std::to_string(i) + "'s kept state does not fit its shard");
+    }
+    const SharedVector z = ready[i].support ? Gather(*z_last, *ready[i].support) : SharedVector(z_last);
+    WorkerHistory history;
+    history.last = KeptAnswer{z, state.rho_last, state.alpha, SharedVector(kept.w_last)};
+    if (!kept.w_previous.empty()) {
+      history.previous = KeptAnswer{z, state.rho_previous, state.alpha, SharedVector(kept.w_previous)};
+    }
+    histories.push_back(std::move(history));
+  }
+  return executor.Restore(histories);
+}
+
+}  // namespace
+
 Result<Solution> Coordinator::Solve() {
   NIMBUS_RETURN_IF_ERROR(spec_.Validate());
   NIMBUS_RETURN_IF_ERROR(options_.Validate());
@@ -383,6 +424,16 @@ Result<Solution> Coordinator::Solve() {
   const bool sums_among_workers = executor_->SumsAmongWorkers();
   if (sums_among_workers && options_.barrier != 0 && options_.barrier < workers) {
     return InvalidArgument("barrier: workers that sum among themselves wait for all of them in every round");
+  }
+  const bool checkpointing = checkpoint_every_ > 0 && checkpoint_writer_ != nullptr;
+  if ((checkpointing || resume_ != nullptr) &&
+      (sums_among_workers || (options_.barrier != 0 && options_.barrier < workers))) {
+    return InvalidArgument("checkpoint: needs a master and synchronous rounds (not a partial --barrier, not the "
+                           "allreduce topology)");
+  }
+  if (resume_ != nullptr && resume_->next_round < 2) {
+    return InvalidArgument("checkpoint: a run resumes at round 2 or later, not " +
+                           std::to_string(resume_->next_round));
   }
 
   Summary summary;
@@ -405,6 +456,13 @@ Result<Solution> Coordinator::Solve() {
     return consensus.status();
   }
 
+  if (resume_ != nullptr) {
+    if (Status restored = RestoreWorkers(*resume_, *ready, n, *consensus, *executor_); !restored.ok()) {
+      executor_->Stop();
+      return restored.WithContext("cannot resume");
+    }
+  }
+
   double rho = options_.rho > 0 ? options_.rho : options_.rho_scale * InitialRho(spec_, *ready);
   summary.initial_rho = rho;
   if (trace_ != nullptr) trace_->Write(SetupEvent(*executor_, spec_, *ready, rho, summary.setup_seconds));
@@ -418,6 +476,11 @@ Result<Solution> Coordinator::Solve() {
   double inner_relative = options_.inner_first_relative;
   Solution solution;
   Stopwatch solve_watch;
+  double solve_seconds_before = 0;  // in the run a resumed one continues
+  int64_t first_round = 0;
+  // For checkpoints: the replies to the round before the current one, and its rho.
+  std::vector<SharedVector> previous_w(static_cast<std::size_t>(workers));
+  double previous_rho = 0;
   // Partial barrier (Zhang & Kwok 2014): wait for `barrier` of the K workers and reuse the
   // newest w_i of the others, none older than max_staleness rounds. Rounds become
   // synchronous again to confirm the stop test with every worker's reply to the same z.
@@ -427,6 +490,28 @@ Result<Solution> Coordinator::Solve() {
   // the solve only when the x_i and z^k it is made on came from an exact round.
   bool lean = options_.lean_messages;
   bool previous_round_lean = false;
+  if (resume_ != nullptr) {
+    const MasterState& state = *resume_;
+    first_round = state.next_round;
+    z = std::make_shared<Vector>(state.z);
+    tested_z = z;
+    rho = state.rho;
+    rho_of_previous_round = state.rho_of_previous_round;
+    dual_residual = state.dual_residual;
+    inner_tolerance = state.inner_tolerance;
+    inner_relative = state.inner_relative;
+    lean = state.lean;
+    previous_round_lean = state.previous_round_lean;
+    for (std::size_t i = 0; i < previous_w.size(); ++i) previous_w[i] = SharedVector(state.workers[i].w_last);
+    previous_rho = state.rho_last;
+    summary.initial_rho = state.initial_rho;
+    summary.rho_updates = state.rho_updates;
+    summary.lean_rounds = state.lean_rounds;
+    summary.objective = state.objective;
+    summary.iterations = static_cast<int>(first_round - 1);
+    summary.resumed_at_round = first_round;
+    solve_seconds_before = state.solve_seconds;
+  }
   // z^{k+1} when the workers sum among themselves: this process's block from their sums, the
   // rest from the other processes.
   auto reduced_z_update = [&](const std::vector<WorkerReply>& replies, double round_rho, Vector& z_next) {
@@ -437,7 +522,7 @@ Result<Solution> Coordinator::Solve() {
     return executor_->AllGather(z_next);
   };
 
-  for (int64_t round = 0;; ++round) {
+  for (int64_t round = first_round;; ++round) {
     RoundRequest request;
     request.round = round;
     request.z = z;
@@ -498,7 +583,8 @@ Result<Solution> Coordinator::Solve() {
         summary.eps_dual = res.eps_dual;
       }
     }
-    const IterationInfo info{static_cast<int>(round), solve_watch.ElapsedSeconds(), objective, res.primal,
+    const IterationInfo info{static_cast<int>(round), solve_seconds_before + solve_watch.ElapsedSeconds(), objective,
+                             res.primal,
                              res.dual,  res.eps_primal, res.eps_dual, rho};
     bool stop = false;
     if (exact) {
@@ -552,8 +638,45 @@ Result<Solution> Coordinator::Solve() {
     previous_round_lean = request.lean;
     if (request.lean) ++summary.lean_rounds;
     if (stop) break;
+    if (checkpointing) {
+      if (round >= 1 && (round + 1) % checkpoint_every_ == 0) {
+        Stopwatch checkpoint_watch;
+        MasterState state;
+        state.next_round = round + 1;
+        state.z = *z;
+        state.rho = rho;
+        state.rho_of_previous_round = rho_of_previous_round;
+        state.dual_residual = dual_residual;
+        state.inner_tolerance = inner_tolerance;
+        state.inner_relative = inner_relative;
+        state.lean = lean;
+        state.previous_round_lean = previous_round_lean;
+        state.z_last = request.z.ToVector();
+        state.rho_last = request.rho;
+        state.rho_previous = previous_rho;
+        state.alpha = request.relaxation;
+        for (const WorkerReply& r : latest) {
+          const WorkerReady& shard = (*ready)[static_cast<std::size_t>(r.worker)];
+          state.workers.push_back({shard.rows, shard.nnz, r.w.ToVector(),
+                                   previous_w[static_cast<std::size_t>(r.worker)].ToVector()});
+        }
+        state.initial_rho = summary.initial_rho;
+        state.rho_updates = summary.rho_updates;
+        state.lean_rounds = summary.lean_rounds;
+        state.solve_seconds = solve_seconds_before + solve_watch.ElapsedSeconds();
+        state.objective = summary.objective;
+        if (checkpoint_writer_(state).ok()) {
+          ++summary.checkpoints;
+        } else {
+          ++summary.checkpoint_failures;
+        }
+        summary.checkpoint_seconds += checkpoint_watch.ElapsedSeconds();
+      }
+      for (const WorkerReply& r : latest) previous_w[static_cast<std::size_t>(r.worker)] = r.w;
+      previous_rho = request.rho;
+    }
   }
-  summary.solve_seconds = solve_watch.ElapsedSeconds();
+  summary.solve_seconds = solve_seconds_before + solve_watch.ElapsedSeconds();
   summary.stale_replies = board.stale_replies();
   executor_->Stop();
   executor_->AddCounters(summary);

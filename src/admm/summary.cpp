@@ -18,11 +18,13 @@ const char* TerminationName(Termination termination) {
 }
 
 std::string Summary::BriefReport() const {
+  const std::string resumed =
+      resumed_at_round >= 0 ? Format(", resumed at round %lld", static_cast<long long>(resumed_at_round)) : "";
   return Format("nimbus: %s after %d iterations: objective %.10g, primal residual %.3g, dual residual %.3g, "
-                "%lld nonzeros, %.3f s (load and setup %.3f s) on %d %s workers",
+                "%lld nonzeros, %.3f s (load and setup %.3f s) on %d %s workers%s",
                 TerminationName(termination), iterations, objective, primal_residual, dual_residual,
                 static_cast<long long>(nnz), load_seconds + setup_seconds + solve_seconds, load_seconds + setup_seconds,
-                workers, runtime.c_str());
+                workers, runtime.c_str(), resumed.c_str());
 }
 
 std::string Summary::FullReport() const {
@@ -54,6 +56,13 @@ std::string Summary::FullReport() const {
                   static_cast<long long>(clients_refused));
   } else if (security == "plaintext") {
     out += "  security         none (--insecure, loopback only)\n";
+  }
+  if (resumed_at_round >= 0) {
+    out += Format("  resumed          from a checkpoint, at round %lld\n", static_cast<long long>(resumed_at_round));
+  }
+  if (checkpoints > 0 || checkpoint_failures > 0) {
+    out += Format("  checkpoints      %d written (%.3f s), %d failed\n", checkpoints, checkpoint_seconds,
+                  checkpoint_failures);
   }
   if (cost_dollars > 0) {
     out += Format("  cost             $%.5f at Lambda prices (%.1f GB-seconds)\n", cost_dollars, cost_gb_seconds);
@@ -100,6 +109,10 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("bytes_received", bytes_received)
       .Field("security", security)
       .Field("clients_refused", clients_refused)
+      .Field("checkpoints", checkpoints)
+      .Field("checkpoint_seconds", checkpoint_seconds)
+      .Field("checkpoint_failures", checkpoint_failures)
+      .Field("resumed_at_round", resumed_at_round)
       .Field("cost_dollars", cost_dollars)
       .Field("cost_gb_seconds", cost_gb_seconds)
       .Field("runtime", runtime)

@@ -448,6 +448,17 @@ std::vector<WorkerReply> RemoteExecutor::Collect(int count, Deadline deadline) {
   return replies;
 }
 
+Status RemoteExecutor::Restore(const std::vector<WorkerHistory>& histories) {
+  if (state_ == nullptr) return FailedPrecondition("restore: the workers have not been started");
+  if (histories.size() != slots_.size()) return InvalidArgument("restore: one history per worker");
+  for (int worker = 0; worker < workers(); ++worker) {
+    NIMBUS_RETURN_IF_ERROR(state_->Restore(worker, histories[static_cast<std::size_t>(worker)]));
+    // Whoever serves the worker's next round gets the restored state with it.
+    slots_[static_cast<std::size_t>(worker)].fresh = true;
+  }
+  return Status::Ok();
+}
+
 void RemoteExecutor::Stop() {
   if (!started_) return;
   started_ = false;

@@ -31,15 +31,26 @@ std::string StateKeeper::SpillPath(int worker, int64_t answer) const {
 }
 
 Status StateKeeper::Record(int worker, const RoundRequest& request, const SharedVector& w) {
-  if (w.size() != request.z.size()) return InvalidArgument("reply of the wrong size for the kept state");
+  return Keep(worker, KeptAnswer{request.z, request.rho, request.relaxation, w});
+}
+
+Status StateKeeper::Restore(int worker, const WorkerHistory& history) {
+  if (worker < 0 || worker >= static_cast<int>(kept_.size())) return InvalidArgument("no such worker to restore");
+  kept_[static_cast<std::size_t>(worker)] = Kept{};
+  if (history.previous) {
+    NIMBUS_RETURN_IF_ERROR(Keep(worker, *history.previous));
+  }
+  return Keep(worker, history.last);
+}
+
+Status StateKeeper::Keep(int worker, KeptAnswer answer) {
+  if (answer.w.size() != answer.z.size()) return InvalidArgument("reply of the wrong size for the kept state");
   Kept& kept = kept_[static_cast<std::size_t>(worker)];
-  Answer answer{request.z, request.rho, request.relaxation, {}};
   if (spill_) {
     NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(
         SpillPath(worker, kept.answers),
-        std::string_view(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(double))));
-  } else {
-    answer.w = w;
+        std::string_view(reinterpret_cast<const char*>(answer.w.data()), answer.w.size() * sizeof(double))));
+    answer.w = SharedVector();
   }
   kept.previous = std::move(kept.last);
   kept.last = std::move(answer);
@@ -47,7 +58,7 @@ Status StateKeeper::Record(int worker, const RoundRequest& request, const Shared
   return Status::Ok();
 }
 
-Result<SharedVector> StateKeeper::ReplyOf(int worker, const Answer& answer, int64_t index) const {
+Result<SharedVector> StateKeeper::ReplyOf(int worker, const KeptAnswer& answer, int64_t index) const {
   if (!spill_) return answer.w;
   NIMBUS_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(SpillPath(worker, index)));
   const std::size_t size = answer.z.size();
@@ -60,25 +71,13 @@ Result<SharedVector> StateKeeper::ReplyOf(int worker, const Answer& answer, int6
 Result<std::shared_ptr<const ResumeState>> StateKeeper::ResumeFor(int worker) const {
   const Kept& kept = kept_[static_cast<std::size_t>(worker)];
   if (!kept.last) return std::shared_ptr<const ResumeState>();
-  const Answer& last = *kept.last;
-  NIMBUS_ASSIGN_OR_RETURN(const SharedVector w_last, ReplyOf(worker, last, kept.answers - 1));
-  const std::size_t n = last.z.size();
-  auto state = std::make_shared<ResumeState>();
-  state->u.assign(n, 0.0);
-  if (kept.previous) {
-    const Answer& previous = *kept.previous;
-    NIMBUS_ASSIGN_OR_RETURN(const SharedVector w_previous, ReplyOf(worker, previous, kept.answers - 2));
-    const double rescale = previous.rho / last.rho;
-    for (std::size_t j = 0; j < n; ++j) state->u[j] = (w_previous[j] - last.z[j]) * rescale;
+  KeptAnswer last = *kept.last;
+  NIMBUS_ASSIGN_OR_RETURN(last.w, ReplyOf(worker, last, kept.answers - 1));
+  std::optional<KeptAnswer> previous = kept.previous;
+  if (previous) {
+    NIMBUS_ASSIGN_OR_RETURN(previous->w, ReplyOf(worker, *previous, kept.answers - 2));
   }
-  state->x_relaxed.resize(n);
-  state->x.resize(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    state->x_relaxed[j] = w_last[j] - state->u[j];
-    state->x[j] = (state->x_relaxed[j] - (1.0 - last.alpha) * last.z[j]) / last.alpha;
-  }
-  state->rho_of_u = last.rho;
-  return std::shared_ptr<const ResumeState>(std::move(state));
+  return std::make_shared<const ResumeState>(RebuildResumeState(previous ? &*previous : nullptr, last));
 }
 
 int64_t StateKeeper::bytes_in_memory() const {

@@ -125,12 +125,23 @@ void ThreadsExecutor::Dispatch(const RoundRequest& request, std::span<const int>
     for (const int id : workers) {
       Slot& slot = slots_[static_cast<std::size_t>(id)];
       slot.pending = request;
+      if (slot.resume != nullptr) slot.pending->resume = std::move(slot.resume);
       slot.expected_round = request.round;
       slot.awaiting_reply = true;
       slot.reply.reset();
     }
   }
   work_ready_.notify_all();
+}
+
+Status ThreadsExecutor::Restore(const std::vector<WorkerHistory>& histories) {
+  if (histories.size() != slots_.size()) return InvalidArgument("restore: one history per worker");
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < histories.size(); ++i) {
+    const WorkerHistory& h = histories[i];
+    slots_[i].resume = std::make_shared<const ResumeState>(RebuildResumeState(h.previous ? &*h.previous : nullptr, h.last));
+  }
+  return Status::Ok();
 }
 
 std::vector<WorkerReply> ThreadsExecutor::Collect(int count, Deadline deadline) {

@@ -239,6 +239,93 @@ TEST_F(CoordinatorTest, AFullBarrierOptionLeavesTheRunUnchanged) {
   EXPECT_EQ(b->summary.stale_replies, 0);
 }
 
+// Checkpoint and resume: a run resumed from the master's state at round k (new workers,
+// their state rebuilt from the last two replies each) ends where the uninterrupted run ends.
+TEST_F(CoordinatorTest, AResumedRunEndsWhereTheUninterruptedRunEnds) {
+  const ProblemSpec spec = Spec(2e-4, 1e-4, true);
+  AdmmOptions options;
+  options.eps_rel = 1e-5;
+  for (const bool general : {false, true}) {
+    SCOPED_TRACE(general ? "general form" : "dense form");
+    WorkerOptions worker_options;
+    worker_options.general_form = general;
+    Result<Solution> plain = Solve(spec, options, 3, nullptr, nullptr, worker_options);
+    ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+
+    std::vector<MasterState> states;
+    ThreadsExecutor executor(Shards(3), spec, worker_options);
+    Coordinator coordinator(spec, options, &executor);
+    coordinator.SetCheckpointWriter(3, [&](const MasterState& state) {
+      states.push_back(state);
+      return Status::Ok();
+    });
+    Result<Solution> checkpointed = coordinator.Solve();
+    ASSERT_TRUE(checkpointed.ok()) << checkpointed.status().ToString();
+    EXPECT_EQ(checkpointed->model, plain->model);  // writing checkpoints changes nothing
+    ASSERT_GE(states.size(), 2u);
+    EXPECT_EQ(checkpointed->summary.checkpoints, static_cast<int>(states.size()));
+    EXPECT_EQ(states[0].next_round, 3);
+    EXPECT_EQ(states[1].next_round, 6);
+
+    for (const MasterState& state : {states.front(), states.back()}) {
+      ThreadsExecutor fresh(Shards(3), spec, worker_options);
+      Coordinator resumed(spec, options, &fresh);
+      resumed.ResumeFrom(state);
+      Result<Solution> solution = resumed.Solve();
+      ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+      EXPECT_EQ(solution->summary.resumed_at_round, state.next_round);
+      EXPECT_EQ(solution->summary.termination, Termination::kConverged);
+      EXPECT_EQ(solution->summary.iterations, plain->summary.iterations);
+      double largest = 0;
+      for (std::size_t j = 0; j < plain->model.size(); ++j) {
+        largest = std::max(largest, std::abs(solution->model[j] - plain->model[j]));
+      }
+      EXPECT_LT(largest, 1e-9) << "resumed at round " << state.next_round;
+      EXPECT_NEAR(solution->summary.objective, plain->summary.objective, 1e-12 * plain->summary.objective);
+      EXPECT_LT(Violation(spec, solution->model), 1e-3 * spec.regularizer.l1);
+    }
+  }
+}
+
+TEST_F(CoordinatorTest, ACheckpointOfOtherDataOrWorkersIsRefused) {
+  const ProblemSpec spec = Spec(2e-4, 0, false);
+  std::vector<MasterState> states;
+  ThreadsExecutor executor(Shards(3), spec, WorkerOptions{});
+  Coordinator coordinator(spec, AdmmOptions{}, &executor);
+  coordinator.SetCheckpointWriter(2, [&](const MasterState& state) {
+    states.push_back(state);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(coordinator.Solve().ok());
+  ASSERT_FALSE(states.empty());
+
+  ThreadsExecutor two(Shards(2), spec, WorkerOptions{});
+  Coordinator with_two(spec, AdmmOptions{}, &two);
+  with_two.ResumeFrom(states[0]);
+  Result<Solution> refused = with_two.Solve();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("a run with 3 workers, this one has 2"), std::string::npos)
+      << refused.status().ToString();
+
+  MasterState other_data = states[0];
+  other_data.workers[1].nnz += 1;
+  ThreadsExecutor three(Shards(3), spec, WorkerOptions{});
+  Coordinator with_other(spec, AdmmOptions{}, &three);
+  with_other.ResumeFrom(other_data);
+  refused = with_other.Solve();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("worker 1's shard has"), std::string::npos) << refused.status().ToString();
+
+  AdmmOptions partial;
+  partial.barrier = 2;
+  ThreadsExecutor barrier(Shards(3), spec, WorkerOptions{});
+  Coordinator with_barrier(spec, partial, &barrier);
+  with_barrier.SetCheckpointWriter(2, [](const MasterState&) { return Status::Ok(); });
+  refused = with_barrier.Solve();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("synchronous rounds"), std::string::npos);
+}
+
 TEST(AdmmOptions, ValidateNamesTheField) {
   auto message = [](auto mutate) {
     AdmmOptions options;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "nimbus/checkpoint/checkpoint.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/store.h"
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   Result<Dataset> data = ReadLibsvmFile(argv[1]);
   if (!data.ok()) Fail(data.status().ToString());
   DirectoryStore store(corpus + "/.split");
-  if (std::system(("mkdir -p " + corpus + "/.split " + corpus + "/shard " + corpus + "/manifest " + corpus + "/wire").c_str()) != 0) {
+  if (std::system(("mkdir -p " + corpus + "/.split " + corpus + "/shard " + corpus + "/manifest " + corpus + "/wire " + corpus + "/checkpoint").c_str()) != 0) {
     Fail("cannot make the corpus directories");
   }
   Result<Manifest> manifest = WriteShards(*data, 2, "seed.svm", store);
@@ -89,6 +90,17 @@ int main(int argc, char** argv) {
   WriteMessage(corpus + "/wire/reply-failed", PackReply(envelope, failed));
   WriteMessage(corpus + "/wire/bye", PackBye(envelope, {"the run is over"}));
   WriteMessage(corpus + "/wire/heartbeat", PackHeartbeat(envelope, {7.0}));
+  // A checkpoint of three workers, one of which has answered a single round.
+  Checkpoint checkpoint;
+  checkpoint.state.next_round = 4;
+  checkpoint.state.z = {0.5, -1.5, 0, 2};
+  checkpoint.state.z_last = {0.25, -1, 0, 1.5};
+  checkpoint.state.rho = checkpoint.state.rho_last = checkpoint.state.rho_previous = 0.3;
+  checkpoint.state.alpha = 1.6;
+  checkpoint.state.workers = {{10, 30, {1, 2}, {0.5, 1}}, {11, 29, {3, 4, 5}, {}}, {9, 27, {6}, {7}}};
+  checkpoint.arguments = {"--data", "d.svm", "--l1", "1e-4"};
+  checkpoint.working_directory = "/tmp";
+  WriteFile(corpus + "/checkpoint/seed", EncodeCheckpoint(checkpoint));
   if (std::system(("rm -rf " + corpus + "/.split").c_str()) != 0) Fail("cannot remove the split");
   return 0;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -37,6 +38,43 @@ struct IterationInfo {
 // Return false to stop the solve (Termination::kUserStopped).
 using IterationCallback = std::function<bool(const IterationInfo&)>;
 
+// The master's state between two rounds: enough to carry on after the master is lost. What
+// a checkpoint holds (checkpoint/checkpoint.h writes and reads it); the names are the
+// coordinator's loop variables.
+struct MasterState {
+  int64_t next_round = 0;             // the round to run next (>= 2)
+  std::vector<double> z;              // z^{next_round}
+  double rho = 0;                     // for the next round
+  double rho_of_previous_round = 0;   // the rho of round next_round - 1
+  double dual_residual = 0;           // s of iteration next_round
+  double inner_tolerance = 0;
+  double inner_relative = 0;
+  bool lean = false;
+  bool previous_round_lean = false;
+  // The workers' kept state: each worker's replies to the last two rounds, with what those
+  // rounds sent (z of the last one; rho of both; alpha).
+  std::vector<double> z_last;         // z^{next_round - 1}
+  double rho_last = 0;                // rho of round next_round - 1
+  double rho_previous = 0;            // rho of round next_round - 2
+  double alpha = 1;
+  struct Worker {
+    int64_t rows = 0;                 // the shard's, to tell the same data on resume
+    int64_t nnz = 0;
+    std::vector<double> w_last;       // its reply to round next_round - 1
+    std::vector<double> w_previous;   // and to round next_round - 2
+  };
+  std::vector<Worker> workers;
+  // The summary so far.
+  double initial_rho = 0;
+  int rho_updates = 0;
+  int lean_rounds = 0;
+  double solve_seconds = 0;
+  double objective = 0;               // F(z^{next_round - 1})
+};
+// Checkpoints go to `write` every `every` rounds; a failed write does not stop the solve
+// (the writer reports it; the summary counts it).
+using CheckpointWriter = std::function<Status(const MasterState&)>;
+
 struct Solution {
   std::vector<double> model;  // z: d weights, then the intercept if the problem has one
   Summary summary;
@@ -49,6 +87,15 @@ class Coordinator {
 
   void SetIterationCallback(IterationCallback callback) { callback_ = std::move(callback); }
   void SetTraceSink(TraceSink* sink) { trace_ = sink; }
+  // Writes the master's state every `every_rounds` rounds (synchronous rounds only).
+  void SetCheckpointWriter(int every_rounds, CheckpointWriter writer) {
+    checkpoint_every_ = every_rounds;
+    checkpoint_writer_ = std::move(writer);
+  }
+  // Carries on from a checkpoint instead of starting at round 0: the workers (the same
+  // shards, checked by their rows and nonzeros) get their state rebuilt, and the rounds go
+  // on from `state.next_round`.
+  void ResumeFrom(MasterState state) { resume_ = std::make_unique<MasterState>(std::move(state)); }
 
   // Starts the workers, runs rounds until a stop condition, stops the workers. An error
   // Result only for bad options or a failed start; a worker failing mid-run is reported in
@@ -61,6 +108,9 @@ class Coordinator {
   Executor* executor_;
   IterationCallback callback_;
   TraceSink* trace_ = nullptr;
+  int checkpoint_every_ = 0;
+  CheckpointWriter checkpoint_writer_;
+  std::unique_ptr<MasterState> resume_;
 };
 
 // rho_0 from the mean diagonal of the loss term's Hessian at x = 0 (the workers' reports)

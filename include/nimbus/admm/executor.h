@@ -52,6 +52,13 @@ class Executor {
   // z arrives with this process's block filled in; returns with all of it.
   virtual Status AllGather(std::vector<double>& /*z*/) { return FailedPrecondition(name() + " has no AllGather"); }
 
+  // A resumed run: called after Start and before the first round with each worker's last
+  // two answers before the master was lost (from a checkpoint); each worker's next round
+  // starts from the state they imply (RebuildResumeState), as a replacement worker's would.
+  virtual Status Restore(const std::vector<WorkerHistory>& /*histories*/) {
+    return FailedPrecondition("the " + name() + " runtime cannot resume a run from a checkpoint");
+  }
+
   // One synchronous round: dispatch to every worker and collect every reply, in worker
   // order; a worker that did not reply by the deadline gets a kTimedOut reply.
   std::vector<WorkerReply> RunRound(const RoundRequest& request, Deadline deadline);

@@ -48,6 +48,11 @@ struct Summary {
   // loopback only), or empty where workers share the master's process or MPI job.
   std::string security;
   int64_t clients_refused = 0;   // connections refused for a key other than the run's
+  // Checkpoints (--checkpoint): how many were written, their time on the master, failures.
+  int checkpoints = 0;
+  double checkpoint_seconds = 0;
+  int checkpoint_failures = 0;
+  int64_t resumed_at_round = -1;  // the round a resumed run began at; -1 if not resumed
   // What the solve costs at Lambda's prices (set by the caller, see metrics/cost.h).
   double cost_dollars = 0;
   double cost_gb_seconds = 0;

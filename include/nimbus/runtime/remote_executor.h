@@ -78,6 +78,9 @@ class RemoteExecutor final : public Executor {
   std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
   void Stop() override;
   void AddCounters(Summary& summary) const override;
+  // The kept state becomes the checkpoint's: each worker's first round (and any replacement
+  // before its next answer) starts from it.
+  Status Restore(const std::vector<WorkerHistory>& histories) override;
 
   // Worker events (started, failed, replaced, left) go here as JSON lines.
   void SetTraceSink(TraceSink* sink) { trace_ = sink; }

@@ -49,6 +49,7 @@ class ThreadsExecutor final : public Executor {
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
   std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
   void Stop() override;
+  Status Restore(const std::vector<WorkerHistory>& histories) override;
 
  private:
   struct Slot {
@@ -58,6 +59,7 @@ class ThreadsExecutor final : public Executor {
     int64_t expected_round = -1;          // the round whose reply counts; others are stale
     bool awaiting_reply = false;
     std::optional<WorkerReply> reply;     // arrived, not yet collected
+    std::shared_ptr<const ResumeState> resume;  // for the next round (a resumed run)
   };
   void WorkerMain(int id);
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -59,6 +60,32 @@ struct ResumeState {
   std::vector<double> u;          // u_i before this round's dual update
   double rho_of_u = 0;            // the rho u is scaled for
 };
+
+// One round a worker answered, as the master keeps it: what it was sent (z on the worker's
+// support in the general form, rho, alpha) and its reply w = xh + u.
+struct KeptAnswer {
+  SharedVector z;
+  double rho = 0;
+  double alpha = 1;
+  SharedVector w;
+};
+
+// A worker's last two answers (previous is absent after a single one): all the master needs
+// to rebuild the worker's state.
+struct WorkerHistory {
+  std::optional<KeptAnswer> previous;
+  KeptAnswer last;
+};
+
+// The state a worker held after answering `last` (with `previous` the round before):
+//
+//   u  = (w_prev - z_last) * rho_prev / rho_last    (the dual after round `last`)
+//   xh = w_last - u                                  (w_last = xh + u)
+//   x  = (xh - (1 - alpha) z_last) / alpha
+//
+// (without `previous`, u = 0: the dual starts at zero.) A worker given this state runs its
+// next round as the original would have, up to rounding in the subtraction.
+ResumeState RebuildResumeState(const KeptAnswer* previous, const KeptAnswer& last);
 
 struct RoundRequest {
   int64_t round = 0;

@@ -1,0 +1,202 @@
+#include "nimbus/checkpoint/checkpoint.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace nimbus {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kMagic[8] = {'N', 'I', 'M', 'B', 'U', 'S', 'C', 'P'};
+constexpr uint32_t kVersion = 1;
+constexpr std::size_t kPreamble = 24;  // magic, version, zero, metadata length
+constexpr std::size_t kTrailer = 8;    // the checksum
+
+std::string_view BytesOf(const std::vector<double>& v) {
+  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double)};
+}
+
+Json Metadata(const Checkpoint& checkpoint) {
+  const MasterState& s = checkpoint.state;
+  Json workers = Json::array();
+  for (const MasterState::Worker& w : s.workers) {
+    workers.push_back({{"rows", w.rows}, {"nnz", w.nnz}, {"w_last", w.w_last.size()}, {"w_previous", w.w_previous.size()}});
+  }
+  return Json{{"next_round", s.next_round},
+              {"rho", s.rho},
+              {"rho_of_previous_round", s.rho_of_previous_round},
+              {"dual_residual", s.dual_residual},
+              {"inner_tolerance", s.inner_tolerance},
+              {"inner_relative", s.inner_relative},
+              {"lean", s.lean},
+              {"previous_round_lean", s.previous_round_lean},
+              {"rho_last", s.rho_last},
+              {"rho_previous", s.rho_previous},
+              {"alpha", s.alpha},
+              {"initial_rho", s.initial_rho},
+              {"rho_updates", s.rho_updates},
+              {"lean_rounds", s.lean_rounds},
+              {"solve_seconds", s.solve_seconds},
+              {"objective", s.objective},
+              {"model_size", s.z.size()},
+              {"workers", workers},
+              {"arguments", checkpoint.arguments},
+              {"working_directory", checkpoint.working_directory}};
+}
+
+// Writes the pieces of a checkpoint in order, checksumming as they go.
+class Sink {
+ public:
+  explicit Sink(BlobWriter& writer) : writer_(writer), state_(XXH3_createState()) { XXH3_64bits_reset(state_); }
+  ~Sink() { XXH3_freeState(state_); }
+  Status Write(std::string_view bytes) {
+    XXH3_64bits_update(state_, bytes.data(), bytes.size());
+    return writer_.Write(bytes);
+  }
+  Status Finish() {
+    const uint64_t checksum = XXH3_64bits_digest(state_);
+    return writer_.Write(std::string_view(reinterpret_cast<const char*>(&checksum), sizeof checksum));
+  }
+
+ private:
+  BlobWriter& writer_;
+  XXH3_state_t* state_;
+};
+
+Status WriteTo(BlobWriter& writer, const Checkpoint& checkpoint) {
+  const std::string metadata = Metadata(checkpoint).dump();
+  std::string preamble(kPreamble, '\0');
+  std::memcpy(preamble.data(), kMagic, sizeof kMagic);
+  std::memcpy(preamble.data() + 8, &kVersion, sizeof kVersion);
+  const uint64_t length = metadata.size();
+  std::memcpy(preamble.data() + 16, &length, sizeof length);
+  Sink sink(writer);
+  NIMBUS_RETURN_IF_ERROR(sink.Write(preamble));
+  NIMBUS_RETURN_IF_ERROR(sink.Write(metadata));
+  NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(checkpoint.state.z)));
+  NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(checkpoint.state.z_last)));
+  for (const MasterState::Worker& w : checkpoint.state.workers) {
+    NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(w.w_last)));
+    NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(w.w_previous)));
+  }
+  return sink.Finish();
+}
+
+class StringWriter final : public BlobWriter {
+ public:
+  explicit StringWriter(std::string* out) : out_(out) {}
+  Status Write(std::string_view bytes) override {
+    out_->append(bytes);
+    return Status::Ok();
+  }
+  Status Commit() override { return Status::Ok(); }
+
+ private:
+  std::string* out_;
+};
+
+}  // namespace
+
+std::string EncodeCheckpoint(const Checkpoint& checkpoint) {
+  std::string bytes;
+  StringWriter writer(&bytes);
+  (void)WriteTo(writer, checkpoint);
+  return bytes;
+}
+
+Status WriteCheckpoint(Store& store, const Checkpoint& checkpoint) {
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer, store.OpenWriter(kCheckpointKey));
+  NIMBUS_RETURN_IF_ERROR(WriteTo(*writer, checkpoint).WithContext("cannot write " + store.Describe(kCheckpointKey)));
+  return writer->Commit().WithContext("cannot write " + store.Describe(kCheckpointKey));
+}
+
+Result<Checkpoint> ReadCheckpoint(Store& store) {
+  NIMBUS_ASSIGN_OR_RETURN(std::shared_ptr<const Blob> blob, store.Get(kCheckpointKey));
+  return DecodeCheckpoint(blob->text(), store.Describe(kCheckpointKey));
+}
+
+Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& where) {
+  auto corrupt = [&](const std::string& why) { return DataLoss(where + ": not a usable checkpoint: " + why); };
+  if (bytes.size() < kPreamble + kTrailer || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    return corrupt("no checkpoint header");
+  }
+  uint32_t version = 0;
+  std::memcpy(&version, bytes.data() + 8, sizeof version);
+  if (version != kVersion) {
+    return corrupt("format version " + std::to_string(version) + ", this build reads " + std::to_string(kVersion));
+  }
+  uint64_t stored_checksum = 0;
+  std::memcpy(&stored_checksum, bytes.data() + bytes.size() - kTrailer, kTrailer);
+  if (XXH3_64bits(bytes.data(), bytes.size() - kTrailer) != stored_checksum) {
+    return corrupt("checksum mismatch (cut short or damaged)");
+  }
+  uint64_t length = 0;
+  std::memcpy(&length, bytes.data() + 16, sizeof length);
+  if (length > bytes.size() - kPreamble - kTrailer) return corrupt("metadata longer than the file");
+  std::string_view vectors = bytes.substr(kPreamble + length, bytes.size() - kPreamble - length - kTrailer);
+
+  Checkpoint checkpoint;
+  MasterState& s = checkpoint.state;
+  std::vector<std::size_t> lengths;
+  try {
+    const Json json = Json::parse(bytes.substr(kPreamble, length));
+    s.next_round = json.at("next_round").get<int64_t>();
+    s.rho = json.at("rho").get<double>();
+    s.rho_of_previous_round = json.at("rho_of_previous_round").get<double>();
+    s.dual_residual = json.at("dual_residual").get<double>();
+    s.inner_tolerance = json.at("inner_tolerance").get<double>();
+    s.inner_relative = json.at("inner_relative").get<double>();
+    s.lean = json.at("lean").get<bool>();
+    s.previous_round_lean = json.at("previous_round_lean").get<bool>();
+    s.rho_last = json.at("rho_last").get<double>();
+    s.rho_previous = json.at("rho_previous").get<double>();
+    s.alpha = json.at("alpha").get<double>();
+    s.initial_rho = json.at("initial_rho").get<double>();
+    s.rho_updates = json.at("rho_updates").get<int>();
+    s.lean_rounds = json.at("lean_rounds").get<int>();
+    s.solve_seconds = json.at("solve_seconds").get<double>();
+    s.objective = json.at("objective").get<double>();
+    const auto model_size = json.at("model_size").get<std::size_t>();
+    lengths = {model_size, model_size};
+    for (const Json& w : json.at("workers")) {
+      s.workers.push_back({w.at("rows").get<int64_t>(), w.at("nnz").get<int64_t>(), {}, {}});
+      lengths.push_back(w.at("w_last").get<std::size_t>());
+      lengths.push_back(w.at("w_previous").get<std::size_t>());
+    }
+    checkpoint.arguments = json.at("arguments").get<std::vector<std::string>>();
+    checkpoint.working_directory = json.at("working_directory").get<std::string>();
+  } catch (const Json::exception& error) {  // parse errors, missing fields, wrong types, numbers out of range
+    return corrupt(std::string("bad metadata: ") + error.what());
+  }
+  if (s.next_round < 2) return corrupt("next_round " + std::to_string(s.next_round) + " (must be >= 2)");
+  if (!(s.rho > 0) || !(s.rho_last > 0) || !(s.rho_previous >= 0) || !(s.alpha > 0)) {
+    return corrupt("rho and alpha must be positive");
+  }
+
+  // The vectors: their lengths must account for every byte between the metadata and the end.
+  std::size_t remaining = vectors.size() / sizeof(double);
+  for (const std::size_t n : lengths) {
+    if (n > remaining) return corrupt("vectors longer than the file");
+    remaining -= n;
+  }
+  if (remaining != 0 || vectors.size() % sizeof(double) != 0) return corrupt("bytes beyond the vectors");
+  std::size_t offset = 0;
+  auto take = [&](std::size_t n) {
+    std::vector<double> v(n);
+    if (n > 0) std::memcpy(v.data(), vectors.data() + offset, n * sizeof(double));
+    offset += n * sizeof(double);
+    return v;
+  };
+  s.z = take(lengths[0]);
+  s.z_last = take(lengths[1]);
+  for (std::size_t i = 0; i < s.workers.size(); ++i) {
+    s.workers[i].w_last = take(lengths[2 + 2 * i]);
+    s.workers[i].w_previous = take(lengths[3 + 2 * i]);
+  }
+  return checkpoint;
+}
+
+}  // namespace nimbus
