@@ -256,6 +256,9 @@ int RunTrain(int argc, char** argv) {
   if (allreduce && admm.barrier != 0) {
     return ReportError("train", InvalidArgument("--barrier: with --topology allreduce every rank waits for all"));
   }
+  if (flags.checkpoint.empty() && parser.Given("checkpoint-every")) {
+    return ReportError("train", InvalidArgument("--checkpoint-every: only with --checkpoint DIR|s3://BUCKET/PREFIX"));
+  }
   if (!flags.checkpoint.empty()) {
     if (flags.checkpoint_every < 1) return ReportError("train", InvalidArgument("--checkpoint-every: must be >= 1"));
     if (flags.runtime.runtime == "mpi") {

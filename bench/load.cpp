@@ -69,13 +69,16 @@ class MasterSteps final : public nimbus::TraceSink {
 int main(int argc, char** argv) {
   using namespace nimbus;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: load NIMBUS [WORKERS RUNS ROWS_PER_WORKER]\n");
+    std::fprintf(stderr, "usage: load NIMBUS [WORKERS RUNS ROWS_PER_WORKER [insecure]]\n");
     return 2;
   }
   const std::string binary = argv[1];
   const int workers = argc > 2 ? std::atoi(argv[2]) : 256;
   const int runs = argc > 3 ? std::atoi(argv[3]) : 10;
   const int64_t rows_per_worker = argc > 4 ? std::atoll(argv[4]) : 200;
+  // By default the run's workers authenticate with CurveZMQ as in every run; "insecure"
+  // measures plaintext for comparison.
+  const bool insecure = argc > 5 && std::string(argv[5]) == "insecure";
 
   Result<TemporaryDirectory> directory = TemporaryDirectory::Create("nimbus-bench-load");
   Check(directory.status());
@@ -102,10 +105,11 @@ int main(int argc, char** argv) {
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
 
-  std::printf("load: %d worker processes, %lld rows each (%lld x %lld, %lld nonzeros), %d runs in one master; "
+  std::printf("load: %d worker processes, %lld rows each (%lld x %lld, %lld nonzeros), %d runs in one master, %s; "
               "open files limit %llu\n\n",
               workers, static_cast<long long>(rows_per_worker), static_cast<long long>(spec.rows),
               static_cast<long long>(spec.cols), static_cast<long long>(data->nnz()), runs,
+              insecure ? "plaintext (--insecure)" : "CurveZMQ",
               static_cast<unsigned long long>(files.rlim_cur));
   std::printf("| run | fds before | fds after | threads after | RSS after | start of all K | rounds | solve |"
               " slowest master step | restarts | dropped | same model |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -116,6 +120,7 @@ int main(int argc, char** argv) {
     MasterSteps steps;
     {
       RemoteOptions options;
+      options.insecure = insecure;
       RemoteExecutor executor(shards, spec, WorkerOptions{}, options, MakeProcessLauncher(binary));
       AdmmOptions admm;
       Coordinator coordinator(spec, admm, &executor);

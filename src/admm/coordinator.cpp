@@ -522,6 +522,37 @@ Result<Solution> Coordinator::Solve() {
     return executor_->AllGather(z_next);
   };
 
+  // The master's state once round `request.round` is done and the next z is made (what a
+  // checkpoint holds): the loop's variables, and each worker's replies to this round and the
+  // one before (`latest`, previous_w).
+  auto capture_state = [&](const RoundRequest& request, const std::vector<WorkerReply>& latest) {
+    MasterState state;
+    state.next_round = request.round + 1;
+    state.z = *z;
+    state.rho = rho;
+    state.rho_of_previous_round = rho_of_previous_round;
+    state.dual_residual = dual_residual;
+    state.inner_tolerance = inner_tolerance;
+    state.inner_relative = inner_relative;
+    state.lean = lean;
+    state.previous_round_lean = previous_round_lean;
+    state.z_last = request.z.ToVector();
+    state.rho_last = request.rho;
+    state.rho_previous = previous_rho;
+    state.alpha = request.relaxation;
+    for (const WorkerReply& r : latest) {
+      const WorkerReady& shard = (*ready)[static_cast<std::size_t>(r.worker)];
+      state.workers.push_back(
+          {shard.rows, shard.nnz, r.w.ToVector(), previous_w[static_cast<std::size_t>(r.worker)].ToVector()});
+    }
+    state.initial_rho = summary.initial_rho;
+    state.rho_updates = summary.rho_updates;
+    state.lean_rounds = summary.lean_rounds;
+    state.solve_seconds = solve_seconds_before + solve_watch.ElapsedSeconds();
+    state.objective = summary.objective;
+    return state;
+  };
+
   for (int64_t round = first_round;; ++round) {
     RoundRequest request;
     request.round = round;
@@ -641,31 +672,7 @@ Result<Solution> Coordinator::Solve() {
     if (checkpointing) {
       if (round >= 1 && (round + 1) % checkpoint_every_ == 0) {
         Stopwatch checkpoint_watch;
-        MasterState state;
-        state.next_round = round + 1;
-        state.z = *z;
-        state.rho = rho;
-        state.rho_of_previous_round = rho_of_previous_round;
-        state.dual_residual = dual_residual;
-        state.inner_tolerance = inner_tolerance;
-        state.inner_relative = inner_relative;
-        state.lean = lean;
-        state.previous_round_lean = previous_round_lean;
-        state.z_last = request.z.ToVector();
-        state.rho_last = request.rho;
-        state.rho_previous = previous_rho;
-        state.alpha = request.relaxation;
-        for (const WorkerReply& r : latest) {
-          const WorkerReady& shard = (*ready)[static_cast<std::size_t>(r.worker)];
-          state.workers.push_back({shard.rows, shard.nnz, r.w.ToVector(),
-                                   previous_w[static_cast<std::size_t>(r.worker)].ToVector()});
-        }
-        state.initial_rho = summary.initial_rho;
-        state.rho_updates = summary.rho_updates;
-        state.lean_rounds = summary.lean_rounds;
-        state.solve_seconds = solve_seconds_before + solve_watch.ElapsedSeconds();
-        state.objective = summary.objective;
-        if (checkpoint_writer_(state).ok()) {
+        if (checkpoint_writer_(capture_state(request, latest)).ok()) {
           ++summary.checkpoints;
         } else {
           ++summary.checkpoint_failures;

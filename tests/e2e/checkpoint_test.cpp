@@ -224,6 +224,7 @@ TEST_F(CheckpointCli, MistakesAreNamed) {
       {{"--data", Data(), "--checkpoint", dir.File("c"), "--checkpoint-every", "0"}, "--checkpoint-every: must be >= 1"},
       {{"--data", Data(), "--checkpoint", dir.File("c"), "--barrier", "1", "--workers", "2"}, "needs synchronous rounds"},
       {{"--data", Data(), "--checkpoint", dir.File("c"), "--runtime", "mpi"}, "not with --runtime mpi"},
+      {{"--data", Data(), "--checkpoint-every", "5"}, "--checkpoint-every: only with --checkpoint"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args{"train"};
