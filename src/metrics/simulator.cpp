@@ -62,7 +62,12 @@ RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& co
   for (std::size_t i = 0; i < k; ++i) arrival[i] = static_cast<double>(i) * master_transfer + latency + worker_transfer;
   std::vector<double> finish(k);
   if (platform.cores > 0) {
-    finish = ShareCores(arrival, compute, platform.cores);
+    // On shared cores a worker's own end of its two messages (receiving ROUND, sending
+    // REPLY: half of each message's copying and CurveZMQ encryption, the other half being the
+    // master's) is CPU work that competes with the other workers' compute.
+    std::vector<double> work = compute;
+    for (double& w : work) w += 2 * 0.5 * worker_transfer;
+    finish = ShareCores(arrival, work, platform.cores);
   } else {
     for (std::size_t i = 0; i < k; ++i) finish[i] = arrival[i] + compute[i];
   }

@@ -74,13 +74,16 @@ TEST(Simulator, StaggeredArrivalsOnOneCore) {
   const Profile profile = FlatProfile();
   Platform platform = FreePlatform(1);
   platform.master_bandwidth = kMessageBytes;  // each message holds the master's link 1 s
-  // ROUNDs arrive at 1 and 2 (1 s on the link each); worker 0 computes 1..2, worker 1 2..3.
-  // REPLYs: 0 is in at max(2 + 1, 0 + 1) = 3, 1 at max(3 + 1, 3 + 1) = 4.
+  // ROUNDs arrive at 1 and 2 (1 s on the link each). On the shared core each worker's work
+  // is its 1 s of compute plus its end of its two messages (half of each: 1 s). Worker 0
+  // runs alone 1..2, then both share the core: worker 0 ends at 2 + 1 / 0.5 = 4, worker 1
+  // has had 1 s by then and ends at 5. REPLYs: 0 is in at max(4 + 1, 0 + 1) = 5, 1 at
+  // max(5 + 1, 5 + 1) = 6.
   Result<Prediction> p = Simulate(profile, platform, ScenarioOf(profile, 2), Prices{});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  EXPECT_NEAR(p->round_seconds, 4.0, 1e-12);
-  // With free messages both share the core from 0 and end at 2: communication adds half.
-  EXPECT_NEAR(p->communication_share, 0.5, 1e-12);
+  EXPECT_NEAR(p->round_seconds, 6.0, 1e-12);
+  // With free messages both share the core from 0 and end at 2: communication adds 4 of 6.
+  EXPECT_NEAR(p->communication_share, 4.0 / 6.0, 1e-12);
   EXPECT_EQ(p->bytes_per_round, static_cast<int64_t>(4 * kMessageBytes));
 }
 
