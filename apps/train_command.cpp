@@ -370,14 +370,15 @@ int RunTrain(int argc, char** argv) {
     }
     std::error_code error;
     const std::string working_directory = std::filesystem::current_path(error).string();
-    coordinator.SetCheckpointWriter(static_cast<int>(flags.checkpoint_every), [&, working_directory](const MasterState& state) {
+    const auto write = [&, working_directory](const MasterState& state) {
       Status written = WriteCheckpoint(*checkpoint_store, Checkpoint{state, arguments, working_directory});
       if (!written.ok()) {
         std::fprintf(stderr, "\nnimbus train: warning: %s (the run goes on; the previous checkpoint stays)\n",
                      written.message().c_str());
       }
       return written;
-    });
+    };
+    coordinator.SetCheckpointWriter(static_cast<int>(flags.checkpoint_every), write);
   }
   if (resume) {
     if (!flags.quiet) {

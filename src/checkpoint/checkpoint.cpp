@@ -23,7 +23,8 @@ Json Metadata(const Checkpoint& checkpoint) {
   const MasterState& s = checkpoint.state;
   Json workers = Json::array();
   for (const MasterState::Worker& w : s.workers) {
-    workers.push_back({{"rows", w.rows}, {"nnz", w.nnz}, {"w_last", w.w_last.size()}, {"w_previous", w.w_previous.size()}});
+    workers.push_back(
+        {{"rows", w.rows}, {"nnz", w.nnz}, {"w_last", w.w_last.size()}, {"w_previous", w.w_previous.size()}});
   }
   return Json{{"next_round", s.next_round},
               {"rho", s.rho},

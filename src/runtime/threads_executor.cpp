@@ -139,7 +139,8 @@ Status ThreadsExecutor::Restore(const std::vector<WorkerHistory>& histories) {
   std::lock_guard lock(mutex_);
   for (std::size_t i = 0; i < histories.size(); ++i) {
     const WorkerHistory& h = histories[i];
-    slots_[i].resume = std::make_shared<const ResumeState>(RebuildResumeState(h.previous ? &*h.previous : nullptr, h.last));
+    slots_[i].resume =
+        std::make_shared<const ResumeState>(RebuildResumeState(h.previous ? &*h.previous : nullptr, h.last));
   }
   return Status::Ok();
 }

@@ -137,7 +137,9 @@ void Transport::CountStale(const std::string& why) {
 bool CurveAvailable() { return zmq_has("curve") != 0; }
 
 Result<CurveKeyPair> NewCurveKeyPair() {
-  if (!CurveAvailable()) return FailedPrecondition("this libzmq has no CURVE security; run with --insecure on loopback");
+  if (!CurveAvailable()) {
+    return FailedPrecondition("this libzmq has no CURVE security; run with --insecure on loopback");
+  }
   char public_key[41];
   char secret_key[41];
   if (zmq_curve_keypair(public_key, secret_key) != 0) return ZmqError("cannot make a CURVE key pair");

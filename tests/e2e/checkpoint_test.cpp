@@ -125,7 +125,8 @@ class CheckpointCli : public ::testing::Test {
     ASSERT_EQ(::waitpid(master, &status, 0), master);
     ::kill(-master, SIGKILL);  // the process runtime's workers, orphaned (they would leave on their own)
     ASSERT_GE(round, 4) << ReadTextFile(dir.File("first.log"));
-    ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it could be killed: " << ReadTextFile(dir.File("first.log"));
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it could be killed: "
+                                     << ReadTextFile(dir.File("first.log"));
     ASSERT_FALSE(FileExists(dir.File("resumed.json")));
 
     const CommandResult resumed = RunNimbus({"train", "--checkpoint", dir.File("cp"), "--resume"});

@@ -42,7 +42,9 @@ int main(int argc, char** argv) {
   Result<Dataset> data = ReadLibsvmFile(argv[1]);
   if (!data.ok()) Fail(data.status().ToString());
   DirectoryStore store(corpus + "/.split");
-  if (std::system(("mkdir -p " + corpus + "/.split " + corpus + "/shard " + corpus + "/manifest " + corpus + "/wire " + corpus + "/checkpoint").c_str()) != 0) {
+  const std::string directories = corpus + "/.split " + corpus + "/shard " + corpus + "/manifest " + corpus + "/wire " +
+                                  corpus + "/checkpoint";
+  if (std::system(("mkdir -p " + directories).c_str()) != 0) {
     Fail("cannot make the corpus directories");
   }
   Result<Manifest> manifest = WriteShards(*data, 2, "seed.svm", store);
