@@ -195,7 +195,7 @@ int RunTrain(int argc, char** argv) {
   parser.AddString("checkpoint", "DIR|s3://B/P", "write the master's state here every --checkpoint-every rounds (one\n"
                    "                            object, replaced atomically), so that --resume can continue the run",
                    &flags.checkpoint);
-  parser.AddInt("checkpoint-every", "M", "rounds between checkpoints (default 10)", &flags.checkpoint_every);
+  parser.AddInt("checkpoint-every", "M", "rounds between checkpoints", &flags.checkpoint_every);
   parser.AddSwitch("resume", "continue the run whose checkpoint --checkpoint names, from its last checkpoint\n"
                    "                            (give only --checkpoint, or the run's own arguments)", &flags.resume);
   parser.AddSwitch("quiet", "print nothing but errors", &flags.quiet);
