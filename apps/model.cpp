@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "nimbus/core/file_io.h"
+#include "nimbus/core/json_integer.h"
 #include "nimbus/core/json_writer.h"
 
 namespace nimbus::cli {
@@ -42,19 +43,19 @@ Result<Model> ParseJsonModel(const std::string& text, const std::string& path) {
   Model model;
   try {
     if (root.value("format", "") != "nimbus-model") return InvalidArgument(path + ": format is not 'nimbus-model'");
-    if (root.at("version").get<int>() != 1) return InvalidArgument(path + ": unsupported model version");
+    if (JsonInteger<int>(root.at("version")) != 1) return InvalidArgument(path + ": unsupported model version");
     NIMBUS_ASSIGN_OR_RETURN(model.loss, ParseLoss(root.at("loss").get<std::string>()));
     model.regularizer.l1 = root.at("l1").get<double>();
     model.regularizer.l2 = root.at("l2").get<double>();
     model.intercept = root.at("intercept").get<bool>();
-    model.cols = root.at("cols").get<int64_t>();
+    model.cols = JsonInteger<int64_t>(root.at("cols"));
     if (model.cols < 0 || model.cols > 2147483647) return InvalidArgument(path + ": field 'cols' out of range");
     const Json& labels = root.at("labels");
     model.labels.binary = labels.at("binary").get<bool>();
     model.labels.negative = labels.at("negative").get<double>();
     model.labels.positive = labels.at("positive").get<double>();
     model.weights.assign(static_cast<std::size_t>(model.cols) + (model.intercept ? 1 : 0), 0.0);
-    const auto indices = root.at("weights").at("indices").get<std::vector<int64_t>>();
+    const auto indices = JsonIntegers<int64_t>(root.at("weights").at("indices"));
     const auto values = root.at("weights").at("values").get<std::vector<double>>();
     if (indices.size() != values.size()) return InvalidArgument(path + ": weights.indices and weights.values differ in length");
     for (std::size_t k = 0; k < indices.size(); ++k) {

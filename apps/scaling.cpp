@@ -6,6 +6,7 @@
 
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/format.h"
+#include "nimbus/core/json_integer.h"
 #include "nimbus/metrics/plot.h"
 
 namespace nimbus::cli {
@@ -79,17 +80,17 @@ Result<ScaleResult> ScaleResult::FromJson(const std::string& text, const std::st
   try {
     result.data = json.value("data", "");
     result.runtime = json.value("runtime", "");
-    result.rows = json.at("rows").get<int64_t>();
-    result.cols = json.at("cols").get<int64_t>();
-    result.nnz = json.at("nnz").get<int64_t>();
+    result.rows = JsonInteger<int64_t>(json.at("rows"));
+    result.cols = JsonInteger<int64_t>(json.at("cols"));
+    result.nnz = JsonInteger<int64_t>(json.at("nnz"));
     result.eps_abs = json.value("eps_abs", 0.0);
     result.eps_rel = json.value("eps_rel", 0.0);
     for (std::size_t i = 0; i < json["points"].size(); ++i) {
       const nlohmann::json& item = json["points"][i];
       ScalePoint p;
-      p.workers = item.at("workers").get<int>();
-      p.iterations = item.at("iterations").get<int>();
-      p.rounds = item.at("rounds").get<int>();
+      p.workers = JsonInteger<int>(item.at("workers"));
+      p.iterations = JsonInteger<int>(item.at("iterations"));
+      p.rounds = JsonInteger<int>(item.at("rounds"));
       p.termination = item.value("termination", "");
       p.objective = item.value("objective", 0.0);
       p.setup_seconds = item.at("setup_seconds").get<double>();

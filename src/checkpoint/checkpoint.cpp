@@ -5,6 +5,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "nimbus/core/json_integer.h"
+
 namespace nimbus {
 namespace {
 
@@ -144,7 +146,7 @@ Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& w
   std::vector<std::size_t> lengths;
   try {
     const Json json = Json::parse(bytes.substr(kPreamble, length));
-    s.next_round = json.at("next_round").get<int64_t>();
+    s.next_round = JsonInteger<int64_t>(json.at("next_round"));
     s.rho = json.at("rho").get<double>();
     s.rho_of_previous_round = json.at("rho_of_previous_round").get<double>();
     s.dual_residual = json.at("dual_residual").get<double>();
@@ -156,16 +158,16 @@ Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& w
     s.rho_previous = json.at("rho_previous").get<double>();
     s.alpha = json.at("alpha").get<double>();
     s.initial_rho = json.at("initial_rho").get<double>();
-    s.rho_updates = json.at("rho_updates").get<int>();
-    s.lean_rounds = json.at("lean_rounds").get<int>();
+    s.rho_updates = JsonInteger<int>(json.at("rho_updates"));
+    s.lean_rounds = JsonInteger<int>(json.at("lean_rounds"));
     s.solve_seconds = json.at("solve_seconds").get<double>();
     s.objective = json.at("objective").get<double>();
-    const auto model_size = json.at("model_size").get<std::size_t>();
+    const auto model_size = JsonInteger<std::size_t>(json.at("model_size"));
     lengths = {model_size, model_size};
     for (const Json& w : json.at("workers")) {
-      s.workers.push_back({w.at("rows").get<int64_t>(), w.at("nnz").get<int64_t>(), {}, {}});
-      lengths.push_back(w.at("w_last").get<std::size_t>());
-      lengths.push_back(w.at("w_previous").get<std::size_t>());
+      s.workers.push_back({JsonInteger<int64_t>(w.at("rows")), JsonInteger<int64_t>(w.at("nnz")), {}, {}});
+      lengths.push_back(JsonInteger<std::size_t>(w.at("w_last")));
+      lengths.push_back(JsonInteger<std::size_t>(w.at("w_previous")));
     }
     checkpoint.arguments = json.at("arguments").get<std::vector<std::string>>();
     checkpoint.working_directory = json.at("working_directory").get<std::string>();

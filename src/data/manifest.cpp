@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "nimbus/core/json_integer.h"
 #include "nimbus/data/shard.h"
 
 namespace nimbus {
@@ -30,7 +31,11 @@ Status ReadField(const Json& object, const char* key, const std::string& where, 
     if (!it->is_number_integer()) return InvalidArgument(where + ": field '" + key + "' has the wrong type");
   }
   try {
-    *out = it->get<T>();
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      *out = JsonInteger<T>(*it);  // and within T's range
+    } else {
+      *out = it->get<T>();
+    }
   } catch (const Json::exception&) {
     return InvalidArgument(where + ": field '" + key + "' has the wrong type");
   }

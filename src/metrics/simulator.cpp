@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nimbus/core/file_io.h"
+#include "nimbus/core/json_integer.h"
 
 namespace nimbus {
 namespace {
@@ -259,12 +260,21 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
   Profile profile;
   std::string missing;
   auto number = [&](const nlohmann::json& object, const char* field, auto* out) {
+    using T = std::remove_pointer_t<decltype(out)>;
     const auto it = object.find(field);
-    if (it == object.end() || !it->is_number()) {
-      if (missing.empty()) missing = field;
-      return;
+    // A count must be an integer within its type's range (a cast of 1e300 would be undefined).
+    const bool integral = std::is_integral_v<T>;
+    bool usable = it != object.end() && (integral ? it->is_number_integer() : it->is_number());
+    if (usable && integral) {
+      try {
+        *out = static_cast<T>(JsonInteger<std::conditional_t<integral, T, int>>(*it));
+      } catch (const nlohmann::json::exception&) {
+        usable = false;
+      }
+    } else if (usable) {
+      *out = it->get<T>();
     }
-    *out = it->get<std::remove_pointer_t<decltype(out)>>();
+    if (!usable && missing.empty()) missing = field;
   };
   if (json.contains("machine") && json["machine"].is_string()) profile.machine = json["machine"];
   if (json.contains("date") && json["date"].is_string()) profile.date = json["date"];

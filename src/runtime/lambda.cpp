@@ -10,6 +10,7 @@
 
 #include "nimbus/cloud/lambda.h"
 #include "nimbus/core/clock.h"
+#include "nimbus/core/json_integer.h"
 #include "nimbus/runtime/worker_process.h"
 #include "nimbus/transport/transport.h"
 
@@ -104,9 +105,9 @@ Result<LambdaWorkerEvent> LambdaWorkerEvent::Parse(const std::string& text) {
   LambdaWorkerEvent event;
   try {
     event.connect = json.at("connect").get<std::string>();
-    event.run_id = json.at("run").get<uint64_t>();
-    event.worker = json.at("worker").get<int>();
-    event.invocation = json.value("invocation", uint64_t{1});
+    event.run_id = JsonInteger<uint64_t>(json.at("run"));
+    event.worker = JsonInteger<int>(json.at("worker"));
+    event.invocation = json.contains("invocation") ? JsonInteger<uint64_t>(json["invocation"]) : 1;
     if (json.contains("credentials")) {
       const Json& c = json["credentials"];
       event.credentials = AwsCredentials{c.at("access_key_id").get<std::string>(),

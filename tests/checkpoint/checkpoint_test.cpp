@@ -3,6 +3,9 @@
 #include "nimbus/checkpoint/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cstring>
 
 #include <cmath>
 #include <limits>
@@ -97,6 +100,37 @@ TEST(Checkpoint, ACutOrDamagedFileIsRefusedWithItsName) {
   std::string other_version = bytes;
   other_version[8] = 2;
   EXPECT_NE(DecodeCheckpoint(other_version, "c").status().message().find("format version 2"), std::string::npos);
+}
+
+// Found by fuzz_checkpoint: a count written as a double beyond any integer ("next_round":
+// 7777...74) was cast to an integer, which is undefined. Counts must be integers in range.
+TEST(Checkpoint, CountsThatAreNotIntegersInRangeAreRefused) {
+  const std::string bytes = EncodeCheckpoint(Sample());
+  uint64_t length = 0;
+  std::memcpy(&length, bytes.data() + 16, sizeof length);
+  const std::string metadata = bytes.substr(24, length);
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"next_round\":12", "\"next_round\":1e300"},
+                                 {"\"next_round\":12", "\"next_round\":18446744073709551615"},
+                                 {"\"model_size\":6", "\"model_size\":6.5"},
+                                 {"\"rows\":100", "\"rows\":-1e300"}}) {
+    SCOPED_TRACE(to);
+    std::string changed = metadata;
+    ASSERT_NE(changed.find(from), std::string::npos) << metadata;
+    changed.replace(changed.find(from), from.size(), to);
+    // The same file with this metadata, its length and checksum made right.
+    std::string file = bytes.substr(0, 16);
+    const uint64_t changed_length = changed.size();
+    file.append(reinterpret_cast<const char*>(&changed_length), 8);
+    file += changed;
+    file += bytes.substr(24 + length, bytes.size() - 24 - length - 8);
+    const uint64_t checksum = XXH3_64bits(file.data(), file.size());
+    file.append(reinterpret_cast<const char*>(&checksum), 8);
+    Result<Checkpoint> refused = DecodeCheckpoint(file, "dir/checkpoint.nimbus");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("dir/checkpoint.nimbus: not a usable checkpoint: bad metadata"),
+              std::string::npos)
+        << refused.status().ToString();
+  }
 }
 
 TEST(Checkpoint, AStoreHoldsTheNewestAndNothingElse) {

@@ -54,6 +54,16 @@ TEST(Cli, AModelWithANumberOutOfRangeIsAnError) {
   const CommandResult result = RunNimbus({"predict", "--model", dir.File("m.json"), "--data", HeartScalePath()});
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find(dir.File("m.json") + ": not valid JSON"), std::string::npos) << result.err;
+  // An integer field written as a double far beyond any integer (a cast would be undefined),
+  // or as an integer beyond its type: a bad model, named.
+  for (const std::string cols : {"1e300", "18446744073709551615", "5.5"}) {
+    WriteTextFile(dir.File("m.json"), R"({"format": "nimbus-model", "version": 1, "loss": "logistic", "l1": 0,
+        "l2": 1, "intercept": false, "cols": )" + cols + R"(, "labels": {"binary": true, "negative": -1,
+        "positive": 1}, "weights": {"indices": [1], "values": [0.5]}})");
+    const CommandResult bad = RunNimbus({"predict", "--model", dir.File("m.json"), "--data", HeartScalePath()});
+    EXPECT_EQ(bad.exit_code, 2) << cols << ": " << bad.err;
+    EXPECT_NE(bad.err.find(dir.File("m.json")), std::string::npos) << bad.err;
+  }
 }
 
 TEST(Cli, AShardTooLargeForAWorkersMemoryIsRefusedBeforeTheStart) {

@@ -180,6 +180,11 @@ TEST(LambdaBootstrap, ABadEventIsReportedAsAFunctionError) {
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->headers["x-amz-function-error"], "Unhandled");
   EXPECT_NE(response->body.find("InvalidEvent"), std::string::npos) << response->body;
+  // A worker number written as a double beyond any integer, too (its cast would be undefined).
+  request.body = R"({"connect": "tcp://127.0.0.1:1", "run": 1, "worker": 1e300})";
+  response = HttpSend(request);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_NE(response->body.find("InvalidEvent"), std::string::npos) << response->body;
   // A malformed CurveZMQ key, too.
   request.body = R"({"connect": "tcp://127.0.0.1:1", "run": 1, "worker": 0, "server_key": "short"})";
   response = HttpSend(request);

@@ -237,6 +237,13 @@ TEST(Profile, JsonRoundTripAndErrorsThatNameTheField) {
   EXPECT_NE(missing.status().message().find("p.json"), std::string::npos);
   EXPECT_NE(missing.status().message().find("message_bandwidth"), std::string::npos);
   EXPECT_FALSE(Profile::FromJson("[1, 2]", "p.json").ok());
+  // A count written as a double beyond any integer is not a count (its cast would be undefined).
+  std::string huge = profile.ToJson();
+  const auto cores = huge.find("\"cores\":");
+  huge.replace(cores, huge.find_first_of(",}", cores) - cores, "\"cores\":1e300");
+  Result<Profile> refused = Profile::FromJson(huge, "p.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("cores"), std::string::npos) << refused.status().ToString();
 
   Profile unordered = FlatProfile();
   unordered.points.push_back(unordered.points[0]);  // workers 1 twice
