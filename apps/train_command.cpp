@@ -66,10 +66,13 @@ std::string Joined(const std::vector<std::string>& arguments) {
   return text;
 }
 
+// nimbus train; with `loaded`, the checkpoint a --resume continues from, already read.
+int Train(int argc, char** argv, std::optional<Checkpoint> loaded);
+
 // `nimbus train --checkpoint X --resume`: the run's own arguments, from its checkpoint, run
 // again from the directory they were given in, with --resume (and --quiet or --verbose if
-// asked for now).
-int RerunFromCheckpoint(const Checkpoint& checkpoint, const std::vector<std::string>& printing) {
+// asked for now). The checkpoint goes along, so it is read once.
+int RerunFromCheckpoint(Checkpoint checkpoint, const std::vector<std::string>& printing) {
   if (!checkpoint.working_directory.empty() && ::chdir(checkpoint.working_directory.c_str()) != 0) {
     return ReportError("train", ErrnoError("--resume: cannot enter " + checkpoint.working_directory +
                                            ", where the run started", errno));
@@ -81,7 +84,7 @@ int RerunFromCheckpoint(const Checkpoint& checkpoint, const std::vector<std::str
   std::vector<char*> argv;
   for (std::string& a : arguments) argv.push_back(a.data());
   argv.push_back(nullptr);
-  return RunTrain(static_cast<int>(arguments.size()), argv.data());
+  return Train(static_cast<int>(arguments.size()), argv.data(), std::move(checkpoint));
 }
 
 // "\r iter  12  objective 0.4123456789  primal 1.2e-03/4.5e-05  dual ...  rho ...  1.3 s"
@@ -114,9 +117,7 @@ int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) 
   return solution->summary.ok() ? kExitOk : kExitFailure;
 }
 
-}  // namespace
-
-int RunTrain(int argc, char** argv) {
+int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   // The run's arguments (after "nimbus train"), less those that change nothing in it (how
   // much it prints, --resume): what a checkpoint keeps.
   std::vector<std::string> arguments(argv + std::min(argc, 2), argv + argc);
@@ -144,7 +145,7 @@ int RunTrain(int argc, char** argv) {
       const std::string location = arguments.size() == 2 ? arguments[1] : arguments[0].substr(13);
       Result<Checkpoint> checkpoint = LoadCheckpoint(location);
       if (!checkpoint.ok()) return ReportError("train", checkpoint.status());
-      return RerunFromCheckpoint(*checkpoint, printing);
+      return RerunFromCheckpoint(std::move(checkpoint).value(), printing);
     }
   }
   TrainFlags flags;
@@ -207,7 +208,7 @@ int RunTrain(int argc, char** argv) {
   // --resume: the run's arguments are in its checkpoint.
   std::optional<Checkpoint> resume;
   if (flags.resume) {
-    Result<Checkpoint> checkpoint = LoadCheckpoint(flags.checkpoint);
+    Result<Checkpoint> checkpoint = loaded ? Result<Checkpoint>(std::move(*loaded)) : LoadCheckpoint(flags.checkpoint);
     if (!checkpoint.ok()) return ReportError("train", checkpoint.status());
     if (arguments != checkpoint->arguments) {
       return ReportError("train", InvalidArgument("--resume: give only --checkpoint, or the run's own arguments; "
@@ -427,5 +428,9 @@ int RunTrain(int argc, char** argv) {
   }
   return kExitOk;
 }
+
+}  // namespace
+
+int RunTrain(int argc, char** argv) { return Train(argc, argv, std::nullopt); }
 
 }  // namespace nimbus::cli
