@@ -388,7 +388,6 @@ Status RestoreWorkers(const MasterState& state, const std::vector<WorkerReady>& 
     return FailedPrecondition("the checkpoint's model has " + std::to_string(state.z.size()) +
                               " entries, this problem " + std::to_string(n));
   }
-  auto z_last = std::make_shared<const Vector>(state.z_last);
   std::vector<WorkerHistory> histories;
   for (std::size_t i = 0; i < ready.size(); ++i) {
     const MasterState::Worker& kept = state.workers[i];
@@ -402,12 +401,10 @@ Status RestoreWorkers(const MasterState& state, const std::vector<WorkerReady>& 
     if (kept.w_last.size() != local || (!kept.w_previous.empty() && kept.w_previous.size() != local)) {
       return FailedPrecondition("worker " + std::to_string(i) + "'s kept state does not fit its shard");
     }
-    const SharedVector z = ready[i].support ? Gather(*z_last, *ready[i].support) : SharedVector(z_last);
+    const SharedVector z = ready[i].support ? Gather(state.z_last, *ready[i].support) : state.z_last;
     WorkerHistory history;
-    history.last = KeptAnswer{z, state.rho_last, state.alpha, SharedVector(kept.w_last)};
-    if (!kept.w_previous.empty()) {
-      history.previous = KeptAnswer{z, state.rho_previous, state.alpha, SharedVector(kept.w_previous)};
-    }
+    history.last = KeptAnswer{z, state.rho_last, state.alpha, kept.w_last};
+    if (!kept.w_previous.empty()) history.previous = KeptAnswer{z, state.rho_previous, state.alpha, kept.w_previous};
     histories.push_back(std::move(history));
   }
   return executor.Restore(histories);
@@ -493,7 +490,7 @@ Result<Solution> Coordinator::Solve() {
   if (resume_ != nullptr) {
     const MasterState& state = *resume_;
     first_round = state.next_round;
-    z = std::make_shared<Vector>(state.z);
+    z = std::make_shared<Vector>(state.z.ToVector());
     tested_z = z;
     rho = state.rho;
     rho_of_previous_round = state.rho_of_previous_round;
@@ -502,7 +499,7 @@ Result<Solution> Coordinator::Solve() {
     inner_relative = state.inner_relative;
     lean = state.lean;
     previous_round_lean = state.previous_round_lean;
-    for (std::size_t i = 0; i < previous_w.size(); ++i) previous_w[i] = SharedVector(state.workers[i].w_last);
+    for (std::size_t i = 0; i < previous_w.size(); ++i) previous_w[i] = state.workers[i].w_last;
     previous_rho = state.rho_last;
     summary.initial_rho = state.initial_rho;
     summary.rho_updates = state.rho_updates;
@@ -528,7 +525,7 @@ Result<Solution> Coordinator::Solve() {
   auto capture_state = [&](const RoundRequest& request, const std::vector<WorkerReply>& latest) {
     MasterState state;
     state.next_round = request.round + 1;
-    state.z = *z;
+    state.z = z;
     state.rho = rho;
     state.rho_of_previous_round = rho_of_previous_round;
     state.dual_residual = dual_residual;
@@ -536,14 +533,13 @@ Result<Solution> Coordinator::Solve() {
     state.inner_relative = inner_relative;
     state.lean = lean;
     state.previous_round_lean = previous_round_lean;
-    state.z_last = request.z.ToVector();
+    state.z_last = request.z;
     state.rho_last = request.rho;
     state.rho_previous = previous_rho;
     state.alpha = request.relaxation;
     for (const WorkerReply& r : latest) {
       const WorkerReady& shard = (*ready)[static_cast<std::size_t>(r.worker)];
-      state.workers.push_back(
-          {shard.rows, shard.nnz, r.w.ToVector(), previous_w[static_cast<std::size_t>(r.worker)].ToVector()});
+      state.workers.push_back({shard.rows, shard.nnz, r.w, previous_w[static_cast<std::size_t>(r.worker)]});
     }
     state.initial_rho = summary.initial_rho;
     state.rho_updates = summary.rho_updates;

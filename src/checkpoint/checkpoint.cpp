@@ -17,7 +17,7 @@ constexpr uint32_t kVersion = 1;
 constexpr std::size_t kPreamble = 24;  // magic, version, zero, metadata length
 constexpr std::size_t kTrailer = 8;    // the checksum
 
-std::string_view BytesOf(const std::vector<double>& v) {
+std::string_view BytesOf(const SharedVector& v) {
   return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double)};
 }
 
@@ -191,7 +191,7 @@ Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& w
     std::vector<double> v(n);
     if (n > 0) std::memcpy(v.data(), vectors.data() + offset, n * sizeof(double));
     offset += n * sizeof(double);
-    return v;
+    return SharedVector(std::move(v));
   };
   s.z = take(lengths[0]);
   s.z_last = take(lengths[1]);

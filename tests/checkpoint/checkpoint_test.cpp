@@ -21,8 +21,8 @@ Checkpoint Sample() {
   Checkpoint c;
   MasterState& s = c.state;
   s.next_round = 12;
-  s.z = {0.1, -2.5e-300, 3e300, 0.0, -0.0, 1.0 / 3.0};
-  s.z_last = {1, 2, 3, 4, 5, std::nextafter(1.0, 2.0)};
+  s.z = std::vector<double>{0.1, -2.5e-300, 3e300, 0.0, -0.0, 1.0 / 3.0};
+  s.z_last = std::vector<double>{1, 2, 3, 4, 5, std::nextafter(1.0, 2.0)};
   s.rho = 0.123456789012345678;
   s.rho_of_previous_round = 0.2;
   s.dual_residual = 1e-7;
@@ -38,8 +38,8 @@ Checkpoint Sample() {
   s.lean_rounds = 11;
   s.solve_seconds = 12.5;
   s.objective = 0.693;
-  s.workers.push_back({100, 1000, {1.5, -2.5}, {0.5, 0.25}});
-  s.workers.push_back({101, 990, {std::numeric_limits<double>::denorm_min(), 7}, {}});  // one answer only
+  s.workers.push_back({100, 1000, std::vector<double>{1.5, -2.5}, std::vector<double>{0.5, 0.25}});
+  s.workers.push_back({101, 990, std::vector<double>{std::numeric_limits<double>::denorm_min(), 7}, {}});  // one answer
   c.arguments = {"--data", "train.svm", "--l1", "1e-5", "--runtime", "process"};
   c.working_directory = "/home/user/runs";
   return c;
@@ -50,7 +50,7 @@ void ExpectSame(const Checkpoint& a, const Checkpoint& b) {
   const MasterState& y = b.state;
   EXPECT_EQ(x.next_round, y.next_round);
   // Compared as bits: -0.0 and denormals must come back as they were.
-  auto bits = [](const std::vector<double>& v) {
+  auto bits = [](const SharedVector& v) {
     return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
   };
   EXPECT_EQ(bits(x.z), bits(y.z));

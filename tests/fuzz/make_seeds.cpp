@@ -95,11 +95,12 @@ int main(int argc, char** argv) {
   // A checkpoint of three workers, one of which has answered a single round.
   Checkpoint checkpoint;
   checkpoint.state.next_round = 4;
-  checkpoint.state.z = {0.5, -1.5, 0, 2};
-  checkpoint.state.z_last = {0.25, -1, 0, 1.5};
+  checkpoint.state.z = std::vector<double>{0.5, -1.5, 0, 2};
+  checkpoint.state.z_last = std::vector<double>{0.25, -1, 0, 1.5};
   checkpoint.state.rho = checkpoint.state.rho_last = checkpoint.state.rho_previous = 0.3;
   checkpoint.state.alpha = 1.6;
-  checkpoint.state.workers = {{10, 30, {1, 2}, {0.5, 1}}, {11, 29, {3, 4, 5}, {}}, {9, 27, {6}, {7}}};
+  using V = std::vector<double>;
+  checkpoint.state.workers = {{10, 30, V{1, 2}, V{0.5, 1}}, {11, 29, V{3, 4, 5}, {}}, {9, 27, V{6}, V{7}}};
   checkpoint.arguments = {"--data", "d.svm", "--l1", "1e-4"};
   checkpoint.working_directory = "/tmp";
   WriteFile(corpus + "/checkpoint/seed", EncodeCheckpoint(checkpoint));

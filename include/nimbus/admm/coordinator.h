@@ -40,10 +40,10 @@ using IterationCallback = std::function<bool(const IterationInfo&)>;
 
 // The master's state between two rounds: enough to carry on after the master is lost. What
 // a checkpoint holds (checkpoint/checkpoint.h writes and reads it); the names are the
-// coordinator's loop variables.
+// coordinator's loop variables. The vectors are shared with the solve, not copied.
 struct MasterState {
   int64_t next_round = 0;             // the round to run next (>= 2)
-  std::vector<double> z;              // z^{next_round}
+  SharedVector z;                     // z^{next_round}
   double rho = 0;                     // for the next round
   double rho_of_previous_round = 0;   // the rho of round next_round - 1
   double dual_residual = 0;           // s of iteration next_round
@@ -53,15 +53,15 @@ struct MasterState {
   bool previous_round_lean = false;
   // The workers' kept state: each worker's replies to the last two rounds, with what those
   // rounds sent (z of the last one; rho of both; alpha).
-  std::vector<double> z_last;         // z^{next_round - 1}
+  SharedVector z_last;                // z^{next_round - 1}
   double rho_last = 0;                // rho of round next_round - 1
   double rho_previous = 0;            // rho of round next_round - 2
   double alpha = 1;
   struct Worker {
     int64_t rows = 0;                 // the shard's, to tell the same data on resume
     int64_t nnz = 0;
-    std::vector<double> w_last;       // its reply to round next_round - 1
-    std::vector<double> w_previous;   // and to round next_round - 2
+    SharedVector w_last;              // its reply to round next_round - 1
+    SharedVector w_previous;          // and to round next_round - 2
   };
   std::vector<Worker> workers;
   // The summary so far.
