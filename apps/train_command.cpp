@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "model.h"
 #include "nimbus/admm/coordinator.h"
+#include "nimbus/admm/newton.h"
 #include "nimbus/checkpoint/checkpoint.h"
 #include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
@@ -46,7 +47,37 @@ struct TrainFlags {
   std::string checkpoint;
   int64_t checkpoint_every = 10;
   bool resume = false;
+  std::string algorithm = "auto";
+  double gradient_tolerance = NewtonOptions{}.gradient_tolerance;
 };
+
+// --algorithm auto: distributed Newton where nothing asks for what only ADMM has (a partial
+// barrier, lean messages, the allreduce topology, checkpoints).
+Result<std::string> ChooseAlgorithm(const TrainFlags& flags, const AdmmOptions& admm) {
+  const bool admm_only = admm.barrier != 0 || admm.lean_messages || flags.runtime.topology == "allreduce" ||
+                         !flags.checkpoint.empty();
+  if (flags.algorithm == "auto") return std::string(!admm_only ? "newton" : "admm");
+  if (flags.algorithm == "admm") return flags.algorithm;
+  if (flags.algorithm != "newton") {
+    return InvalidArgument("--algorithm: '" + flags.algorithm + "' is not admm, newton or auto");
+  }
+  if (admm_only) {
+    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32, --topology "
+                           "allreduce or --checkpoint (ADMM's)");
+  }
+  return flags.algorithm;
+}
+
+// The Newton master's options from the command line and the ADMM options they share.
+NewtonOptions NewtonOptionsFrom(const TrainFlags& flags, const AdmmOptions& admm) {
+  NewtonOptions newton;
+  newton.gradient_tolerance = flags.gradient_tolerance;
+  newton.max_iterations = admm.max_iterations;
+  newton.target_objective = admm.target_objective;
+  newton.round_timeout_seconds = admm.round_timeout_seconds;
+  newton.start_timeout_seconds = admm.start_timeout_seconds;
+  return newton;
+}
 
 // The checkpoint a --resume continues from; errors say where it was looked for.
 Result<Checkpoint> LoadCheckpoint(const std::string& location) {
@@ -92,6 +123,14 @@ bool PrintProgress(const IterationInfo& info) {
   std::fprintf(stderr, "\r  iter %4d  objective %.10g  primal %.2e/%.2e  dual %.2e/%.2e  rho %.2e  %.1f s   ",
                info.iteration, info.objective, info.primal_residual, info.eps_primal, info.dual_residual,
                info.eps_dual, info.rho, info.elapsed_seconds);
+  std::fflush(stderr);
+  return true;
+}
+
+// "\r step   4  objective 0.4123456789  gradient 1.2e-03  1.3 s"
+bool PrintNewtonProgress(const IterationInfo& info) {
+  std::fprintf(stderr, "\r  step %4d  objective %.10g  gradient %.2e  %.1f s   ", info.iteration, info.objective,
+               info.primal_residual, info.elapsed_seconds);
   std::fflush(stderr);
   return true;
 }
@@ -151,8 +190,8 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   TrainFlags flags;
   ArgParser parser(
       "train", "--data FILE.svm|DIR [--l1 X] [--l2 X] [--workers K] [--runtime R] [--out MODEL] ...",
-      "Solves  min_x (1/N) sum_r loss(y_r, a_r.x [+ b]) + l1 ||x||_1 + (l2/2) ||x||^2  with consensus ADMM\n"
-      "across K workers. --data is a LIBSVM file (split into K row blocks) or a directory written by\n"
+      "Solves  min_x (1/N) sum_r loss(y_r, a_r.x [+ b]) + l1 ||x||_1 + (l2/2) ||x||^2  across K workers, with\n"
+      "consensus ADMM or (smooth problems) distributed Newton-CG. --data is a LIBSVM file (split into K row blocks) or a directory written by\n"
       "'nimbus split' (one shard per worker). Without --l1 and --l2 the problem gets l2 = 1/N, liblinear's\n"
       "default C = 1. Workers run as threads of this process, as local processes, or wherever a launch\n"
       "command starts them (they dial out to this master); any of them may fail and is replaced.");
@@ -162,6 +201,9 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   parser.AddString("topology", "NAME", "--runtime mpi: star (mpirun -n K+1: a master rank and K workers) or\n"
                    "                            allreduce (mpirun -n K: every rank a worker, z from an allreduce)",
                    &flags.runtime.topology);
+  parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region, or orthant-wise\n"
+                   "                            with --l1), or auto (newton where it applies)", &flags.algorithm);
+  parser.AddDouble("gradient-tolerance", "X", "newton: stop at ||grad F|| <= X ||grad F(0)||", &flags.gradient_tolerance);
   parser.AddString("out", "MODEL", "write the model here", &flags.out);
   parser.AddString("model-format", "FORMAT", "json, or liblinear (readable by liblinear-predict)", &flags.model_format);
   parser.AddString("trace", "FILE.jsonl", "write one JSON line per round and per worker event", &flags.trace);
@@ -354,6 +396,12 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   if (!runtime.ok()) return fail(runtime.status());
   if (runtime->remote != nullptr && trace) runtime->remote->SetTraceSink(trace.get());
 
+  Result<std::string> algorithm = ChooseAlgorithm(flags, admm);
+  if (!algorithm.ok()) return fail(algorithm.status());
+  NewtonOptions newton_options = NewtonOptionsFrom(flags, admm);
+  if (Status valid = newton_options.Validate(); !valid.ok()) return fail(valid);
+  NewtonMaster newton(plan->spec, newton_options, runtime->executor.get());
+  if (trace) newton.SetTraceSink(trace.get());
   Coordinator coordinator(plan->spec, admm, runtime->executor.get());
   if (trace) coordinator.SetTraceSink(trace.get());
   std::unique_ptr<Store> checkpoint_store;
@@ -390,14 +438,15 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   }
   const bool show_progress = !flags.quiet && StderrIsTerminal();
   if (show_progress) coordinator.SetIterationCallback(PrintProgress);
+  if (show_progress) newton.SetIterationCallback(PrintNewtonProgress);
   if (!flags.quiet) {
-    std::fprintf(stderr, "nimbus train: %lld rows, %lld features, %s loss, l1 %g, l2 %g, %d %s workers\n",
+    std::fprintf(stderr, "nimbus train: %lld rows, %lld features, %s loss, l1 %g, l2 %g, %d %s workers, %s\n",
                  static_cast<long long>(plan->spec.rows), static_cast<long long>(plan->spec.cols), LossName(*loss),
                  plan->spec.regularizer.l1, plan->spec.regularizer.l2, plan->workers,
-                 runtime->executor->name().c_str());
+                 runtime->executor->name().c_str(), algorithm->c_str());
   }
 
-  Result<Solution> solution = coordinator.Solve();
+  Result<Solution> solution = *algorithm == "newton" ? newton.Solve() : coordinator.Solve();
   if (mpi && solution.ok()) mpi->EndNormally();  // the workers have had their BYE
   if (show_progress) std::fputc('\n', stderr);
   if (!solution.ok()) return fail(solution.status());

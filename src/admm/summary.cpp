@@ -20,9 +20,14 @@ const char* TerminationName(Termination termination) {
 std::string Summary::BriefReport() const {
   const std::string resumed =
       resumed_at_round >= 0 ? Format(", resumed at round %lld", static_cast<long long>(resumed_at_round)) : "";
-  return Format("nimbus: %s after %d iterations: objective %.10g, primal residual %.3g, dual residual %.3g, "
+  const std::string residuals = algorithm == "newton"
+                                    ? Format("Newton steps (%d rounds): objective %.10g, gradient norm %.3g", rounds,
+                                             objective, primal_residual)
+                                    : Format("iterations: objective %.10g, primal residual %.3g, dual residual %.3g",
+                                             objective, primal_residual, dual_residual);
+  return Format("nimbus: %s after %d %s, "
                 "%lld nonzeros, %.3f s (load and setup %.3f s) on %d %s workers%s",
-                TerminationName(termination), iterations, objective, primal_residual, dual_residual,
+                TerminationName(termination), iterations, residuals.c_str(),
                 static_cast<long long>(nnz), load_seconds + setup_seconds + solve_seconds, load_seconds + setup_seconds,
                 workers, runtime.c_str(), resumed.c_str());
 }
@@ -34,11 +39,16 @@ std::string Summary::FullReport() const {
                 static_cast<long long>(cols), static_cast<long long>(data_nnz));
   out += Format("  runtime          %s, %d workers\n", runtime.c_str(), workers);
   out += Format("  termination      %s: %s\n", TerminationName(termination), message.c_str());
+  out += Format("  algorithm        %s\n", algorithm.c_str());
   out += Format("  iterations       %d (%d rounds)\n", iterations, rounds);
   out += Format("  objective        %.12g\n", objective);
-  out += Format("  primal residual  %.4g (tolerance %.4g)\n", primal_residual, eps_primal);
-  out += Format("  dual residual    %.4g (tolerance %.4g)\n", dual_residual, eps_dual);
-  out += Format("  rho              %.4g (initial %.4g, %d updates)\n", rho, initial_rho, rho_updates);
+  if (algorithm == "newton") {
+    out += Format("  gradient norm    %.4g (tolerance %.4g)\n", primal_residual, eps_primal);
+  } else {
+    out += Format("  primal residual  %.4g (tolerance %.4g)\n", primal_residual, eps_primal);
+    out += Format("  dual residual    %.4g (tolerance %.4g)\n", dual_residual, eps_dual);
+    out += Format("  rho              %.4g (initial %.4g, %d updates)\n", rho, initial_rho, rho_updates);
+  }
   out += Format("  model nonzeros   %lld of %lld\n", static_cast<long long>(nnz), static_cast<long long>(cols));
   out += Format("  local work       %lld data passes, %lld Newton/quasi-Newton steps, %lld CG steps\n",
                 static_cast<long long>(data_passes), static_cast<long long>(local_iterations),
@@ -115,6 +125,7 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("resumed_at_round", resumed_at_round)
       .Field("cost_dollars", cost_dollars)
       .Field("cost_gb_seconds", cost_gb_seconds)
+      .Field("algorithm", algorithm)
       .Field("runtime", runtime)
       .Field("workers", workers)
       .Field("rows", rows)

@@ -128,6 +128,7 @@ void RemoteExecutor::Launch(int worker) {
   slot.peer.clear();
   slot.phase = Phase::kLaunching;
   slot.fresh = true;
+  slot.last_evaluated = -1;
   slot.launched_at = MonotonicSeconds();
   slot.launched_wall = WallSeconds();
   slot.last_heard = slot.launched_at;
@@ -180,7 +181,16 @@ void RemoteExecutor::SendRound(int worker) {
     slot.round->z = Gather(slot.round->z, *slot.ready->support);
   }
   RoundRequest request = *slot.round;
-  if (slot.fresh) {
+  if (request.kind == RoundKind::kHessianVector) {
+    // A worker always holds the point it evaluated last (ShardDerivatives); any other point,
+    // say the iterate after a rejected trial or one a replaced invocation evaluated, travels.
+    if (request.point_round == slot.last_evaluated) {
+      request.point = SharedVector();
+    } else if (slot.ready && slot.ready->support && request.point.size() == spec_.model_size()) {
+      request.point = Gather(request.point, *slot.ready->support);
+    }
+  }
+  if (slot.fresh && request.kind == RoundKind::kAdmm) {
     // A new invocation starts where the worker it replaces left off.
     Result<std::shared_ptr<const ResumeState>> resume = state_->ResumeFor(worker);
     if (!resume.ok()) {
@@ -296,7 +306,10 @@ void RemoteExecutor::Handle(Incoming incoming) {
       t.bytes_in = static_cast<int64_t>(slot.round_bytes);
       t.bytes_out = static_cast<int64_t>(incoming.bytes);
       if (reply->status == ReplyStatus::kOk) {
-        if (Status kept = state_->Record(worker, *slot.round, reply->w); !kept.ok()) {
+        // Newton rounds leave no state on the worker that the master must keep.
+        const bool admm = slot.round->kind == RoundKind::kAdmm;
+        if (slot.round->kind == RoundKind::kEvaluate) slot.last_evaluated = slot.round->round;
+        if (Status kept = admm ? state_->Record(worker, *slot.round, reply->w) : Status::Ok(); !kept.ok()) {
           reply->status = ReplyStatus::kFailed;
           reply->error = "the master could not keep the worker's state: " + kept.message();
         }
@@ -386,7 +399,8 @@ Result<std::vector<WorkerReady>> RemoteExecutor::Start(Deadline deadline) {
     NIMBUS_ASSIGN_OR_RETURN(keys_, RunKeys::Generate());
   }
   // The largest inbound frame is a REPLY's w; anything far larger is refused by ZeroMQ.
-  const auto max_frame = static_cast<int64_t>(spec_.model_size() * sizeof(double)) + (int64_t{1} << 20);
+  // The largest frame: a Newton evaluation's gradient and diagonal.
+  const auto max_frame = static_cast<int64_t>(2 * spec_.model_size() * sizeof(double)) + (int64_t{1} << 20);
   NIMBUS_ASSIGN_OR_RETURN(transport_,
                           RouterTransport::Bind(context_, options_.listen, run_id_, max_frame, keys_.server));
   endpoint_ = options_.advertise.empty() ? transport_->endpoint() : options_.advertise;

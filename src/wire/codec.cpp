@@ -49,9 +49,11 @@ struct ReadyFields {
 struct RoundFields {
   int64_t round;
   double rho, relaxation, inner_tolerance, inner_relative_tolerance;
-  int64_t resume;  // 0: none, 1: u only, 2: u, x and x_relaxed
+  int64_t resume;  // 0: none, 1: u only, 2: u, x and x_relaxed, 3: the Newton point
   double rho_of_u;
   int64_t z_entry_bytes;  // 8: doubles, 4: float32 (lean)
+  int64_t kind;           // RoundKind
+  int64_t point_round;
 };
 struct ReplyFields {
   int64_t status;
@@ -63,6 +65,7 @@ struct ReplyFields {
   uint64_t invocation;
   int64_t round;
   int64_t w_entry_bytes;  // 8: doubles, 4: float32 (lean)
+  int64_t w_vectors;      // w holds this many model-sized vectors (2: a gradient and a diagonal)
 };
 struct HeartbeatFields {
   double send_wall;
@@ -357,7 +360,9 @@ Result<ReadyBody> UnpackReady(const WireMessage& message) {
 
 WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
   const ResumeState* resume = request.resume.get();
-  const int64_t resume_kind = resume == nullptr ? 0 : (resume->x.empty() ? 1 : 2);
+  const bool newton = request.kind != RoundKind::kAdmm;
+  const bool point = request.kind == RoundKind::kHessianVector && !request.point.empty();
+  const int64_t resume_kind = newton ? (point ? 3 : 0) : resume == nullptr ? 0 : (resume->x.empty() ? 1 : 2);
   RoundFields f{request.round,
                 request.rho,
                 request.relaxation,
@@ -365,10 +370,14 @@ WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
                 request.inner_relative_tolerance,
                 resume_kind,
                 resume == nullptr ? 0.0 : resume->rho_of_u,
-                0};
+                0,
+                static_cast<int64_t>(request.kind),
+                request.point_round};
   Frame z = VectorFrame(request.z, request.lean, &f.z_entry_bytes);
   std::vector<Frame> payload{FieldsFrame(f), std::move(z)};
-  if (resume != nullptr) {
+  if (point) {
+    payload.push_back(Frame::Share(request.point));
+  } else if (resume != nullptr && !newton) {
     // u, then x and x_relaxed, in one frame.
     auto joined = std::make_shared<std::vector<double>>(resume->u);
     joined->insert(joined->end(), resume->x.begin(), resume->x.end());
@@ -388,11 +397,21 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   request.inner_tolerance = f.inner_tolerance;
   request.inner_relative_tolerance = f.inner_relative_tolerance;
   request.lean = f.z_entry_bytes == sizeof(float);
+  if (f.kind < 0 || f.kind > static_cast<int64_t>(RoundKind::kHessianVector)) {
+    return BadBody(MessageType::kRound, "unknown round kind " + std::to_string(f.kind));
+  }
+  request.kind = static_cast<RoundKind>(f.kind);
+  request.point_round = f.point_round;
   NIMBUS_ASSIGN_OR_RETURN(request.z, ReadVector(message.payload[1], model_size, f.z_entry_bytes, MessageType::kRound, "z"));
-  if (f.resume < 0 || f.resume > 2 || (f.resume == 0) != (message.payload.size() == 2)) {
+  const bool point_allowed = request.kind == RoundKind::kHessianVector;
+  if (f.resume < 0 || f.resume > 3 || (f.resume == 0) != (message.payload.size() == 2) ||
+      (f.resume == 3) != (point_allowed && message.payload.size() == 3) ||
+      (request.kind != RoundKind::kAdmm && f.resume != 0 && f.resume != 3)) {
     return BadBody(MessageType::kRound, "inconsistent resume state");
   }
-  if (f.resume > 0) {
+  if (f.resume == 3) {
+    NIMBUS_ASSIGN_OR_RETURN(request.point, ViewDoubles(message.payload[2], model_size, MessageType::kRound, "point"));
+  } else if (f.resume > 0) {
     const std::size_t vectors = f.resume == 1 ? 1 : 3;
     NIMBUS_ASSIGN_OR_RETURN(std::vector<double> joined,
                             ReadDoubles(message.payload[2], vectors * model_size, MessageType::kRound, "resume state"));
@@ -429,7 +448,10 @@ WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply, bool l
                       t.send_wall,
                       reply.invocation,
                       reply.round,
-                      0};
+                      0,
+                      1};
+  // A Newton evaluation answers with a gradient and a diagonal: twice the model's length.
+  if (reply.w_vectors == 2) f.w_vectors = 2;
   Frame w = VectorFrame(reply.w, lean, &f.w_entry_bytes);
   std::vector<Frame> payload{FieldsFrame(f), std::move(w)};
   if (!reply.error.empty()) payload.push_back(Frame::Copy(reply.error));
@@ -457,8 +479,10 @@ Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_si
   reply.timings.end_wall = f.end_wall;
   reply.timings.receive_wall = f.receive_wall;
   reply.timings.send_wall = f.send_wall;
+  if (f.w_vectors != 1 && f.w_vectors != 2) return BadBody(MessageType::kReply, "w of " + std::to_string(f.w_vectors) + " vectors");
+  reply.w_vectors = static_cast<int>(f.w_vectors);
   // A failed reply carries no w.
-  const std::size_t expected = reply.status == ReplyStatus::kOk ? model_size : 0;
+  const std::size_t expected = reply.status == ReplyStatus::kOk ? reply.w_vectors * model_size : 0;
   NIMBUS_ASSIGN_OR_RETURN(reply.w, ReadVector(message.payload[1], expected, f.w_entry_bytes, MessageType::kReply, "w"));
   if (message.payload.size() == 3) reply.error = std::string(message.payload[2].text());
   return reply;

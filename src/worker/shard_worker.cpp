@@ -101,6 +101,7 @@ ShardWorker::ShardWorker(int id, LocalShard shard, const WorkerOptions& options)
       model_size_(shard.model_size),
       options_(options),
       objective_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows),
+      derivatives_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows),
       x_(spec_.model_size(), 0.0),
       x_relaxed_(spec_.model_size(), 0.0),
       u_(spec_.model_size(), 0.0),
@@ -146,28 +147,75 @@ Status ShardWorker::Resume(const ResumeState& state) {
   return Status::Ok();
 }
 
+std::span<const double> ShardWorker::Local(const SharedVector& v, std::vector<double>& gathered) const {
+  if (support_ == nullptr || v.size() != model_size_ || v.size() == x_.size()) return v;
+  gathered.resize(support_->size());
+  for (std::size_t k = 0; k < gathered.size(); ++k) gathered[k] = v[(*support_)[k]];
+  return gathered;
+}
+
 WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation) {
   Stopwatch round_watch;
   WorkerReply reply;
   reply.worker = id_;
   reply.round = request.round;
   reply.timings.start_wall = WallSeconds();
-  std::span<const double> z = request.z;
-  if (support_ != nullptr && z.size() == model_size_ && z.size() != x_.size()) {
-    z_local_.resize(support_->size());
-    for (std::size_t k = 0; k < z_local_.size(); ++k) z_local_[k] = z[(*support_)[k]];
-    z = z_local_;
-  }
+  const std::span<const double> z = Local(request.z, z_local_);
   if (z.size() != x_.size()) {
     reply.status = ReplyStatus::kFailed;
     reply.error = "z has " + std::to_string(z.size()) + " entries, the model has " + std::to_string(x_.size());
     return reply;
   }
+  if (request.kind == RoundKind::kAdmm) {
+    ServeAdmm(request, z, reply);
+  } else {
+    ServeNewton(request, z, reply);
+  }
+  if (reply.status != ReplyStatus::kOk) return reply;
+  double delay = options_.faults.DelaySeconds(id_, invocation, request.round);
+  if (options_.faults.slow_worker == id_) delay += (options_.faults.slow_factor - 1) * round_watch.ElapsedSeconds();
+  if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+  reply.invocation = invocation;
+  reply.timings.compute_seconds = round_watch.ElapsedSeconds();
+  reply.timings.end_wall = WallSeconds();
+  // In-process these are the same moments; a remote runtime overwrites them.
+  reply.timings.receive_wall = reply.timings.start_wall;
+  reply.timings.send_wall = reply.timings.end_wall;
+  reply.timings.arrival_wall = reply.timings.end_wall;
+  return reply;
+}
+
+void ShardWorker::ServeNewton(const RoundRequest& request, std::span<const double> v, WorkerReply& reply) {
+  const int64_t passes_before = derivatives_.data_passes();
+  const std::size_t n = x_.size();
+  Stopwatch solve_watch;
+  if (request.kind == RoundKind::kEvaluate) {
+    std::vector<double> gradient_and_diagonal(2 * n);
+    reply.scalars.loss_at_z = derivatives_.Evaluate(request.round, v, gradient_and_diagonal);
+    reply.w = std::move(gradient_and_diagonal);
+    reply.w_vectors = 2;
+  } else {
+    // The point travels only to a worker that may not hold it.
+    const bool needs_point = !derivatives_.Holds(request.point_round) && !request.point.empty();
+    const std::span<const double> point = needs_point ? Local(request.point, point_local_) : std::span<const double>();
+    std::vector<double> hv(n);
+    if (Status done = derivatives_.HessianVector(request.point_round, point, v, hv); !done.ok()) {
+      reply.status = ReplyStatus::kFailed;
+      reply.error = done.message();
+      return;
+    }
+    reply.w = std::move(hv);
+  }
+  reply.timings.solve_seconds = solve_watch.ElapsedSeconds();
+  reply.timings.data_passes = derivatives_.data_passes() - passes_before;
+}
+
+void ShardWorker::ServeAdmm(const RoundRequest& request, std::span<const double> z, WorkerReply& reply) {
   if (request.resume != nullptr) {
     if (Status resumed = Resume(*request.resume); !resumed.ok()) {
       reply.status = ReplyStatus::kFailed;
       reply.error = "cannot resume: " + resumed.message();
-      return reply;
+      return;
     }
   }
   const int64_t passes_before = objective_.data_passes();
@@ -216,17 +264,6 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation)
   reply.timings.local_iterations = stats.iterations;
   reply.timings.cg_iterations = stats.cg_iterations;
   reply.timings.data_passes = objective_.data_passes() - passes_before;
-  double delay = options_.faults.DelaySeconds(id_, invocation, request.round);
-  if (options_.faults.slow_worker == id_) delay += (options_.faults.slow_factor - 1) * round_watch.ElapsedSeconds();
-  if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
-  reply.invocation = invocation;
-  reply.timings.compute_seconds = round_watch.ElapsedSeconds();
-  reply.timings.end_wall = WallSeconds();
-  // In-process these are the same moments; a remote runtime overwrites them.
-  reply.timings.receive_wall = reply.timings.start_wall;
-  reply.timings.send_wall = reply.timings.end_wall;
-  reply.timings.arrival_wall = reply.timings.end_wall;
-  return reply;
 }
 
 }  // namespace nimbus

@@ -1,6 +1,8 @@
-// The ADMM master over real in-process workers: convergence to the optimum (checked by the
-// optimality condition, not against nimbus's own output), the stop conditions, determinism.
+// The ADMM master and the distributed Newton master over real in-process workers: convergence
+// to the optimum (checked by the optimality condition, not against nimbus's own output), the
+// stop conditions, determinism.
 #include "nimbus/admm/coordinator.h"
+#include "nimbus/admm/newton.h"
 
 #include <gtest/gtest.h>
 
@@ -56,6 +58,16 @@ class CoordinatorTest : public ::testing::Test {
     if (callback) coordinator.SetIterationCallback(std::move(callback));
     if (trace != nullptr) coordinator.SetTraceSink(trace);
     return coordinator.Solve();
+  }
+
+  Result<Solution> SolveNewton(const ProblemSpec& spec, const NewtonOptions& options, int workers,
+                               bool general_form = true, IterationCallback callback = nullptr) {
+    WorkerOptions worker_options;
+    worker_options.general_form = general_form;
+    ThreadsExecutor executor(Shards(workers), spec, worker_options);
+    NewtonMaster newton(spec, options, &executor);
+    if (callback) newton.SetIterationCallback(std::move(callback));
+    return newton.Solve();
   }
 
   double Violation(const ProblemSpec& spec, const std::vector<double>& x) const {
@@ -351,6 +363,102 @@ TEST(InitialRho, ScalesWithTheCurvatureAndTheWorkerCount) {
   // mean diagonal = 50 / (100 * 10) = 0.05
   EXPECT_DOUBLE_EQ(InitialRho(spec, one), 0.6 * 0.05);
   EXPECT_DOUBLE_EQ(InitialRho(spec, two), 0.6 * 0.05 / std::pow(2.0, 0.7));
+}
+
+}  // namespace
+}  // namespace nimbus
+
+namespace nimbus {
+namespace {
+
+TEST_F(CoordinatorTest, NewtonReachesTheOptimumForEachWorkerCountAndForm) {
+  for (const bool intercept : {false, true}) {
+    const ProblemSpec spec = Spec(0, 1e-3, intercept);
+    NewtonOptions options;
+    options.gradient_tolerance = 1e-8;
+    for (const bool general : {true, false}) {
+      for (int workers : {1, 2, 3, 5}) {
+        SCOPED_TRACE(std::to_string(workers) + (general ? " general" : " dense") + (intercept ? " intercept" : ""));
+        Result<Solution> solution = SolveNewton(spec, options, workers, general);
+        ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+        EXPECT_EQ(solution->summary.termination, Termination::kConverged) << solution->summary.message;
+        EXPECT_EQ(solution->summary.algorithm, "newton");
+        EXPECT_LT(Violation(spec, solution->model), 1e-9);
+        EXPECT_NEAR(solution->summary.objective, EvaluateObjective(spec, data_.matrix, data_.labels, solution->model),
+                    1e-12);
+        // Newton converges in few steps; every step is an evaluation plus its CG products.
+        EXPECT_LT(solution->summary.iterations, 20);
+        EXPECT_EQ(solution->summary.rounds, 1 + solution->summary.iterations + solution->summary.cg_iterations);
+      }
+    }
+  }
+}
+
+// With an l1 term: the orthant-wise steps, checked by the subgradient condition directly.
+TEST_F(CoordinatorTest, NewtonReachesTheL1OptimumForEachWorkerCount) {
+  for (const bool intercept : {false, true}) {
+    for (const double l2 : {0.0, 1e-3}) {
+      const ProblemSpec spec = Spec(2e-4, l2, intercept);
+      NewtonOptions options;
+      options.gradient_tolerance = 1e-9;
+      for (int workers : {1, 2, 5}) {
+        SCOPED_TRACE(std::to_string(workers) + " workers, l2 " + std::to_string(l2) + (intercept ? ", intercept" : ""));
+        Result<Solution> solution = SolveNewton(spec, options, workers);
+        ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+        EXPECT_EQ(solution->summary.termination, Termination::kConverged) << solution->summary.message;
+        EXPECT_LT(Violation(spec, solution->model), 1e-6 * spec.regularizer.l1);
+        EXPECT_GT(solution->summary.nnz, 0);
+        EXPECT_LT(solution->summary.nnz, spec.cols);
+        EXPECT_NEAR(solution->summary.objective, EvaluateObjective(spec, data_.matrix, data_.labels, solution->model),
+                    1e-12);
+      }
+    }
+  }
+}
+
+TEST_F(CoordinatorTest, NewtonRefusesBadOptions) {
+  NewtonOptions bad;
+  bad.gradient_tolerance = 0;
+  Result<Solution> refused = SolveNewton(Spec(0, 1e-3, false), bad, 2);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("gradient_tolerance"), std::string::npos);
+}
+
+TEST_F(CoordinatorTest, NewtonStopsAtTheTargetTheCapAndTheCallback) {
+  const ProblemSpec spec = Spec(0, 1e-3, false);
+  NewtonOptions options;
+  options.gradient_tolerance = 1e-10;
+  Result<Solution> full = SolveNewton(spec, options, 2);
+  ASSERT_TRUE(full.ok());
+  options.target_objective = full->summary.objective * (1 + 1e-2);
+  Result<Solution> target = SolveNewton(spec, options, 2);
+  ASSERT_TRUE(target.ok());
+  EXPECT_EQ(target->summary.termination, Termination::kTargetObjective);
+  EXPECT_LE(target->summary.objective, *options.target_objective);
+  EXPECT_LT(target->summary.iterations, full->summary.iterations);
+  options.target_objective.reset();
+  options.max_iterations = 2;
+  Result<Solution> capped = SolveNewton(spec, options, 2);
+  ASSERT_TRUE(capped.ok());
+  EXPECT_EQ(capped->summary.termination, Termination::kMaxIterations);
+  EXPECT_EQ(capped->summary.iterations, 2);
+  options.max_iterations = 100;
+  int seen = 0;
+  Result<Solution> stopped = SolveNewton(spec, options, 2, true, [&](const IterationInfo& info) {
+    ++seen;
+    EXPECT_EQ(info.iteration, seen);
+    return seen < 3;
+  });
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->summary.termination, Termination::kUserStopped);
+  EXPECT_EQ(seen, 3);
+}
+
+TEST_F(CoordinatorTest, NewtonGivesTheSameModelForTheSameInputs) {
+  const ProblemSpec spec = Spec(0, 1e-3, true);
+  Result<Solution> a = SolveNewton(spec, NewtonOptions{}, 3), b = SolveNewton(spec, NewtonOptions{}, 3);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->model, b->model);
 }
 
 }  // namespace

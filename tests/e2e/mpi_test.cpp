@@ -27,6 +27,19 @@ TEST(MpiRuntime, AStarOfRanksGivesTheThreadsModel) {
   EXPECT_GT(std::stoll(JsonField(summary, "bytes_sent")), 0);
 }
 
+// The distributed Newton master (the default for an L2 problem) over a star of ranks.
+TEST(MpiRuntime, NewtonOverAStarOfRanksGivesTheThreadsModel) {
+  TempDir dir;
+  const CommandResult mpi = MpiRun(4, {"--data", HeartScalePath(), "--l2", "0.01", "--out", dir.File("mpi.json"),
+                                       "--summary-json", dir.File("summary.json")});
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
+  EXPECT_EQ(JsonField(ReadTextFile(dir.File("summary.json")), "algorithm"), "\"newton\"");
+  Train({"--data", HeartScalePath(), "--l2", "0.01", "--workers", "3", "--out", dir.File("threads.json")});
+  const std::string expected = ReadTextFile(dir.File("threads.json"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(ReadTextFile(dir.File("mpi.json")), expected);
+}
+
 TEST(MpiRuntime, RanksLoadTheShardsOfADirectory) {
   TempDir dir;
   ASSERT_EQ(RunNimbus({"gen", "--rows", "3000", "--cols", "400", "--nnz-per-row", "12", "--seed", "5", "--out",
@@ -96,7 +109,9 @@ TEST(MpiAllreduce, RanksLoadTheShardsOfADirectory) {
   const CommandResult mpi = MpiRun(2, {"--topology", "allreduce", "--data", dir.File("shards"), "--l2", "1e-3", "--loss",
                                        "squared_hinge", "--out", dir.File("mpi.json")});
   ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
-  Train({"--data", dir.File("shards"), "--l2", "1e-3", "--loss", "squared_hinge", "--out", dir.File("threads.json")});
+  // The same algorithm in threads (auto would pick Newton, which the allreduce topology has not).
+  Train({"--data", dir.File("shards"), "--l2", "1e-3", "--loss", "squared_hinge", "--algorithm", "admm", "--out",
+         dir.File("threads.json")});
   EXPECT_LT(LargestDifference(dir.File("mpi.json"), dir.File("threads.json")), 1e-9);
 }
 

@@ -47,6 +47,46 @@ TEST(RuntimeCli, AnInjectedCrashIsSurvivedAndReported) {
             std::string::npos);
 }
 
+// --algorithm: auto picks Newton for a smooth problem and ADMM for an L1 term; Newton
+// refuses what it cannot do, naming the option; its process and command workers give the
+// threads model, and a worker killed in its third round is replaced.
+TEST(RuntimeCli, TheAlgorithmIsChosenAndNewtonRunsOnEveryLocalRuntime) {
+  TempDir dir;
+  const std::vector<std::string> l2 = {"--data", HeartScalePath(), "--l2", "0.01", "--workers", "3"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = l2;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  Train(with({"--out", dir.File("threads.json"), "--summary-json", dir.File("t.json")}));
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("t.json")))["algorithm"], "newton");
+  Train(with({"--runtime", "process", "--out", dir.File("process.json")}));
+  Train(with({"--runtime", "command", "--launch", std::string(NIMBUS_BINARY) + " worker {args}", "--out",
+              dir.File("command.json")}));
+  const std::string expected = ReadTextFile(dir.File("threads.json"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(ReadTextFile(dir.File("process.json")), expected);
+  EXPECT_EQ(ReadTextFile(dir.File("command.json")), expected);
+  Train(with({"--runtime", "process", "--inject-crash", "@1:3", "--heartbeat", "0.2", "--out", dir.File("crashed.json"),
+              "--summary-json", dir.File("c.json")}));
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("c.json")))["worker_restarts"], 1);
+  EXPECT_EQ(ReadTextFile(dir.File("crashed.json")), expected);
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--summary-json", dir.File("a.json")});
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("a.json")))["algorithm"], "admm");
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--data", HeartScalePath(), "--l1", "0.01", "--algorithm", "newton"}, "smooth problems only"},
+           {with({"--algorithm", "newton", "--barrier", "2"}), "--algorithm newton: not with --barrier"},
+           {with({"--algorithm", "fastest"}), "'fastest' is not admm, newton or auto"}}) {
+    const CommandResult result = RunNimbus([&] {
+      std::vector<std::string> argv{"train"};
+      argv.insert(argv.end(), args.begin(), args.end());
+      return argv;
+    }());
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+  }
+}
+
 // Power-law data: each worker's shard touches its own part of the 30,000 features.
 std::string PowerLawData(const TempDir& dir) {
   const std::string path = dir.File("power.svm");

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "nimbus/admm/coordinator.h"
+#include "nimbus/admm/newton.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
@@ -356,6 +357,77 @@ TEST(RemoteOptions, ValidateNamesTheField) {
   options = RemoteOptions{};
   options.max_restarts = -1;
   EXPECT_NE(options.Validate().message().find("max_restarts"), std::string::npos);
+}
+
+// The distributed Newton master over worker processes: an L2 problem on the same shards.
+class RemoteNewtonTest : public RemoteExecutorTest {
+ protected:
+  static ProblemSpec SmoothSpec() {
+    ProblemSpec spec = spec_;
+    spec.regularizer = {0, 1e-3};
+    spec.intercept = false;
+    return spec;
+  }
+  static Result<Solution> SolveNewton(Executor& executor) {
+    NewtonOptions options;
+    options.gradient_tolerance = 1e-8;
+    NewtonMaster newton(SmoothSpec(), options, &executor);
+    return newton.Solve();
+  }
+  static Result<Solution> SolveNewtonRemote(const WorkerOptions& worker_options) {
+    WorkerOptions general = worker_options;
+    general.general_form = true;
+    RemoteExecutor executor(Shards(), SmoothSpec(), general, FastOptions(), MakeProcessLauncher(NIMBUS_BINARY));
+    return SolveNewton(executor);
+  }
+  static const Solution& ThreadsAnswer() {
+    static const Solution* answer = [] {
+      std::vector<ShardSource> shards;
+      for (const auto& [begin, end] : PartitionRows(data_->matrix, kWorkers)) {
+        shards.push_back(ShardSource::InMemory(data_->Rows(begin, end)));
+      }
+      WorkerOptions general;
+      general.general_form = true;
+      ThreadsExecutor threads(std::move(shards), SmoothSpec(), general);
+      return new Solution(*SolveNewton(threads));
+    }();
+    return *answer;
+  }
+};
+
+TEST_F(RemoteNewtonTest, ProcessesGiveTheThreadsModelBitForBit) {
+  const Solution& reference = ThreadsAnswer();
+  ASSERT_EQ(reference.summary.termination, Termination::kConverged);
+  EXPECT_LT(OptimalityViolation(SmoothSpec(), data_->matrix, data_->labels, reference.model), 1e-9);
+  Result<Solution> solution = SolveNewtonRemote({});
+  ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+  EXPECT_EQ(solution->model, reference.model);
+  EXPECT_EQ(solution->summary.rounds, reference.summary.rounds);
+  EXPECT_GT(solution->summary.bytes_sent, 0);
+}
+
+// Every round kind is hit: evaluations, products at the newest point and (after a rejected
+// trial or for a replacement) at a point the new invocation never evaluated, which then
+// travels with the request.
+TEST_F(RemoteNewtonTest, KillNineAtARandomRoundIn12SeededTrials) {
+  const Solution& reference = ThreadsAnswer();
+  const int rounds = reference.summary.rounds;
+  ASSERT_GT(rounds, 4);
+  std::mt19937 rng(2027);
+  for (int trial = 0; trial < 12; ++trial) {
+    WorkerOptions faults;
+    faults.faults.crash_worker = static_cast<int>(rng() % kWorkers);
+    faults.faults.crash_round = 1 + static_cast<int64_t>(rng() % static_cast<unsigned>(rounds - 1));
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": worker " + std::to_string(faults.faults.crash_worker) +
+                 " killed in round " + std::to_string(faults.faults.crash_round));
+    const Stopwatch watch;
+    Result<Solution> solution = SolveNewtonRemote(faults);
+    ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+    EXPECT_EQ(solution->summary.termination, Termination::kConverged) << solution->summary.message;
+    EXPECT_EQ(solution->model, reference.model);  // a replacement computes the same numbers
+    EXPECT_EQ(solution->summary.worker_restarts, 1);
+    EXPECT_LT(watch.ElapsedSeconds(), 30.0);
+  }
 }
 
 }  // namespace

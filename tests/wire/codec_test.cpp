@@ -267,7 +267,7 @@ void ExpectRefused(std::vector<Frame> frames, const std::string& reason) {
 TEST(CodecTest, DamagedMessagesAreRefused) {
   ExpectRefused({}, "header");
   ExpectRefused(WithHeaderByte(0, 'X'), "magic");
-  ExpectRefused(WithHeaderByte(4, 4), "protocol version 4");  // a version from the future
+  ExpectRefused(WithHeaderByte(4, 5), "protocol version 5");  // a version from the future
   ExpectRefused(WithHeaderByte(6, 99), "unknown message type 99");
   ExpectRefused(WithHeaderByte(6, 0), "unknown message type 0");
 

@@ -56,6 +56,9 @@ struct Summary {
   // What the solve costs at Lambda's prices (set by the caller, see metrics/cost.h).
   double cost_dollars = 0;
   double cost_gb_seconds = 0;
+  // "admm", or "newton" (admm/newton.h: there iterations are Newton steps and the primal
+  // residual is the gradient norm, eps_primal its tolerance).
+  std::string algorithm = "admm";
   std::string runtime;
   int workers = 0;
   int64_t rows = 0;

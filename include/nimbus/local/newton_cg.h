@@ -4,6 +4,7 @@
 // ratio of actual to predicted decrease.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct NewtonCgOptions {
   int max_cg_iterations = 200;       // per Newton step
   // CG stops when ||residual|| <= cg_forcing * ||grad|| (an inexact Newton step).
   double cg_forcing = 0.1;
+  // Called after every Newton step with the value and gradient norm at the iterate; returning
+  // false ends the solve there (a master's stop rules: a target, a failed worker, the user).
+  std::function<bool(int iteration, double value, double gradient_norm)> after_iteration;
 
   Status Validate() const;
 };

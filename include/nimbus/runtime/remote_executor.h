@@ -110,6 +110,7 @@ class RemoteExecutor final : public Executor {
     uint64_t round_bytes = 0;           // the ROUND message's size on the wire
     int restarts = 0;                   // within the current round (or the start)
     bool fresh = true;                  // has not served a round yet: send it the kept state
+    int64_t last_evaluated = -1;        // the last Newton evaluation this invocation answered
     std::string last_failure;
   };
 

@@ -24,7 +24,8 @@
 namespace nimbus {
 
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
-inline constexpr uint16_t kWireVersion = 3;  // 2: general-form consensus (supports); 3: lean (float32) vectors
+// 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton)
+inline constexpr uint16_t kWireVersion = 4;
 inline constexpr std::size_t kWireHeaderBytes = 72;
 inline constexpr std::size_t kMaxPayloadFrames = 4;
 
@@ -32,7 +33,7 @@ enum class MessageType : uint16_t {
   kHello = 1,      // worker -> master: I started (run, worker, invocation, clocks)
   kAssign = 2,     // master -> worker: your shard, the problem, the options
   kReady = 3,      // worker -> master: shard loaded (sizes, curvature, load time)
-  kRound = 4,      // master -> worker: z, rho, tolerances [, resume state]
+  kRound = 4,      // master -> worker: kind, z, rho, tolerances [, resume state or point]
   kReply = 5,      // worker -> master: w, scalars, timings
   kBye = 6,        // either way: leaving, with a reason
   kHeartbeat = 7,  // either way: still here

@@ -87,8 +87,17 @@ struct WorkerHistory {
 // next round as the original would have, up to rounding in the subtraction.
 ResumeState RebuildResumeState(const KeptAnswer* previous, const KeptAnswer& last);
 
+// What a round asks of a worker. ADMM rounds run the x-update above; the distributed Newton
+// master (admm/newton.h) asks for the shard's data term f_i at points it names:
+//   kEvaluate       z = a point x: reply f_i(x) (as loss_at_z) and w = [grad f_i(x), diag H_i(x)]
+//                   (2 n entries); the worker keeps the curvature at x as the point of this round
+//   kHessianVector  z = a direction v: reply w = H_i(x) v at the point of round point_round
+enum class RoundKind : int64_t { kAdmm = 0, kEvaluate = 1, kHessianVector = 2 };
+const char* RoundKindName(RoundKind kind);
+
 struct RoundRequest {
   int64_t round = 0;
+  RoundKind kind = RoundKind::kAdmm;
   SharedVector z;  // the consensus z^k
   double rho = 1.0;
   double relaxation = 1.0;  // alpha
@@ -100,6 +109,11 @@ struct RoundRequest {
   bool lean = false;
   // Set for the first round of a replacement worker: the state to resume from.
   std::shared_ptr<const ResumeState> resume;
+  // kHessianVector: the round whose point the product is taken at, and that point, for a
+  // worker that does not hold it (a replacement). A runtime may leave the point out for a
+  // worker that evaluated it.
+  int64_t point_round = -1;
+  SharedVector point;
 };
 
 // What a worker reports about iteration k (its x_i from the round before, and z^k).
@@ -138,7 +152,8 @@ struct WorkerReply {
   int64_t round = 0;
   ReplyStatus status = ReplyStatus::kOk;
   std::string error;       // what went wrong, when status != kOk
-  SharedVector w;          // xh_i + u_i
+  SharedVector w;          // xh_i + u_i (kEvaluate: [gradient, diagonal]; kHessianVector: H v)
+  int w_vectors = 1;       // w's length in local model sizes: 2 for kEvaluate
   WorkerScalars scalars;
   WorkerTimings timings;
 };

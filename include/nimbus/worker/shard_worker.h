@@ -19,6 +19,7 @@
 #include "nimbus/problem/problem.h"
 #include "nimbus/wire/fault_injection.h"
 #include "nimbus/wire/messages.h"
+#include "nimbus/worker/shard_derivatives.h"
 
 namespace nimbus {
 
@@ -67,9 +68,18 @@ class ShardWorker {
   // One ADMM round (see wire/messages.h for the order of updates). `invocation` numbers the
   // starts of this worker (it only seeds injected faults). In the general form z may be the
   // whole model's (in-process runtimes) or the support's (over the wire).
+  // Rounds of the distributed Newton master (RoundKind kEvaluate, kHessianVector) are
+  // served too; they leave the ADMM state alone.
   WorkerReply Serve(const RoundRequest& request, uint64_t invocation = 0);
 
  private:
+  // A model-sized vector on this worker's coordinates: as it came, or gathered onto the
+  // support from the whole model's (in-process runtimes send the whole z).
+  std::span<const double> Local(const SharedVector& v, std::vector<double>& gathered) const;
+  // The x-update round of ADMM, and a Newton master's round.
+  void ServeAdmm(const RoundRequest& request, std::span<const double> z, WorkerReply& reply);
+  void ServeNewton(const RoundRequest& request, std::span<const double> v, WorkerReply& reply);
+
   int id_;
   Dataset shard_;
   ProblemSpec spec_;  // the worker's own: in the general form, cols is its support's
@@ -79,6 +89,8 @@ class ShardWorker {
   WorkerOptions options_;
   AugmentedShardObjective objective_;
   NewtonCgWorkspace newton_workspace_;
+  ShardDerivatives derivatives_;
+  std::vector<double> point_local_;  // a Newton point gathered onto the support
   std::vector<double> x_, x_relaxed_, u_, center_;
   bool has_iterate_ = false;   // x_ and x_relaxed_ hold a previous round's result
   double rho_of_u_ = 0;        // the rho that u_ is scaled for (0: u_ is zero)

@@ -1,0 +1,60 @@
+// The second master algorithm: distributed Newton-CG, as MPI-LIBLINEAR does it (Zhuang,
+// Chin, Juan & Lin 2015). For a smooth problem (l1 = 0) the master runs TRON
+// (local/newton_cg.h) on F(x) = sum_i f_i(x) + (l2/2) ||x||^2; with an l1 term, orthant-wise
+// Newton-CG steps (newton.cpp). The pieces of F come from the workers' shards:
+//
+//   evaluate round   F(x), grad F(x), diag H(x)   <- sum_i of each shard's, plus the l2 terms
+//   product round    H(x) v                       <- sum_i H_i(x) v, plus l2 v
+//
+// one round per trial point and one per CG step. No consensus: the iterate lives on the
+// master alone, and every request names what it needs, so a replacement worker (given the
+// point it lacks) answers as the one it replaces would have.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "nimbus/admm/coordinator.h"
+#include "nimbus/admm/executor.h"
+#include "nimbus/local/smooth_function.h"
+#include "nimbus/problem/problem.h"
+
+namespace nimbus {
+
+struct NewtonOptions {
+  // Stop when ||v(x)|| <= gradient_tolerance * ||v(0)||, v the minimum-norm subgradient of F
+  // (the gradient for a smooth problem; liblinear's test without its class-balance factor).
+  double gradient_tolerance = 1e-4;
+  int max_iterations = 1000;      // Newton steps
+  int max_cg_iterations = 250;    // per Newton step
+  double cg_forcing = 0.1;        // CG stops at ||r|| <= cg_forcing ||grad||
+  std::optional<double> target_objective;  // stop once F(x) <= this
+  double round_timeout_seconds = 3600.0;
+  double start_timeout_seconds = 600.0;
+
+  Status Validate() const;
+};
+
+class NewtonMaster {
+ public:
+  NewtonMaster(const ProblemSpec& spec, const NewtonOptions& options, Executor* executor)
+      : spec_(spec), options_(options), executor_(executor) {}
+
+  void SetIterationCallback(IterationCallback callback) { callback_ = std::move(callback); }
+  void SetTraceSink(TraceSink* sink) { trace_ = sink; }
+
+  // Starts the workers, runs Newton steps until a stop rule, stops the workers. An error
+  // Result for bad options or a failed start; a worker failing mid-run is an
+  // outcome (kWorkerFailed) with the newest point whose objective is known.
+  Result<Solution> Solve();
+
+ private:
+  ProblemSpec spec_;
+  NewtonOptions options_;
+  Executor* executor_;
+  IterationCallback callback_;
+  TraceSink* trace_ = nullptr;
+};
+
+}  // namespace nimbus

@@ -1,0 +1,67 @@
+// One shard's share of the data term, f_i(x) = (1/N) sum over its rows of loss(y_r, a_r . x),
+// with its derivatives at points the master names by the round that sent them. What a worker
+// computes for the distributed Newton master (admm/newton.h):
+//
+//   Evaluate(round, x)          f_i(x), grad f_i(x) = A^T l'(Ax) / N, diag H_i(x) = (A.^2)^T l''(Ax) / N
+//   HessianVector(round, v)     H_i(x) v = A^T diag(l''(Ax)) A v / N  at the point of that round
+//
+// The curvature l''(Ax) at two points is kept, always including the last one evaluated: a
+// trust-region step whose trial point is rejected goes on with products at the point before
+// it. A worker that does not hold a point (a replacement) is given it and pays one pass to
+// rebuild its curvature.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nimbus/core/csr.h"
+#include "nimbus/core/status.h"
+#include "nimbus/problem/loss.h"
+
+namespace nimbus {
+
+class ShardDerivatives {
+ public:
+  // `total_rows` is N of the whole problem. The matrix and labels must outlive this object.
+  ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
+                   int64_t total_rows);
+
+  std::size_t dimension() const { return size_; }
+  // f_i(x); `gradient_and_diagonal` (2 n entries) gets grad f_i(x), then diag H_i(x). Two
+  // passes over the shard. x becomes the point of `round`.
+  double Evaluate(int64_t round, std::span<const double> x, std::span<double> gradient_and_diagonal);
+  // hv = H_i v at the point of `point_round`. `point` is that point, needed only when it is
+  // not one of the two held (else empty): an error if it is needed and missing.
+  Status HessianVector(int64_t point_round, std::span<const double> point, std::span<const double> v,
+                       std::span<double> hv);
+  // Whether the curvature at the point of `round` is held.
+  bool Holds(int64_t round) const;
+  // Passes over the shard's nonzeros so far.
+  int64_t data_passes() const { return passes_; }
+
+ private:
+  struct Curvature {
+    int64_t round = -1;
+    int64_t last_use = 0;
+    std::vector<double> second;  // l''(a_r . x) / N per row
+  };
+  // The slot to overwrite: an empty one, else the one used least recently.
+  Curvature& SlotForNewPoint();
+  // Margins at x into margins_ (one pass).
+  void ComputeMargins(std::span<const double> x);
+
+  CsrView matrix_;
+  std::span<const double> labels_;
+  Loss loss_;
+  bool intercept_;
+  double inverse_rows_;
+  std::size_t size_;
+  Curvature held_[2];
+  int64_t uses_ = 0;
+  int64_t last_evaluated_ = -1;  // never replaced by a point that came with a request
+  std::vector<double> margins_, first_, scratch_;
+  int64_t passes_ = 0;
+};
+
+}  // namespace nimbus

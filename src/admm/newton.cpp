@@ -1,0 +1,467 @@
+#include "nimbus/admm/newton.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "nimbus/core/clock.h"
+#include "nimbus/core/json_writer.h"
+#include "nimbus/core/vector_ops.h"
+#include "nimbus/local/newton_cg.h"
+
+namespace nimbus {
+namespace {
+
+using Vector = std::vector<double>;
+
+// A diagonal entry of the preconditioner never falls below this fraction of their mean (a
+// feature no row touches has none of the loss's curvature).
+constexpr double kDiagonalFloor = 1e-10;
+
+// F(x) = sum_i f_i(x) + (l2/2) ||x||^2 as a SmoothFunction whose every call that needs the
+// data is a round on the workers. Two evaluated points are kept (the iterate and a trial),
+// so TRON's Value-then-Gradient and its return to the iterate after a rejected trial cost
+// no round.
+class DistributedObjective final : public SmoothFunction {
+ public:
+  DistributedObjective(const ProblemSpec& spec, Executor& executor, std::span<const WorkerReady> ready,
+                       double round_timeout_seconds, Summary& summary, TraceSink* trace)
+      : spec_(spec),
+        executor_(executor),
+        n_(spec.model_size()),
+        round_timeout_seconds_(round_timeout_seconds),
+        summary_(summary),
+        trace_(trace) {
+    for (const WorkerReady& r : ready) supports_.push_back(r.support);
+  }
+
+  std::size_t dimension() const override { return n_; }
+
+  double Value(std::span<const double> x) override {
+    const Point* point = Find(x);
+    if (point == nullptr) point = Evaluate(x);
+    return point == nullptr ? std::nan("") : point->value;
+  }
+
+  void Gradient(std::span<const double> x, std::span<double> gradient) override {
+    const Point* point = Find(x);
+    if (point == nullptr) point = Evaluate(x);
+    if (point == nullptr) {
+      Fill(gradient, 0.0);
+      return;
+    }
+    hessian_point_ = point == &points_[0] ? 0 : 1;
+    CopyInto(point->gradient, gradient);
+  }
+
+  void HessianVector(std::span<const double> v, std::span<double> hv) override {
+    const Point& at = points_[hessian_point_];
+    RoundRequest request = NewRequest(RoundKind::kHessianVector, Vector(v.begin(), v.end()));
+    request.point_round = at.round;
+    request.point = at.x;
+    Fill(hv, 0.0);
+    if (!RunAndSum(request, hv, {})) return;
+    AddRegularizer(v, hv);
+  }
+
+  void HessianDiagonal(std::span<double> diagonal) override {
+    const Vector& d = points_[hessian_point_].diagonal;
+    double mean = 0;
+    for (const double value : d) mean += value;
+    mean /= static_cast<double>(std::max<std::size_t>(d.size(), 1));
+    const double floor = std::max(kDiagonalFloor * mean, 1e-300);
+    for (std::size_t j = 0; j < n_; ++j) diagonal[j] = std::max(d[j], floor);
+  }
+
+  bool failed() const { return failed_; }
+  // The iterate: the point the Hessian was last taken at.
+  const SharedVector& iterate() const { return points_[hessian_point_].x; }
+  double iterate_value() const { return points_[hessian_point_].value; }
+  int64_t rounds() const { return next_round_; }
+
+ private:
+  struct Point {
+    int64_t round = -1;  // of its evaluation; -1: empty
+    SharedVector x;
+    double value = 0;
+    Vector gradient, diagonal;
+  };
+
+  const Point* Find(std::span<const double> x) const {
+    for (const Point& p : points_) {
+      if (p.round >= 0 && std::memcmp(p.x.data(), x.data(), n_ * sizeof(double)) == 0) return &p;
+    }
+    return nullptr;
+  }
+
+  RoundRequest NewRequest(RoundKind kind, Vector z) {
+    RoundRequest request;
+    request.round = next_round_++;
+    request.kind = kind;
+    request.z = SharedVector(std::move(z));
+    return request;
+  }
+
+  // F, its gradient and the Hessian's diagonal at x, into the slot the Hessian is not at.
+  const Point* Evaluate(std::span<const double> x) {
+    Point& p = points_[1 - hessian_point_];
+    RoundRequest request = NewRequest(RoundKind::kEvaluate, Vector(x.begin(), x.end()));
+    p.gradient.assign(n_, 0.0);
+    p.diagonal.assign(n_, 0.0);
+    double loss = 0;
+    p.round = -1;
+    if (!RunAndSum(request, p.gradient, p.diagonal, &loss)) return nullptr;
+    p.round = request.round;
+    p.x = request.z;
+    AddRegularizer(x, p.gradient);
+    const std::size_t regularized = static_cast<std::size_t>(spec_.cols);
+    for (std::size_t j = 0; j < regularized; ++j) p.diagonal[j] += spec_.regularizer.l2;
+    p.value = loss + spec_.regularizer.Value(x, regularized);
+    return &p;
+  }
+
+  // out += l2 v on the regularized coordinates (not the intercept).
+  void AddRegularizer(std::span<const double> v, std::span<double> out) const {
+    const double l2 = spec_.regularizer.l2;
+    for (std::size_t j = 0; j < static_cast<std::size_t>(spec_.cols); ++j) out[j] += l2 * v[j];
+  }
+
+  // One round on every worker; sums each reply's first vector into `first` and its second
+  // (if `second` is not empty) into `second`, scattered from the worker's support in the
+  // general form, in worker order so the sums are reproducible. False if a worker failed.
+  bool RunAndSum(const RoundRequest& request, std::span<double> first, std::span<double> second,
+                 double* loss = nullptr) {
+    if (failed_) return false;
+    Stopwatch wait_watch;
+    const double dispatch_wall = WallSeconds();
+    std::vector<WorkerReply> replies =
+        executor_.RunRound(request, Deadline::After(round_timeout_seconds_));
+    summary_.wait_seconds += wait_watch.ElapsedSeconds();
+    summary_.rounds = static_cast<int>(request.round + 1);
+    Stopwatch master_watch;
+    const std::size_t vectors = second.empty() ? 1 : 2;
+    for (WorkerReply& r : replies) {
+      const auto i = static_cast<std::size_t>(r.worker);
+      const std::size_t local = supports_[i] ? supports_[i]->size() : n_;
+      if (r.status == ReplyStatus::kOk && r.w.size() != vectors * local) {
+        r.status = ReplyStatus::kFailed;
+        r.error = "its answer has " + std::to_string(r.w.size()) + " entries, expected " +
+                  std::to_string(vectors * local);
+      }
+      if (r.status != ReplyStatus::kOk) {
+        failed_ = true;
+        summary_.termination = Termination::kWorkerFailed;
+        summary_.message = "worker " + std::to_string(r.worker) + " " + ReplyStatusName(r.status) + " in round " +
+                           std::to_string(request.round) + " (" + RoundKindName(request.kind) + "): " + r.error;
+        return false;
+      }
+      summary_.worker_compute_seconds += r.timings.compute_seconds;
+      summary_.data_passes += r.timings.data_passes;
+      if (loss != nullptr) *loss += r.scalars.loss_at_z;
+      for (std::size_t v = 0; v < vectors; ++v) {
+        std::span<double> out = v == 0 ? first : second;
+        const double* w = r.w.data() + v * local;
+        if (supports_[i] == nullptr) {
+          for (std::size_t j = 0; j < local; ++j) out[j] += w[j];
+        } else {
+          const std::vector<uint32_t>& support = *supports_[i];
+          for (std::size_t k = 0; k < local; ++k) out[support[k]] += w[k];
+        }
+      }
+    }
+    summary_.master_seconds += master_watch.ElapsedSeconds();
+    if (trace_ != nullptr) trace_->Write(RoundEvent(request, dispatch_wall, replies));
+    return true;
+  }
+
+  std::string RoundEvent(const RoundRequest& request, double dispatch_wall,
+                         const std::vector<WorkerReply>& replies) const {
+    JsonWriter json;
+    json.BeginObject()
+        .Field("event", "round")
+        .Field("round", request.round)
+        .Field("kind", RoundKindName(request.kind))
+        .Field("dispatch", dispatch_wall)
+        .Field("replies", WallSeconds())
+        .Key("workers")
+        .BeginArray();
+    for (const WorkerReply& r : replies) {
+      json.BeginObject()
+          .Field("worker", r.worker)
+          .Field("compute_seconds", r.timings.compute_seconds)
+          .Field("passes", r.timings.data_passes)
+          .Field("bytes_in", r.timings.bytes_in)
+          .Field("bytes_out", r.timings.bytes_out)
+          .EndObject();
+    }
+    return json.EndArray().EndObject().Take();
+  }
+
+  const ProblemSpec& spec_;
+  Executor& executor_;
+  std::size_t n_;
+  double round_timeout_seconds_;
+  Summary& summary_;
+  TraceSink* trace_;
+  std::vector<std::shared_ptr<const std::vector<uint32_t>>> supports_;
+  Point points_[2];
+  int hessian_point_ = 0;
+  int64_t next_round_ = 0;
+  bool failed_ = false;
+};
+
+// Orthant-wise Newton-CG for F = f + l1 ||x||_1 with f smooth (the orthant-based method of
+// Byrd, Chin, Nocedal & Oztoprak 2016, with OWL-QN's alignment and projection, Andrew & Gao
+// 2007). In each step, at x with the smooth gradient g:
+//
+//   v      the minimum-norm subgradient of F (zero exactly at the optimum)
+//   z      the orthant: sign(x_j), or for x_j = 0 the sign that decreases F (-sign v_j)
+//   d      CG on H_FF d = -v_F over the free coordinates F = {j : z_j != 0}
+//   x+     P_z(x + a d): coordinates that leave the orthant stop at 0; a halves until
+//          F(x+) <= F(x) + sigma v.(x+ - x)
+//
+// Once the support and signs settle, these are Newton steps on a smooth problem.
+class OrthantNewton {
+ public:
+  OrthantNewton(SmoothFunction& f, const ProblemSpec& spec, const NewtonCgOptions& options)
+      : f_(f), l1_(spec.regularizer.l1), regularized_(static_cast<std::size_t>(spec.cols)), options_(options) {}
+
+  LocalSolveStats Minimize(std::span<double> x) {
+    const std::size_t n = x.size();
+    for (std::vector<double>* w : {&g_, &v_, &d_, &m_, &trial_, &r_, &z_, &p_, &hp_, &tg_, &tv_}) w->resize(n);
+    LocalSolveStats stats;
+    double value = f_.Value(x);
+    f_.Gradient(x, g_);
+    PseudoGradient(x, g_, v_);
+    double violation = Norm(v_);
+    stats.initial_gradient_norm = violation;
+    const double tolerance = std::max(options_.gradient_tolerance, options_.relative_tolerance * violation);
+    while (violation > tolerance && stats.iterations < options_.max_iterations) {
+      ChooseOrthant(x);
+      stats.cg_iterations += FreeSetCg(violation);
+      AlignWithDescent();
+      if (!LineSearch(x, value)) break;  // no decrease left within rounding
+      ++stats.iterations;
+      f_.Gradient(x, g_);  // computed with the value: no round
+      PseudoGradient(x, g_, v_);
+      violation = Norm(v_);
+      if (options_.after_iteration && !options_.after_iteration(stats.iterations, value, violation)) break;
+    }
+    stats.final_gradient_norm = violation;
+    stats.converged = violation <= tolerance;
+    return stats;
+  }
+
+ private:
+  // The minimum-norm element of the subdifferential of F at x (the intercept has no l1).
+  void PseudoGradient(std::span<const double> x, std::span<const double> g, std::span<double> v) const {
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const double l1 = j < regularized_ ? l1_ : 0.0;
+      if (x[j] > 0) {
+        v[j] = g[j] + l1;
+      } else if (x[j] < 0) {
+        v[j] = g[j] - l1;
+      } else {
+        v[j] = g[j] + l1 < 0 ? g[j] + l1 : g[j] - l1 > 0 ? g[j] - l1 : 0.0;
+      }
+    }
+  }
+
+  void ChooseOrthant(std::span<const double> x) {
+    orthant_.resize(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      orthant_[j] = x[j] > 0 ? 1 : x[j] < 0 ? -1 : v_[j] < 0 ? 1 : v_[j] > 0 ? -1 : 0;
+      // An unregularized coordinate is always free.
+      if (j >= regularized_) orthant_[j] = x[j] < 0 || (x[j] == 0 && v_[j] > 0) ? -1 : 1;
+    }
+  }
+
+  void Mask(std::span<double> a) const {
+    for (std::size_t j = 0; j < a.size(); ++j) a[j] = orthant_[j] == 0 ? 0.0 : a[j];
+  }
+
+  // Preconditioned CG for H_FF d = -v_F, stopped at ||r|| <= cg_forcing ||v_F|| or on
+  // negative curvature. Returns the products used.
+  int FreeSetCg(double violation) {
+    const std::size_t n = d_.size();
+    for (std::size_t j = 0; j < n; ++j) r_[j] = -v_[j];
+    Mask(r_);
+    f_.HessianDiagonal(m_);
+    for (std::size_t j = 0; j < n; ++j) p_[j] = z_[j] = r_[j] / m_[j];
+    Fill(d_, 0.0);
+    double rz = Dot(r_, z_);
+    const double stop = options_.cg_forcing * std::min(violation, Norm(r_));
+    int products = 0;
+    while (products < options_.max_cg_iterations && Norm(r_) > stop) {
+      f_.HessianVector(p_, hp_);
+      ++products;
+      Mask(hp_);
+      const double curvature = Dot(p_, hp_);
+      if (!(curvature > 0)) {
+        if (products == 1) CopyInto(p_, d_);  // the preconditioned steepest descent
+        break;
+      }
+      const double alpha = rz / curvature;
+      Axpy(alpha, p_, d_);
+      Axpy(-alpha, hp_, r_);
+      for (std::size_t j = 0; j < n; ++j) z_[j] = r_[j] / m_[j];
+      const double rz_next = Dot(r_, z_);
+      for (std::size_t j = 0; j < n; ++j) p_[j] = z_[j] + (rz_next / rz) * p_[j];
+      rz = rz_next;
+    }
+    return products;
+  }
+
+  // A coordinate whose step goes against the descent the subgradient points to is left alone.
+  void AlignWithDescent() {
+    for (std::size_t j = 0; j < regularized_; ++j) {
+      if (d_[j] * v_[j] > 0) d_[j] = 0;
+    }
+  }
+
+  // Backtracking along the projected path; x and value become the accepted point's. Near the
+  // optimum the decrease sinks below the rounding of F: a step that lowers the subgradient
+  // norm is then taken too (its gradient came with its value).
+  bool LineSearch(std::span<double> x, double& value) {
+    constexpr double kSufficientDecrease = 1e-4;
+    constexpr int kMaxHalvings = 30;
+    const double violation = Norm(v_);
+    double step = 1.0;
+    for (int tries = 0; tries < kMaxHalvings; ++tries, step *= 0.5) {
+      double predicted = 0;
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        double t = x[j] + step * d_[j];
+        if (j < regularized_ && t * orthant_[j] <= 0) t = 0;  // left its orthant: stop at 0
+        trial_[j] = t;
+        predicted += v_[j] * (t - x[j]);
+      }
+      if (!(predicted < 0)) return false;
+      const double trial_value = f_.Value(trial_);
+      if (!std::isfinite(trial_value)) return false;
+      bool accept = trial_value <= value + kSufficientDecrease * predicted;
+      if (!accept && -predicted <= 1e-10 * std::abs(value)) {
+        f_.Gradient(trial_, tg_);
+        PseudoGradient(trial_, tg_, tv_);
+        accept = Norm(tv_) < violation;
+        f_.Gradient(x, tg_);  // the Hessian is again the one at x
+      }
+      if (accept) {
+        CopyInto(trial_, x);
+        value = trial_value;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  SmoothFunction& f_;
+  double l1_;
+  std::size_t regularized_;
+  NewtonCgOptions options_;
+  std::vector<double> g_, v_, d_, m_, trial_, r_, z_, p_, hp_, tg_, tv_;
+  std::vector<int8_t> orthant_;
+};
+
+}  // namespace
+
+Status NewtonOptions::Validate() const {
+  if (!(gradient_tolerance > 0 && gradient_tolerance < 1)) {
+    return InvalidArgument("gradient_tolerance: must be in (0, 1), got " + std::to_string(gradient_tolerance));
+  }
+  if (max_iterations < 0) return InvalidArgument("max_iterations: must be >= 0, got " + std::to_string(max_iterations));
+  if (max_cg_iterations < 1) return InvalidArgument("max_cg_iterations: must be >= 1");
+  if (!(cg_forcing > 0 && cg_forcing < 1)) return InvalidArgument("cg_forcing: must be in (0, 1)");
+  if (target_objective && !std::isfinite(*target_objective)) return InvalidArgument("target_objective: must be finite");
+  if (!(round_timeout_seconds > 0)) return InvalidArgument("round_timeout_seconds: must be positive");
+  if (!(start_timeout_seconds > 0)) return InvalidArgument("start_timeout_seconds: must be positive");
+  return Status::Ok();
+}
+
+Result<Solution> NewtonMaster::Solve() {
+  NIMBUS_RETURN_IF_ERROR(spec_.Validate());
+  NIMBUS_RETURN_IF_ERROR(options_.Validate());
+  if (executor_->SumsAmongWorkers()) {
+    return InvalidArgument("algorithm newton: needs a master (not the allreduce topology)");
+  }
+  Summary summary;
+  summary.algorithm = "newton";
+  summary.runtime = executor_->name();
+  summary.workers = executor_->workers();
+  summary.rows = spec_.rows;
+  summary.cols = spec_.cols;
+  Stopwatch setup_watch;
+  Result<std::vector<WorkerReady>> ready = executor_->Start(Deadline::After(options_.start_timeout_seconds));
+  if (!ready.ok()) {
+    executor_->Stop();
+    return ready.status();
+  }
+  summary.setup_seconds = setup_watch.ElapsedSeconds();
+  for (const WorkerReady& r : *ready) summary.data_nnz += r.nnz;
+
+  DistributedObjective objective(spec_, *executor_, *ready, options_.round_timeout_seconds, summary, trace_);
+  Stopwatch solve_watch;
+  NewtonCgOptions newton;
+  newton.gradient_tolerance = 0;
+  newton.relative_tolerance = options_.gradient_tolerance;
+  newton.max_iterations = options_.max_iterations;
+  newton.max_cg_iterations = options_.max_cg_iterations;
+  newton.cg_forcing = options_.cg_forcing;
+  bool stopped_early = false;
+  newton.after_iteration = [&](int iteration, double value, double gradient_norm) {
+    if (objective.failed()) return false;
+    summary.iterations = iteration;
+    summary.objective = value;
+    summary.primal_residual = gradient_norm;
+    auto end = [&](Termination termination, std::string message) {
+      summary.termination = termination;
+      summary.message = std::move(message);
+      stopped_early = true;
+      return false;
+    };
+    if (options_.target_objective && value <= *options_.target_objective) {
+      return end(Termination::kTargetObjective, "the objective reached the target");
+    }
+    const IterationInfo info{iteration, solve_watch.ElapsedSeconds(), value, gradient_norm, 0, 0, 0, 0};
+    if (callback_ && !callback_(info)) return end(Termination::kUserStopped, "stopped by the iteration callback");
+    return true;
+  };
+  Vector x(spec_.model_size(), 0.0);
+  // TRON for a smooth problem, the orthant-wise method with an l1 term.
+  const LocalSolveStats stats = spec_.regularizer.l1 == 0 ? MinimizeNewtonCg(objective, x, newton)
+                                                          : OrthantNewton(objective, spec_, newton).Minimize(x);
+  summary.solve_seconds = solve_watch.ElapsedSeconds();
+  summary.iterations = stats.iterations;
+  summary.cg_iterations = stats.cg_iterations;
+  summary.local_iterations = stats.iterations;
+  summary.primal_residual = stats.final_gradient_norm;
+  summary.eps_primal = options_.gradient_tolerance * stats.initial_gradient_norm;
+  if (!objective.failed() && !stopped_early) {
+    if (stats.converged) {
+      summary.termination = Termination::kConverged;
+      summary.message = "the norm of the minimum subgradient is below its tolerance";
+    } else if (stats.iterations >= options_.max_iterations) {
+      summary.termination = Termination::kMaxIterations;
+      summary.message = "reached the iteration cap of " + std::to_string(options_.max_iterations);
+    } else {
+      summary.termination = Termination::kConverged;
+      summary.message = "no step decreases the objective further (the limit of its rounding)";
+    }
+  }
+  executor_->Stop();
+  executor_->AddCounters(summary);
+  Solution solution;
+  // The iterate is the last accepted point, whose objective the workers computed exactly.
+  if (objective.iterate().size() == spec_.model_size()) {
+    solution.model = objective.iterate().ToVector();
+    summary.objective = objective.iterate_value();
+  } else {
+    solution.model = x;
+  }
+  summary.nnz = static_cast<int64_t>(
+      CountNonzeros(std::span<const double>(solution.model).first(static_cast<std::size_t>(spec_.cols))));
+  if (trace_ != nullptr) trace_->Write(summary.ToJson("summary"));
+  solution.summary = std::move(summary);
+  return solution;
+}
+
+}  // namespace nimbus

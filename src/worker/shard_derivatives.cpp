@@ -1,0 +1,84 @@
+#include "nimbus/worker/shard_derivatives.h"
+
+#include <algorithm>
+
+#include "nimbus/core/vector_ops.h"
+
+namespace nimbus {
+
+ShardDerivatives::ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
+                                   int64_t total_rows)
+    : matrix_(matrix),
+      labels_(labels),
+      loss_(loss),
+      intercept_(intercept),
+      inverse_rows_(1.0 / static_cast<double>(total_rows)),
+      size_(static_cast<std::size_t>(matrix.cols) + (intercept ? 1 : 0)) {}
+
+ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
+  if (held_[0].round < 0) return held_[0];
+  if (held_[1].round < 0) return held_[1];
+  // The last evaluated point stays (the master counts on it, see runtime/remote_executor).
+  if (held_[0].round == last_evaluated_) return held_[1];
+  if (held_[1].round == last_evaluated_) return held_[0];
+  return held_[0].last_use <= held_[1].last_use ? held_[0] : held_[1];
+}
+
+void ShardDerivatives::ComputeMargins(std::span<const double> x) {
+  margins_.resize(static_cast<std::size_t>(matrix_.rows));
+  MultiplyRows(matrix_, x, intercept_, margins_);
+  ++passes_;
+}
+
+double ShardDerivatives::Evaluate(int64_t round, std::span<const double> x, std::span<double> gradient_and_diagonal) {
+  ComputeMargins(x);
+  last_evaluated_ = -1;  // an evaluation may replace any point
+  Curvature& slot = SlotForNewPoint();
+  slot.round = round;
+  last_evaluated_ = round;
+  slot.last_use = ++uses_;
+  const auto rows = static_cast<std::size_t>(matrix_.rows);
+  first_.resize(rows);
+  slot.second.resize(rows);
+  const double loss_sum = LossDerivatives(loss_, labels_, margins_, inverse_rows_, first_, slot.second);
+  std::span<double> gradient = gradient_and_diagonal.first(size_);
+  std::span<double> diagonal = gradient_and_diagonal.subspan(size_, size_);
+  Fill(gradient, 0.0);
+  Fill(diagonal, 0.0);
+  AddTransposeProductAndSquares(matrix_, first_, slot.second, intercept_, gradient, diagonal);
+  ++passes_;
+  return loss_sum * inverse_rows_;
+}
+
+bool ShardDerivatives::Holds(int64_t round) const {
+  return round >= 0 && (held_[0].round == round || held_[1].round == round);
+}
+
+Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const double> point, std::span<const double> v,
+                                       std::span<double> hv) {
+  Curvature* held = nullptr;
+  for (Curvature& c : held_) {
+    if (c.round == point_round && point_round >= 0) held = &c;
+  }
+  if (held == nullptr) {
+    if (point.size() != size_) {
+      return FailedPrecondition("the point of round " + std::to_string(point_round) +
+                                " is not held here and did not come with the request");
+    }
+    // A replacement worker: the curvature at the point, from its margins.
+    ComputeMargins(point);
+    held = &SlotForNewPoint();
+    held->round = point_round;
+    const auto rows = static_cast<std::size_t>(matrix_.rows);
+    first_.resize(rows);
+    held->second.resize(rows);
+    LossDerivatives(loss_, labels_, margins_, inverse_rows_, first_, held->second);
+  }
+  held->last_use = ++uses_;
+  Fill(hv, 0.0);
+  AddNormalProduct(matrix_, held->second, v, intercept_, hv);
+  ++passes_;
+  return Status::Ok();
+}
+
+}  // namespace nimbus

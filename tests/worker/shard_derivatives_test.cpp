@@ -1,0 +1,92 @@
+// Tests of ShardDerivatives: a shard's data term and its derivatives at points named by
+// rounds, checked against the dense references of sparse_test_problem.h (which share no code
+// with the library), and the rules for which points are held.
+#include "nimbus/worker/shard_derivatives.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "local/sparse_test_problem.h"
+
+namespace nimbus {
+namespace {
+
+using testing::MakeRandomProblem;
+using testing::RandomVector;
+using testing::RefDataGradient;
+using testing::RefDataHessian;
+using testing::RefDataLoss;
+using testing::RefMaxAbsDiff;
+using testing::kAllLosses;
+
+constexpr double kTotalRows = 200;  // N of the whole problem: the shard is a part of it
+
+std::vector<double> DenseProduct(const std::vector<double>& h, const std::vector<double>& v) {
+  std::vector<double> out(v.size(), 0.0);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    for (std::size_t j = 0; j < v.size(); ++j) out[i] += h[i * v.size() + j] * v[j];
+  }
+  return out;
+}
+
+TEST(ShardDerivatives, EvaluateAndProductsMatchTheDenseReferences) {
+  for (const Loss loss : kAllLosses) {
+    for (const bool intercept : {false, true}) {
+      SCOPED_TRACE(std::string(LossName(loss)) + (intercept ? " with intercept" : ""));
+      const auto p = MakeRandomProblem(60, 12, 4, 7, loss);
+      ShardDerivatives shard(p.View(), p.labels, loss, intercept, static_cast<int64_t>(kTotalRows));
+      const std::size_t n = p.Width(intercept);
+      ASSERT_EQ(shard.dimension(), n);
+      const std::vector<double> x = RandomVector(n, 3, 0.5);
+      std::vector<double> gd(2 * n);
+      const double value = shard.Evaluate(4, x, gd);
+      EXPECT_NEAR(value, RefDataLoss(p, loss, intercept, kTotalRows, x), 1e-12);
+      const std::vector<double> gradient(gd.begin(), gd.begin() + static_cast<std::ptrdiff_t>(n));
+      EXPECT_LT(RefMaxAbsDiff(gradient, RefDataGradient(p, loss, intercept, kTotalRows, x)), 1e-12);
+      const std::vector<double> h = RefDataHessian(p, loss, intercept, kTotalRows, x);
+      for (std::size_t j = 0; j < n; ++j) EXPECT_NEAR(gd[n + j], h[j * n + j], 1e-12) << "diagonal " << j;
+      const std::vector<double> v = RandomVector(n, 5, 1.0);
+      std::vector<double> hv(n);
+      ASSERT_TRUE(shard.HessianVector(4, {}, v, hv).ok());
+      EXPECT_LT(RefMaxAbsDiff(hv, DenseProduct(h, v)), 1e-12);
+    }
+  }
+}
+
+TEST(ShardDerivatives, ProductsAtTheIterateAfterARejectedTrialNeedNoPoint) {
+  const auto p = MakeRandomProblem(50, 10, 3, 9, Loss::kLogistic);
+  ShardDerivatives shard(p.View(), p.labels, Loss::kLogistic, false, 50);
+  const std::vector<double> iterate = RandomVector(10, 1, 0.5), trial = RandomVector(10, 2, 0.5);
+  std::vector<double> gd(20), hv(10);
+  shard.Evaluate(0, iterate, gd);
+  shard.Evaluate(1, trial, gd);  // the trial, rejected: products go on at round 0's point
+  const std::vector<double> v = RandomVector(10, 3, 1.0);
+  ASSERT_TRUE(shard.HessianVector(0, {}, v, hv).ok());
+  EXPECT_LT(RefMaxAbsDiff(hv, DenseProduct(RefDataHessian(p, Loss::kLogistic, false, 50, iterate), v)), 1e-12);
+  // Another trial replaces the rejected one, not the iterate in use.
+  shard.Evaluate(2, RandomVector(10, 4, 0.5), gd);
+  EXPECT_TRUE(shard.Holds(0));
+  EXPECT_FALSE(shard.Holds(1));
+  EXPECT_TRUE(shard.Holds(2));
+}
+
+TEST(ShardDerivatives, APointNotHeldMustComeWithTheRequest) {
+  const auto p = MakeRandomProblem(50, 10, 3, 9, Loss::kLogistic);
+  ShardDerivatives fresh(p.View(), p.labels, Loss::kLogistic, true, 50);  // a replacement: holds nothing
+  const std::vector<double> point = RandomVector(11, 6, 0.5), v = RandomVector(11, 7, 1.0);
+  std::vector<double> hv(11);
+  const Status missing = fresh.HessianVector(3, {}, v, hv);
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("round 3"), std::string::npos) << missing.message();
+  ASSERT_TRUE(fresh.HessianVector(3, point, v, hv).ok());
+  EXPECT_LT(RefMaxAbsDiff(hv, DenseProduct(RefDataHessian(p, Loss::kLogistic, true, 50, point), v)), 1e-12);
+  EXPECT_TRUE(fresh.Holds(3));
+  EXPECT_EQ(fresh.data_passes(), 2);  // the point's margins, then the product
+  // Given once, the point is held: the next product needs it no more and costs one pass.
+  ASSERT_TRUE(fresh.HessianVector(3, {}, v, hv).ok());
+  EXPECT_EQ(fresh.data_passes(), 3);
+}
+
+}  // namespace
+}  // namespace nimbus
