@@ -51,12 +51,13 @@ struct TrainFlags {
   double gradient_tolerance = NewtonOptions{}.gradient_tolerance;
 };
 
-// --algorithm auto: distributed Newton where nothing asks for what only ADMM has (a partial
-// barrier, lean messages, the allreduce topology, checkpoints).
-Result<std::string> ChooseAlgorithm(const TrainFlags& flags, const AdmmOptions& admm) {
+// --algorithm auto: distributed Newton for a smooth problem, where nothing asks for what only
+// ADMM has (a partial barrier, lean messages, the allreduce topology, checkpoints); ADMM for an
+// l1 term, where the orthant-wise Newton steps stall on correlated features (docs/tuning.md).
+Result<std::string> ChooseAlgorithm(const TrainFlags& flags, const ProblemSpec& spec, const AdmmOptions& admm) {
   const bool admm_only = admm.barrier != 0 || admm.lean_messages || flags.runtime.topology == "allreduce" ||
                          !flags.checkpoint.empty();
-  if (flags.algorithm == "auto") return std::string(!admm_only ? "newton" : "admm");
+  if (flags.algorithm == "auto") return std::string(spec.regularizer.l1 == 0 && !admm_only ? "newton" : "admm");
   if (flags.algorithm == "admm") return flags.algorithm;
   if (flags.algorithm != "newton") {
     return InvalidArgument("--algorithm: '" + flags.algorithm + "' is not admm, newton or auto");
@@ -396,7 +397,7 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   if (!runtime.ok()) return fail(runtime.status());
   if (runtime->remote != nullptr && trace) runtime->remote->SetTraceSink(trace.get());
 
-  Result<std::string> algorithm = ChooseAlgorithm(flags, admm);
+  Result<std::string> algorithm = ChooseAlgorithm(flags, plan->spec, admm);
   if (!algorithm.ok()) return fail(algorithm.status());
   NewtonOptions newton_options = NewtonOptionsFrom(flags, admm);
   if (Status valid = newton_options.Validate(); !valid.ok()) return fail(valid);

@@ -74,7 +74,6 @@ TEST(RuntimeCli, TheAlgorithmIsChosenAndNewtonRunsOnEveryLocalRuntime) {
   Train({"--data", HeartScalePath(), "--l1", "0.01", "--summary-json", dir.File("a.json")});
   EXPECT_EQ(Json::parse(ReadTextFile(dir.File("a.json")))["algorithm"], "admm");
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"--data", HeartScalePath(), "--l1", "0.01", "--algorithm", "newton"}, "smooth problems only"},
            {with({"--algorithm", "newton", "--barrier", "2"}), "--algorithm newton: not with --barrier"},
            {with({"--algorithm", "fastest"}), "'fastest' is not admm, newton or auto"}}) {
     const CommandResult result = RunNimbus([&] {
