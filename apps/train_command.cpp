@@ -52,19 +52,18 @@ struct TrainFlags {
 };
 
 // --algorithm auto: distributed Newton for a smooth problem, where nothing asks for what only
-// ADMM has (a partial barrier, lean messages, the allreduce topology, checkpoints); ADMM for an
+// ADMM has (a partial barrier, lean messages, the allreduce topology); ADMM for an
 // l1 term, where the orthant-wise Newton steps stall on correlated features (docs/tuning.md).
 Result<std::string> ChooseAlgorithm(const TrainFlags& flags, const ProblemSpec& spec, const AdmmOptions& admm) {
-  const bool admm_only = admm.barrier != 0 || admm.lean_messages || flags.runtime.topology == "allreduce" ||
-                         !flags.checkpoint.empty();
+  const bool admm_only = admm.barrier != 0 || admm.lean_messages || flags.runtime.topology == "allreduce";
   if (flags.algorithm == "auto") return std::string(spec.regularizer.l1 == 0 && !admm_only ? "newton" : "admm");
   if (flags.algorithm == "admm") return flags.algorithm;
   if (flags.algorithm != "newton") {
     return InvalidArgument("--algorithm: '" + flags.algorithm + "' is not admm, newton or auto");
   }
   if (admm_only) {
-    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32, --topology "
-                           "allreduce or --checkpoint (ADMM's)");
+    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
+                           "allreduce (ADMM's)");
   }
   return flags.algorithm;
 }
@@ -239,7 +238,7 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   parser.AddString("checkpoint", "DIR|s3://B/P", "write the master's state here every --checkpoint-every rounds (one\n"
                    "                            object, replaced atomically), so that --resume can continue the run",
                    &flags.checkpoint);
-  parser.AddInt("checkpoint-every", "M", "rounds between checkpoints", &flags.checkpoint_every);
+  parser.AddInt("checkpoint-every", "M", "rounds (ADMM) or Newton steps between checkpoints", &flags.checkpoint_every);
   parser.AddSwitch("resume", "continue the run whose checkpoint --checkpoint names, from its last checkpoint\n"
                    "                            (give only --checkpoint, or the run's own arguments)", &flags.resume);
   parser.AddSwitch("quiet", "print nothing but errors", &flags.quiet);
@@ -399,6 +398,8 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
 
   Result<std::string> algorithm = ChooseAlgorithm(flags, plan->spec, admm);
   if (!algorithm.ok()) return fail(algorithm.status());
+  // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).
+  if (resume && flags.algorithm == "auto") algorithm = resume->state.algorithm;
   NewtonOptions newton_options = NewtonOptionsFrom(flags, admm);
   if (Status valid = newton_options.Validate(); !valid.ok()) return fail(valid);
   NewtonMaster newton(plan->spec, newton_options, runtime->executor.get());
@@ -429,13 +430,18 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
       return written;
     };
     coordinator.SetCheckpointWriter(static_cast<int>(flags.checkpoint_every), write);
+    newton.SetCheckpointWriter(static_cast<int>(flags.checkpoint_every), write);
   }
   if (resume) {
     if (!flags.quiet) {
       std::fprintf(stderr, "nimbus train: resuming from %s at round %lld\n", flags.checkpoint.c_str(),
                    static_cast<long long>(resume->state.next_round));
     }
-    coordinator.ResumeFrom(std::move(resume->state));
+    if (*algorithm == "newton") {
+      newton.ResumeFrom(std::move(resume->state));
+    } else {
+      coordinator.ResumeFrom(std::move(resume->state));
+    }
   }
   const bool show_progress = !flags.quiet && StderrIsTerminal();
   if (show_progress) coordinator.SetIterationCallback(PrintProgress);

@@ -428,6 +428,9 @@ Result<Solution> Coordinator::Solve() {
     return InvalidArgument("checkpoint: needs a master and synchronous rounds (not a partial --barrier, not the "
                            "allreduce topology)");
   }
+  if (resume_ != nullptr && resume_->algorithm != "admm") {
+    return InvalidArgument("checkpoint: the run was " + resume_->algorithm + "'s, not ADMM's");
+  }
   if (resume_ != nullptr && resume_->next_round < 2) {
     return InvalidArgument("checkpoint: a run resumes at round 2 or later, not " +
                            std::to_string(resume_->next_round));

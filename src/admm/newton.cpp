@@ -18,6 +18,10 @@ using Vector = std::vector<double>;
 // feature no row touches has none of the loss's curvature).
 constexpr double kDiagonalFloor = 1e-10;
 
+}  // namespace
+
+namespace internal {
+
 // F(x) = sum_i f_i(x) + (l2/2) ||x||^2 as a SmoothFunction whose every call that needs the
 // data is a round on the workers. Two evaluated points are kept (the iterate and a trial),
 // so TRON's Value-then-Gradient and its return to the iterate after a rejected trial cost
@@ -25,8 +29,9 @@ constexpr double kDiagonalFloor = 1e-10;
 class DistributedObjective final : public SmoothFunction {
  public:
   DistributedObjective(const ProblemSpec& spec, Executor& executor, std::span<const WorkerReady> ready,
-                       double round_timeout_seconds, Summary& summary, TraceSink* trace)
-      : spec_(spec),
+                       double round_timeout_seconds, int64_t first_round, Summary& summary, TraceSink* trace)
+      : next_round_(first_round),
+        spec_(spec),
         executor_(executor),
         n_(spec.model_size()),
         round_timeout_seconds_(round_timeout_seconds),
@@ -197,6 +202,7 @@ class DistributedObjective final : public SmoothFunction {
     return json.EndArray().EndObject().Take();
   }
 
+  int64_t next_round_;
   const ProblemSpec& spec_;
   Executor& executor_;
   std::size_t n_;
@@ -206,9 +212,14 @@ class DistributedObjective final : public SmoothFunction {
   std::vector<std::shared_ptr<const std::vector<uint32_t>>> supports_;
   Point points_[2];
   int hessian_point_ = 0;
-  int64_t next_round_ = 0;
   bool failed_ = false;
 };
+
+}  // namespace internal
+
+namespace {
+
+using internal::DistributedObjective;
 
 // Orthant-wise Newton-CG for F = f + l1 ||x||_1 with f smooth (the orthant-based method of
 // Byrd, Chin, Nocedal & Oztoprak 2016, with OWL-QN's alignment and projection, Andrew & Gao
@@ -245,7 +256,7 @@ class OrthantNewton {
       f_.Gradient(x, g_);  // computed with the value: no round
       PseudoGradient(x, g_, v_);
       violation = Norm(v_);
-      if (options_.after_iteration && !options_.after_iteration(stats.iterations, value, violation)) break;
+      if (options_.after_iteration && !options_.after_iteration({stats.iterations, value, violation, 0, stats.initial_gradient_norm})) break;
     }
     stats.final_gradient_norm = violation;
     stats.converged = violation <= tolerance;
@@ -377,11 +388,47 @@ Status NewtonOptions::Validate() const {
   return Status::Ok();
 }
 
+namespace {
+
+// Whether a checkpoint's workers held the shards these workers hold.
+Status SameShards(const MasterState& state, const std::vector<WorkerReady>& ready, std::size_t model_size) {
+  if (state.workers.size() != ready.size()) {
+    return FailedPrecondition("the checkpoint has " + std::to_string(state.workers.size()) + " workers, this run " +
+                              std::to_string(ready.size()));
+  }
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    if (state.workers[i].rows != ready[i].rows || state.workers[i].nnz != ready[i].nnz) {
+      return FailedPrecondition("worker " + std::to_string(i) + "'s shard is not the checkpointed run's");
+    }
+  }
+  if (state.z.size() != model_size) return FailedPrecondition("the checkpoint's model has another size");
+  return Status::Ok();
+}
+
+// How the solve ended, when no stop rule ended it earlier.
+void RecordOutcome(const LocalSolveStats& stats, int max_iterations, Summary& summary) {
+  if (stats.converged) {
+    summary.termination = Termination::kConverged;
+    summary.message = "the norm of the minimum subgradient is below its tolerance";
+  } else if (summary.iterations >= max_iterations) {
+    summary.termination = Termination::kMaxIterations;
+    summary.message = "reached the iteration cap of " + std::to_string(max_iterations);
+  } else {
+    summary.termination = Termination::kConverged;
+    summary.message = "no step decreases the objective further (the limit of its rounding)";
+  }
+}
+
+}  // namespace
+
 Result<Solution> NewtonMaster::Solve() {
   NIMBUS_RETURN_IF_ERROR(spec_.Validate());
   NIMBUS_RETURN_IF_ERROR(options_.Validate());
   if (executor_->SumsAmongWorkers()) {
     return InvalidArgument("algorithm newton: needs a master (not the allreduce topology)");
+  }
+  if (resume_ != nullptr && resume_->algorithm != "newton") {
+    return InvalidArgument("checkpoint: the run was " + resume_->algorithm + "'s, not Newton's");
   }
   Summary summary;
   summary.algorithm = "newton";
@@ -391,77 +438,106 @@ Result<Solution> NewtonMaster::Solve() {
   summary.cols = spec_.cols;
   Stopwatch setup_watch;
   Result<std::vector<WorkerReady>> ready = executor_->Start(Deadline::After(options_.start_timeout_seconds));
-  if (!ready.ok()) {
+  Status started = ready.ok() && resume_ ? SameShards(*resume_, *ready, spec_.model_size()) : ready.status();
+  if (!started.ok()) {
     executor_->Stop();
-    return ready.status();
+    return resume_ ? started.WithContext("cannot resume") : started;
   }
   summary.setup_seconds = setup_watch.ElapsedSeconds();
   for (const WorkerReady& r : *ready) summary.data_nnz += r.nnz;
+  const LocalSolveStats stats = RunSteps(*ready, summary);
+  executor_->Stop();
+  executor_->AddCounters(summary);
+  Solution solution;
+  solution.model = std::move(last_iterate_);
+  summary.nnz = static_cast<int64_t>(
+      CountNonzeros(std::span<const double>(solution.model).first(static_cast<std::size_t>(spec_.cols))));
+  summary.cg_iterations = stats.cg_iterations;
+  if (trace_ != nullptr) trace_->Write(summary.ToJson("summary"));
+  solution.summary = std::move(summary);
+  return solution;
+}
 
-  DistributedObjective objective(spec_, *executor_, *ready, options_.round_timeout_seconds, summary, trace_);
+LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Summary& summary) {
+  const MasterState* resume = resume_.get();
+  DistributedObjective objective(spec_, *executor_, ready, options_.round_timeout_seconds,
+                                 resume ? resume->next_round : 0, summary, trace_);
+  const int64_t steps_before = resume ? resume->iterations : 0;
+  if (resume) summary.resumed_at_round = resume->next_round;
+  const double seconds_before = resume ? resume->solve_seconds : 0;
   Stopwatch solve_watch;
   NewtonCgOptions newton;
-  newton.gradient_tolerance = 0;
-  newton.relative_tolerance = options_.gradient_tolerance;
-  newton.max_iterations = options_.max_iterations;
+  // The stop test scales the first point's subgradient norm, which a resumed run knows.
+  newton.gradient_tolerance = resume ? options_.gradient_tolerance * resume->gradient_reference : 0;
+  newton.relative_tolerance = resume ? 0 : options_.gradient_tolerance;
+  newton.initial_radius = resume ? resume->radius : 0;
+  newton.max_iterations = options_.max_iterations - static_cast<int>(steps_before);
   newton.max_cg_iterations = options_.max_cg_iterations;
   newton.cg_forcing = options_.cg_forcing;
+  double reference = resume ? resume->gradient_reference : -1;
   bool stopped_early = false;
-  newton.after_iteration = [&](int iteration, double value, double gradient_norm) {
+  newton.after_iteration = [&](const NewtonCgOptions::Progress& progress) {
     if (objective.failed()) return false;
-    summary.iterations = iteration;
-    summary.objective = value;
-    summary.primal_residual = gradient_norm;
+    if (reference < 0) reference = progress.initial_gradient_norm;
+    const int step = static_cast<int>(steps_before) + progress.iteration;
+    summary.iterations = step;
+    summary.objective = progress.value;
+    summary.primal_residual = progress.gradient_norm;
+    summary.solve_seconds = seconds_before + solve_watch.ElapsedSeconds();
+    if (checkpoint_every_ > 0 && checkpoint_writer_ && step % checkpoint_every_ == 0) {
+      WriteCheckpoint(objective, ready, progress, step, reference, summary);
+    }
     auto end = [&](Termination termination, std::string message) {
       summary.termination = termination;
       summary.message = std::move(message);
       stopped_early = true;
       return false;
     };
-    if (options_.target_objective && value <= *options_.target_objective) {
+    if (options_.target_objective && progress.value <= *options_.target_objective) {
       return end(Termination::kTargetObjective, "the objective reached the target");
     }
-    const IterationInfo info{iteration, solve_watch.ElapsedSeconds(), value, gradient_norm, 0, 0, 0, 0};
+    const IterationInfo info{step, summary.solve_seconds, progress.value, progress.gradient_norm, 0, 0, 0, 0};
     if (callback_ && !callback_(info)) return end(Termination::kUserStopped, "stopped by the iteration callback");
     return true;
   };
-  Vector x(spec_.model_size(), 0.0);
+  Vector x = resume ? resume->z.ToVector() : Vector(spec_.model_size(), 0.0);
   // TRON for a smooth problem, the orthant-wise method with an l1 term.
   const LocalSolveStats stats = spec_.regularizer.l1 == 0 ? MinimizeNewtonCg(objective, x, newton)
                                                           : OrthantNewton(objective, spec_, newton).Minimize(x);
-  summary.solve_seconds = solve_watch.ElapsedSeconds();
-  summary.iterations = stats.iterations;
-  summary.cg_iterations = stats.cg_iterations;
-  summary.local_iterations = stats.iterations;
+  summary.solve_seconds = seconds_before + solve_watch.ElapsedSeconds();
+  summary.iterations = static_cast<int>(steps_before) + stats.iterations;
+  summary.local_iterations = summary.iterations;
   summary.primal_residual = stats.final_gradient_norm;
-  summary.eps_primal = options_.gradient_tolerance * stats.initial_gradient_norm;
-  if (!objective.failed() && !stopped_early) {
-    if (stats.converged) {
-      summary.termination = Termination::kConverged;
-      summary.message = "the norm of the minimum subgradient is below its tolerance";
-    } else if (stats.iterations >= options_.max_iterations) {
-      summary.termination = Termination::kMaxIterations;
-      summary.message = "reached the iteration cap of " + std::to_string(options_.max_iterations);
-    } else {
-      summary.termination = Termination::kConverged;
-      summary.message = "no step decreases the objective further (the limit of its rounding)";
-    }
-  }
-  executor_->Stop();
-  executor_->AddCounters(summary);
-  Solution solution;
+  summary.eps_primal = options_.gradient_tolerance * (reference > 0 ? reference : stats.initial_gradient_norm);
+  if (!objective.failed() && !stopped_early) RecordOutcome(stats, options_.max_iterations, summary);
   // The iterate is the last accepted point, whose objective the workers computed exactly.
-  if (objective.iterate().size() == spec_.model_size()) {
-    solution.model = objective.iterate().ToVector();
-    summary.objective = objective.iterate_value();
+  const bool evaluated = objective.iterate().size() == spec_.model_size();
+  last_iterate_ = evaluated ? objective.iterate().ToVector() : x;
+  if (evaluated) summary.objective = objective.iterate_value();
+  return stats;
+}
+
+void NewtonMaster::WriteCheckpoint(const DistributedObjective& objective, const std::vector<WorkerReady>& ready,
+                                   const NewtonCgOptions::Progress& progress, int step, double reference,
+                                   Summary& summary) {
+  MasterState state;
+  state.algorithm = "newton";
+  state.radius = progress.radius;
+  state.iterations = step;
+  state.gradient_reference = reference;
+  state.next_round = objective.rounds();
+  state.z = objective.iterate();
+  state.z_last = objective.iterate();
+  for (const WorkerReady& r : ready) state.workers.push_back({r.rows, r.nnz, {}, {}});
+  state.solve_seconds = summary.solve_seconds;
+  state.objective = progress.value;
+  Stopwatch watch;
+  if (checkpoint_writer_(state).ok()) {
+    ++summary.checkpoints;
   } else {
-    solution.model = x;
+    ++summary.checkpoint_failures;
   }
-  summary.nnz = static_cast<int64_t>(
-      CountNonzeros(std::span<const double>(solution.model).first(static_cast<std::size_t>(spec_.cols))));
-  if (trace_ != nullptr) trace_->Write(summary.ToJson("summary"));
-  solution.summary = std::move(summary);
-  return solution;
+  summary.checkpoint_seconds += watch.ElapsedSeconds();
 }
 
 }  // namespace nimbus

@@ -28,7 +28,11 @@ Json Metadata(const Checkpoint& checkpoint) {
     workers.push_back(
         {{"rows", w.rows}, {"nnz", w.nnz}, {"w_last", w.w_last.size()}, {"w_previous", w.w_previous.size()}});
   }
-  return Json{{"next_round", s.next_round},
+  return Json{{"algorithm", s.algorithm},
+              {"radius", s.radius},
+              {"iterations", s.iterations},
+              {"gradient_reference", s.gradient_reference},
+              {"next_round", s.next_round},
               {"rho", s.rho},
               {"rho_of_previous_round", s.rho_of_previous_round},
               {"dual_residual", s.dual_residual},
@@ -146,6 +150,11 @@ Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& w
   std::vector<std::size_t> lengths;
   try {
     const Json json = Json::parse(bytes.substr(kPreamble, length));
+    // Written by every build since Newton's checkpoints; absent, the run was ADMM's.
+    s.algorithm = json.value("algorithm", std::string("admm"));
+    s.radius = json.value("radius", 0.0);
+    s.iterations = json.contains("iterations") ? JsonInteger<int64_t>(json.at("iterations")) : 0;
+    s.gradient_reference = json.value("gradient_reference", 0.0);
     s.next_round = JsonInteger<int64_t>(json.at("next_round"));
     s.rho = json.at("rho").get<double>();
     s.rho_of_previous_round = json.at("rho_of_previous_round").get<double>();
@@ -174,8 +183,15 @@ Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& w
   } catch (const Json::exception& error) {  // parse errors, missing fields, wrong types, numbers out of range
     return corrupt(std::string("bad metadata: ") + error.what());
   }
-  if (s.next_round < 2) return corrupt("next_round " + std::to_string(s.next_round) + " (must be >= 2)");
-  if (!(s.rho > 0) || !(s.rho_last > 0) || !(s.rho_previous >= 0) || !(s.alpha > 0)) {
+  if (s.algorithm == "newton") {
+    if (s.next_round < 1 || s.iterations < 1 || !(s.radius >= 0) || !(s.gradient_reference > 0)) {
+      return corrupt("a Newton state needs a round, a step, a radius >= 0 and a positive gradient reference");
+    }
+  } else if (s.algorithm != "admm") {
+    return corrupt("unknown algorithm '" + s.algorithm + "'");
+  } else if (s.next_round < 2) {
+    return corrupt("next_round " + std::to_string(s.next_round) + " (must be >= 2)");
+  } else if (!(s.rho > 0) || !(s.rho_last > 0) || !(s.rho_previous >= 0) || !(s.alpha > 0)) {
     return corrupt("rho and alpha must be positive");
   }
 

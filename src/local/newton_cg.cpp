@@ -84,6 +84,7 @@ Status NewtonCgOptions::Validate() const {
   if (max_iterations < 0) return InvalidArgument("max_iterations: must be >= 0");
   if (max_cg_iterations < 1) return InvalidArgument("max_cg_iterations: must be >= 1");
   if (!(cg_forcing > 0 && cg_forcing < 1)) return InvalidArgument("cg_forcing: must be in (0, 1)");
+  if (!(initial_radius >= 0)) return InvalidArgument("initial_radius: must be >= 0");
   return Status::Ok();
 }
 
@@ -114,7 +115,7 @@ LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const N
   // The first region: the preconditioned gradient's length, as TRON starts.
   double delta = 0;
   for (std::size_t j = 0; j < n; ++j) delta += g[j] * g[j] / m[j];
-  delta = std::sqrt(delta);
+  delta = options.initial_radius > 0 ? options.initial_radius : std::sqrt(delta);
 
   while (gradient_norm > tolerance && stats.iterations < options.max_iterations) {
     const double cg_tolerance = options.cg_forcing * gradient_norm;
@@ -140,7 +141,7 @@ LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const N
       trial_gradient_known = true;
     }
     const double step_norm = MNorm(s, m);
-    if (stats.iterations == 0) delta = std::min(delta, step_norm);
+    if (stats.iterations == 0 && options.initial_radius == 0) delta = std::min(delta, step_norm);
 
     // Step length that minimizes the quadratic through f, f'(0) = g.s and f(1) = f - actual.
     const double curvature = -actual - gs;
@@ -172,7 +173,7 @@ LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const N
       f.Gradient(x, g);  // the Hessian must again be the one at x
     }
     if (step_norm == 0) break;
-    if (options.after_iteration && !options.after_iteration(stats.iterations, value, gradient_norm)) break;
+    if (options.after_iteration && !options.after_iteration({stats.iterations, value, gradient_norm, delta, stats.initial_gradient_norm})) break;
   }
   stats.final_gradient_norm = gradient_norm;
   stats.converged = gradient_norm <= tolerance;

@@ -48,6 +48,8 @@ Checkpoint Sample() {
 void ExpectSame(const Checkpoint& a, const Checkpoint& b) {
   const MasterState& x = a.state;
   const MasterState& y = b.state;
+  EXPECT_EQ(x.algorithm, y.algorithm);
+  EXPECT_EQ(x.iterations, y.iterations);
   EXPECT_EQ(x.next_round, y.next_round);
   // Compared as bits: -0.0 and denormals must come back as they were.
   auto bits = [](const SharedVector& v) {
@@ -59,7 +61,8 @@ void ExpectSame(const Checkpoint& a, const Checkpoint& b) {
                              {x.dual_residual, y.dual_residual}, {x.inner_tolerance, y.inner_tolerance},
                              {x.inner_relative, y.inner_relative}, {x.rho_last, y.rho_last},
                              {x.rho_previous, y.rho_previous}, {x.alpha, y.alpha}, {x.initial_rho, y.initial_rho},
-                             {x.solve_seconds, y.solve_seconds}, {x.objective, y.objective}}) {
+                             {x.solve_seconds, y.solve_seconds}, {x.objective, y.objective}, {x.radius, y.radius},
+                             {x.gradient_reference, y.gradient_reference}}) {
     EXPECT_EQ(p, q);
   }
   EXPECT_EQ(x.lean, y.lean);
@@ -82,6 +85,38 @@ TEST(Checkpoint, EveryValueComesBackBitForBit) {
   Result<Checkpoint> decoded = DecodeCheckpoint(EncodeCheckpoint(sample), "c");
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   ExpectSame(sample, *decoded);
+}
+
+// A Newton run's state: the iterate, the trust region, the steps made and the stop test's
+// scale; no vectors of the workers.
+TEST(Checkpoint, ANewtonStateComesBackAndIsChecked) {
+  Checkpoint newton;
+  MasterState& s = newton.state;
+  s.algorithm = "newton";
+  s.radius = 0.7071067811865476;
+  s.iterations = 4;
+  s.gradient_reference = 0.3333333333333333;
+  s.next_round = 37;
+  s.z = std::vector<double>{0.5, -0.0, 1e-310};
+  s.z_last = s.z;
+  s.workers.push_back({100, 1000, {}, {}});
+  s.objective = 0.25;
+  Result<Checkpoint> decoded = DecodeCheckpoint(EncodeCheckpoint(newton), "c");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ExpectSame(newton, *decoded);
+  for (auto [field, value] : std::vector<std::pair<std::string, double>>{
+           {"iterations", 0}, {"radius", -1}, {"gradient_reference", 0}}) {
+    Checkpoint bad = newton;
+    if (field == "iterations") bad.state.iterations = static_cast<int64_t>(value);
+    if (field == "radius") bad.state.radius = value;
+    if (field == "gradient_reference") bad.state.gradient_reference = value;
+    EXPECT_FALSE(DecodeCheckpoint(EncodeCheckpoint(bad), "c").ok()) << field;
+  }
+  Checkpoint unknown = newton;
+  unknown.state.algorithm = "sgd";
+  Result<Checkpoint> refused = DecodeCheckpoint(EncodeCheckpoint(unknown), "c");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("unknown algorithm 'sgd'"), std::string::npos);
 }
 
 TEST(Checkpoint, ACutOrDamagedFileIsRefusedWithItsName) {

@@ -1,7 +1,7 @@
 // End to end: checkpoints and --resume through the nimbus binary. A master killed with -9
 // in the middle of a run is resumed from its last checkpoint and ends with the model of a run
-// that was never interrupted (threads and process workers); checkpoints in S3; a full disk
-// keeps the previous checkpoint; mistakes are named.
+// that was never interrupted (threads and process workers; ADMM with L1 and Newton with L2);
+// checkpoints in S3; a full disk keeps the previous checkpoint; mistakes are named.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -41,14 +41,19 @@ class CheckpointCli : public ::testing::Test {
     const std::string reference =
         TrainLiblinear(6, 1.0 / (gen.rows * kL1), 1e-6, Data(), dir_->File("liblinear.model"));
     optimum_ = ObjectiveOf(reference, Data(), kL1, 0);
+    // and with L2 (-s 0), the problem the default algorithm solves with Newton.
+    const std::string smooth = TrainLiblinear(0, 1.0 / (gen.rows * kL2), 1e-6, Data(), dir_->File("l2.model"));
+    optimum_l2_ = ObjectiveOf(smooth, Data(), 0, kL2);
   }
   static void TearDownTestSuite() { delete dir_; }
   static std::string Data() { return dir_->File("d.svm"); }
 
   // The problem's arguments; 150 ms of injected delay per round keeps the run going long
   // enough to be killed in its middle (it changes no number).
-  static std::vector<std::string> Problem(const std::string& runtime) {
-    return {"--data", Data(), "--l1", "1e-4", "--workers", "3", "--runtime", runtime, "--inject-delay", "150"};
+  // With L2 the run is Newton's: many short rounds, so less delay in each.
+  static std::vector<std::string> Problem(const std::string& runtime, bool l2 = false) {
+    return {"--data", Data(), l2 ? "--l2" : "--l1", Number(l2 ? kL2 : kL1), "--workers", "3", "--runtime", runtime,
+            "--inject-delay", l2 ? "30" : "150"};
   }
 
   static std::map<int64_t, double> Weights(const std::string& path) {
@@ -100,13 +105,13 @@ class CheckpointCli : public ::testing::Test {
   // Kills the master with SIGKILL once it has checkpointed round `round`, resumes the run
   // with `nimbus train --checkpoint DIR --resume` and compares the model with an
   // uninterrupted run's.
-  static void KillAndResume(const std::string& runtime) {
+  static void KillAndResume(const std::string& runtime, bool l2 = false) {
     TempDir dir;
-    std::vector<std::string> plain = Problem(runtime);
+    std::vector<std::string> plain = Problem(runtime, l2);
     for (const std::string& a : {std::string("--out"), dir.File("plain.json")}) plain.push_back(a);
     Train(plain);
 
-    std::vector<std::string> args = Problem(runtime);
+    std::vector<std::string> args = Problem(runtime, l2);
     for (const std::string& a : {std::string("--checkpoint"), dir.File("cp"), std::string("--checkpoint-every"),
                                  std::string("2"), std::string("--out"), dir.File("resumed.json"),
                                  std::string("--summary-json"), dir.File("summary.json")}) {
@@ -135,24 +140,35 @@ class CheckpointCli : public ::testing::Test {
     const Json summary = Json::parse(ReadTextFile(dir.File("summary.json")));
     EXPECT_GE(summary["resumed_at_round"].get<int64_t>(), round);
     EXPECT_EQ(summary["termination"], "converged");
+    EXPECT_EQ(summary["algorithm"], l2 ? "newton" : "admm");
     EXPECT_LT(LargestDifference(dir.File("resumed.json"), dir.File("plain.json")), 1e-9);
-    const double objective = ObjectiveOf(dir.File("resumed.json"), Data(), kL1, 0);
-    EXPECT_NEAR(objective, ObjectiveOf(dir.File("plain.json"), Data(), kL1, 0), 1e-12);
+    const double l1 = l2 ? 0 : kL1, l2_weight = l2 ? kL2 : 0, optimum = l2 ? optimum_l2_ : optimum_;
+    const double objective = ObjectiveOf(dir.File("resumed.json"), Data(), l1, l2_weight);
+    EXPECT_NEAR(objective, ObjectiveOf(dir.File("plain.json"), Data(), l1, l2_weight), 1e-12);
     // and both solve the problem: within the stop test's tolerance of liblinear's optimum
-    EXPECT_LT(objective, optimum_ * (1 + 1e-5)) << "F* " << optimum_;
+    EXPECT_LT(objective, optimum * (1 + 1e-5)) << "F* " << optimum;
   }
 
   static constexpr double kL1 = 1e-4;
+  static constexpr double kL2 = 1e-4;
+  static double optimum_l2_;
   static TempDir* dir_;
   static double optimum_;
 };
 
 TempDir* CheckpointCli::dir_ = nullptr;
 double CheckpointCli::optimum_ = 0;
+double CheckpointCli::optimum_l2_ = 0;
 
 TEST_F(CheckpointCli, AMasterKilledWithSignal9IsResumedToTheSameModel) { KillAndResume("threads"); }
 
 TEST_F(CheckpointCli, AProcessRunsMasterKilledWithSignal9IsResumedToTheSameModel) { KillAndResume("process"); }
+
+TEST_F(CheckpointCli, ANewtonMasterKilledWithSignal9IsResumedToTheSameModel) { KillAndResume("threads", true); }
+
+TEST_F(CheckpointCli, ANewtonMasterWithProcessWorkersKilledWithSignal9IsResumedToTheSameModel) {
+  KillAndResume("process", true);
+}
 
 TEST_F(CheckpointCli, CheckpointsGoToS3AndAResumeReadsThem) {
   MotoServer server;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "nimbus/admm/executor.h"
@@ -42,7 +43,14 @@ using IterationCallback = std::function<bool(const IterationInfo&)>;
 // a checkpoint holds (checkpoint/checkpoint.h writes and reads it); the names are the
 // coordinator's loop variables. The vectors are shared with the solve, not copied.
 struct MasterState {
-  int64_t next_round = 0;             // the round to run next (>= 2)
+  // "admm", or "newton" (admm/newton.h): then z is the iterate, radius the trust region's,
+  // iterations the Newton steps made, gradient_reference the norm the stop test scales, and
+  // the workers' vectors are empty (Newton keeps no state on them).
+  std::string algorithm = "admm";
+  double radius = 0;
+  int64_t iterations = 0;
+  double gradient_reference = 0;
+  int64_t next_round = 0;             // the round to run next (>= 2 for ADMM)
   SharedVector z;                     // z^{next_round}
   double rho = 0;                     // for the next round
   double rho_of_previous_round = 0;   // the rho of round next_round - 1

@@ -17,10 +17,15 @@
 
 #include "nimbus/admm/coordinator.h"
 #include "nimbus/admm/executor.h"
+#include "nimbus/local/newton_cg.h"
 #include "nimbus/local/smooth_function.h"
 #include "nimbus/problem/problem.h"
 
 namespace nimbus {
+
+namespace internal {
+class DistributedObjective;
+}  // namespace internal
 
 struct NewtonOptions {
   // Stop when ||v(x)|| <= gradient_tolerance * ||v(0)||, v the minimum-norm subgradient of F
@@ -43,6 +48,14 @@ class NewtonMaster {
 
   void SetIterationCallback(IterationCallback callback) { callback_ = std::move(callback); }
   void SetTraceSink(TraceSink* sink) { trace_ = sink; }
+  // Writes the master's state (the iterate, the trust region) every `every_steps` Newton steps.
+  void SetCheckpointWriter(int every_steps, CheckpointWriter writer) {
+    checkpoint_every_ = every_steps;
+    checkpoint_writer_ = std::move(writer);
+  }
+  // Goes on from a checkpoint of a Newton run (the same shards, checked by their rows and
+  // nonzeros) with the same iterates as the run that wrote it.
+  void ResumeFrom(MasterState state) { resume_ = std::make_unique<MasterState>(std::move(state)); }
 
   // Starts the workers, runs Newton steps until a stop rule, stops the workers. An error
   // Result for bad options or a failed start; a worker failing mid-run is an
@@ -50,11 +63,20 @@ class NewtonMaster {
   Result<Solution> Solve();
 
  private:
+  // The Newton steps on started workers; the model they end at goes to last_iterate_.
+  LocalSolveStats RunSteps(const std::vector<WorkerReady>& ready, Summary& summary);
+  void WriteCheckpoint(const internal::DistributedObjective& objective, const std::vector<WorkerReady>& ready,
+                       const NewtonCgOptions::Progress& progress, int step, double reference, Summary& summary);
+
   ProblemSpec spec_;
   NewtonOptions options_;
   Executor* executor_;
+  std::vector<double> last_iterate_;
   IterationCallback callback_;
   TraceSink* trace_ = nullptr;
+  int checkpoint_every_ = 0;
+  CheckpointWriter checkpoint_writer_;
+  std::unique_ptr<MasterState> resume_;
 };
 
 }  // namespace nimbus

@@ -10,8 +10,8 @@
 //        8     4  format version (1)
 //       12     4  zero
 //       16     8  length L of the metadata
-//       24     L  metadata, JSON: the scalars, each worker's rows, nonzeros and vector
-//                 lengths, the arguments
+//       24     L  metadata, JSON: the algorithm, the scalars, each worker's rows, nonzeros
+//                 and vector lengths, the arguments
 //   24 + L     .  the vectors as doubles: z, z_last, then per worker w_last, w_previous
 //      end-8   8  XXH3-64 of every byte before it
 #pragma once

@@ -20,9 +20,19 @@ struct NewtonCgOptions {
   int max_cg_iterations = 200;       // per Newton step
   // CG stops when ||residual|| <= cg_forcing * ||grad|| (an inexact Newton step).
   double cg_forcing = 0.1;
-  // Called after every Newton step with the value and gradient norm at the iterate; returning
-  // false ends the solve there (a master's stop rules: a target, a failed worker, the user).
-  std::function<bool(int iteration, double value, double gradient_norm)> after_iteration;
+  // The first trust region; 0: the preconditioned gradient's length, as TRON starts. A run
+  // that goes on from a checkpoint passes the radius it had.
+  double initial_radius = 0;
+  // Called after every Newton step; returning false ends the solve there (a master's stop
+  // rules: a target, a failed worker, the user; and its checkpoints).
+  struct Progress {
+    int iteration = 0;
+    double value = 0;          // at the iterate
+    double gradient_norm = 0;  // likewise
+    double radius = 0;         // of the trust region for the next step (0 where there is none)
+    double initial_gradient_norm = 0;  // at the point the solve started from
+  };
+  std::function<bool(const Progress&)> after_iteration;
 
   Status Validate() const;
 };
