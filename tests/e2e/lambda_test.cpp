@@ -142,6 +142,32 @@ TEST(LambdaEmulator, AFunctionKilledMidRunIsReinvokedAndTheAnswerHolds) {
   EXPECT_NEAR(ObjectiveOf(dir.File("lambda.json"), HeartScalePath(), 0.01, 0), threads, 1e-9 * threads);
 }
 
+// Distributed Newton (the default for L2) over functions: the threads model bit for bit, and
+// again with a function killed in the middle of the run.
+TEST(LambdaEmulator, NewtonRoundsRunOnFunctionsAndSurviveAKill) {
+  Emulated lambda;
+  TempDir dir;
+  const std::vector<std::string> problem{"--data", HeartScalePath(), "--l2", "0.01", "--workers", "4"};
+  Train(Concat(problem, {"--out", dir.File("threads.json")}));
+  Train(Concat(Concat(problem, {"--out", dir.File("lambda.json"), "--summary-json", dir.File("s.json")}),
+               lambda.TrainArgs()));
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("s.json")))["algorithm"], "newton");
+  const std::string expected = ReadTextFile(dir.File("threads.json"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(ReadTextFile(dir.File("lambda.json")), expected);
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const std::vector<int64_t> pids = lambda.emulator().instance_pids();
+    if (pids.size() > 2) ::kill(static_cast<pid_t>(pids[2]), SIGKILL);
+  });
+  Train(Concat(Concat(problem, {"--inject-delay", "40", "--heartbeat", "0.2", "--out", dir.File("killed.json"),
+                                "--summary-json", dir.File("k.json")}),
+               lambda.TrainArgs()));
+  killer.join();
+  EXPECT_GE(Json::parse(ReadTextFile(dir.File("k.json")))["worker_restarts"].get<int>(), 1);
+  EXPECT_EQ(ReadTextFile(dir.File("killed.json")), expected);
+}
+
 TEST(LambdaPackage, TheZipRunsAsAFunction) {
   TempDir dir;
   const CommandResult package = RunNimbus({"lambda", "package", "--out", dir.File("nimbus.zip"), "--binary",
