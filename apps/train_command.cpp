@@ -51,12 +51,12 @@ struct TrainFlags {
   double gradient_tolerance = NewtonOptions{}.gradient_tolerance;
 };
 
-// --algorithm auto: distributed Newton for a smooth problem, where nothing asks for what only
-// ADMM has (a partial barrier, lean messages, the allreduce topology); ADMM for an
-// l1 term, where the orthant-wise Newton steps stall on correlated features (docs/tuning.md).
-Result<std::string> ChooseAlgorithm(const TrainFlags& flags, const ProblemSpec& spec, const AdmmOptions& admm) {
+// --algorithm auto: distributed Newton, unless something asks for what only ADMM has (a
+// partial barrier, lean messages, the allreduce topology). Newton is 2-6x faster on the real
+// data of bench/solvers.sh, with L1 and L2 (docs/tuning.md).
+Result<std::string> ChooseAlgorithm(const TrainFlags& flags, const AdmmOptions& admm) {
   const bool admm_only = admm.barrier != 0 || admm.lean_messages || flags.runtime.topology == "allreduce";
-  if (flags.algorithm == "auto") return std::string(spec.regularizer.l1 == 0 && !admm_only ? "newton" : "admm");
+  if (flags.algorithm == "auto") return std::string(admm_only ? "admm" : "newton");
   if (flags.algorithm == "admm") return flags.algorithm;
   if (flags.algorithm != "newton") {
     return InvalidArgument("--algorithm: '" + flags.algorithm + "' is not admm, newton or auto");
@@ -201,8 +201,8 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   parser.AddString("topology", "NAME", "--runtime mpi: star (mpirun -n K+1: a master rank and K workers) or\n"
                    "                            allreduce (mpirun -n K: every rank a worker, z from an allreduce)",
                    &flags.runtime.topology);
-  parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region, or orthant-wise\n"
-                   "                            with --l1), or auto (newton where it applies)", &flags.algorithm);
+  parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
+                   "                            --l1), or auto (newton unless an option needs admm)", &flags.algorithm);
   parser.AddDouble("gradient-tolerance", "X", "newton: stop at ||grad F|| <= X ||grad F(0)||", &flags.gradient_tolerance);
   parser.AddString("out", "MODEL", "write the model here", &flags.out);
   parser.AddString("model-format", "FORMAT", "json, or liblinear (readable by liblinear-predict)", &flags.model_format);
@@ -396,7 +396,7 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   if (!runtime.ok()) return fail(runtime.status());
   if (runtime->remote != nullptr && trace) runtime->remote->SetTraceSink(trace.get());
 
-  Result<std::string> algorithm = ChooseAlgorithm(flags, plan->spec, admm);
+  Result<std::string> algorithm = ChooseAlgorithm(flags, admm);
   if (!algorithm.ok()) return fail(algorithm.status());
   // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).
   if (resume && flags.algorithm == "auto") algorithm = resume->state.algorithm;

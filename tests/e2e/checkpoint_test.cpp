@@ -50,10 +50,11 @@ class CheckpointCli : public ::testing::Test {
 
   // The problem's arguments; 150 ms of injected delay per round keeps the run going long
   // enough to be killed in its middle (it changes no number).
-  // With L2 the run is Newton's: many short rounds, so less delay in each.
-  static std::vector<std::string> Problem(const std::string& runtime, bool l2 = false) {
+  // With L1 the run is ADMM's (by name), with L2 Newton's (the default): many short rounds, so
+  // less delay in each.
+  static std::vector<std::string> Problem(const std::string& runtime, bool l2 = false, bool newton = false) {
     return {"--data", Data(), l2 ? "--l2" : "--l1", Number(l2 ? kL2 : kL1), "--workers", "3", "--runtime", runtime,
-            "--inject-delay", l2 ? "30" : "150"};
+            "--inject-delay", l2 || newton ? "30" : "150", "--algorithm", l2 || newton ? "auto" : "admm"};
   }
 
   static std::map<int64_t, double> Weights(const std::string& path) {
@@ -105,13 +106,13 @@ class CheckpointCli : public ::testing::Test {
   // Kills the master with SIGKILL once it has checkpointed round `round`, resumes the run
   // with `nimbus train --checkpoint DIR --resume` and compares the model with an
   // uninterrupted run's.
-  static void KillAndResume(const std::string& runtime, bool l2 = false) {
+  static void KillAndResume(const std::string& runtime, bool l2 = false, bool newton = false) {
     TempDir dir;
-    std::vector<std::string> plain = Problem(runtime, l2);
+    std::vector<std::string> plain = Problem(runtime, l2, newton);
     for (const std::string& a : {std::string("--out"), dir.File("plain.json")}) plain.push_back(a);
     Train(plain);
 
-    std::vector<std::string> args = Problem(runtime, l2);
+    std::vector<std::string> args = Problem(runtime, l2, newton);
     for (const std::string& a : {std::string("--checkpoint"), dir.File("cp"), std::string("--checkpoint-every"),
                                  std::string("2"), std::string("--out"), dir.File("resumed.json"),
                                  std::string("--summary-json"), dir.File("summary.json")}) {
@@ -140,7 +141,7 @@ class CheckpointCli : public ::testing::Test {
     const Json summary = Json::parse(ReadTextFile(dir.File("summary.json")));
     EXPECT_GE(summary["resumed_at_round"].get<int64_t>(), round);
     EXPECT_EQ(summary["termination"], "converged");
-    EXPECT_EQ(summary["algorithm"], l2 ? "newton" : "admm");
+    EXPECT_EQ(summary["algorithm"], l2 || newton ? "newton" : "admm");
     EXPECT_LT(LargestDifference(dir.File("resumed.json"), dir.File("plain.json")), 1e-9);
     const double l1 = l2 ? 0 : kL1, l2_weight = l2 ? kL2 : 0, optimum = l2 ? optimum_l2_ : optimum_;
     const double objective = ObjectiveOf(dir.File("resumed.json"), Data(), l1, l2_weight);
@@ -170,6 +171,11 @@ TEST_F(CheckpointCli, ANewtonMasterWithProcessWorkersKilledWithSignal9IsResumedT
   KillAndResume("process", true);
 }
 
+// With an l1 term: Newton's active-set cycles.
+TEST_F(CheckpointCli, AnL1NewtonMasterKilledWithSignal9IsResumedToTheSameModel) {
+  KillAndResume("process", false, true);
+}
+
 TEST_F(CheckpointCli, CheckpointsGoToS3AndAResumeReadsThem) {
   MotoServer server;
   server.ExportEnvironment();
@@ -178,8 +184,9 @@ TEST_F(CheckpointCli, CheckpointsGoToS3AndAResumeReadsThem) {
   config.endpoint_url = server.endpoint();
   ASSERT_TRUE(S3Client(config).CreateBucket("runs").ok());
   TempDir dir;
-  const std::vector<std::string> args{"--data", Data(), "--l1", "1e-4", "--workers", "2", "--checkpoint",
-                                      "s3://runs/job-1", "--checkpoint-every", "3", "--out", dir.File("m.json")};
+  const std::vector<std::string> args{"--data", Data(), "--l1", "1e-4", "--workers", "2", "--algorithm", "admm",
+                                      "--checkpoint", "s3://runs/job-1", "--checkpoint-every", "3", "--out",
+                                      dir.File("m.json")};
   Train(args);
   Result<std::unique_ptr<Store>> store = OpenAnyStore("s3://runs/job-1", false);
   ASSERT_TRUE(store.ok());
@@ -209,7 +216,8 @@ TEST_F(CheckpointCli, AFullDiskKeepsThePreviousCheckpointAndTheRunGoesOn) {
   const std::string mount_point = dir.File("small");
   const std::string script =
       "mkdir -p " + mount_point + " && mount -t tmpfs -o size=200k tmpfs " + mount_point + " || exit 99; " +
-      NIMBUS_BINARY + " train --data " + Data() + " --l1 1e-4 --workers 3 --consensus dense --checkpoint " +
+      NIMBUS_BINARY + " train --data " + Data() + " --l1 1e-4 --workers 3 --algorithm admm --consensus dense " +
+      "--checkpoint " +
       mount_point + " --checkpoint-every 2 --out " + dir.File("m.json") + " --summary-json " + dir.File("s.json") +
       "; code=$?; cp " + mount_point + "/* " + dir.path() + "/; ls -A " + mount_point + " > " + dir.File("listing") +
       "; exit $code";

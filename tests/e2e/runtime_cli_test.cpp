@@ -47,8 +47,8 @@ TEST(RuntimeCli, AnInjectedCrashIsSurvivedAndReported) {
             std::string::npos);
 }
 
-// --algorithm: auto picks Newton for a smooth problem and ADMM for an L1 term; Newton
-// refuses what it cannot do, naming the option; its process and command workers give the
+// --algorithm: auto picks Newton, and ADMM where an option needs it; Newton refuses what it
+// cannot do, naming the option; its process and command workers give the
 // threads model, and a worker killed in its third round is replaced.
 TEST(RuntimeCli, TheAlgorithmIsChosenAndNewtonRunsOnEveryLocalRuntime) {
   TempDir dir;
@@ -72,7 +72,9 @@ TEST(RuntimeCli, TheAlgorithmIsChosenAndNewtonRunsOnEveryLocalRuntime) {
   EXPECT_EQ(Json::parse(ReadTextFile(dir.File("c.json")))["worker_restarts"], 1);
   EXPECT_EQ(ReadTextFile(dir.File("crashed.json")), expected);
   Train({"--data", HeartScalePath(), "--l1", "0.01", "--summary-json", dir.File("a.json")});
-  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("a.json")))["algorithm"], "admm");
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("a.json")))["algorithm"], "newton");
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--barrier", "2", "--summary-json", dir.File("b.json")});
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("b.json")))["algorithm"], "admm");
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {with({"--algorithm", "newton", "--barrier", "2"}), "--algorithm newton: not with --barrier"},
            {with({"--algorithm", "fastest"}), "'fastest' is not admm, newton or auto"}}) {

@@ -1,7 +1,9 @@
 // The second master algorithm: distributed Newton-CG, as MPI-LIBLINEAR does it (Zhuang,
 // Chin, Juan & Lin 2015). For a smooth problem (l1 = 0) the master runs TRON
-// (local/newton_cg.h) on F(x) = sum_i f_i(x) + (l2/2) ||x||^2; with an l1 term, orthant-wise
-// Newton-CG steps (newton.cpp). The pieces of F come from the workers' shards:
+// (local/newton_cg.h) on F(x) = sum_i f_i(x) + (l2/2) ||x||^2; with an l1 term, TRON on the
+// smooth problem of an active set with fixed signs, cycle after cycle, the set growing by
+// the coordinates whose subgradient says they should move (newton.cpp, ActiveSetNewton).
+// The pieces of F come from the workers' shards:
 //
 //   evaluate round   F(x), grad F(x), diag H(x)   <- sum_i of each shard's, plus the l2 terms
 //   product round    H(x) v                       <- sum_i H_i(x) v, plus l2 v
@@ -30,7 +32,7 @@ class DistributedObjective;
 struct NewtonOptions {
   // Stop when ||v(x)|| <= gradient_tolerance * ||v(0)||, v the minimum-norm subgradient of F
   // (the gradient for a smooth problem; liblinear's test without its class-balance factor).
-  double gradient_tolerance = 1e-4;
+  double gradient_tolerance = 1e-5;
   int max_iterations = 1000;      // Newton steps
   int max_cg_iterations = 250;    // per Newton step
   double cg_forcing = 0.1;        // CG stops at ||r|| <= cg_forcing ||grad||
