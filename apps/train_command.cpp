@@ -127,10 +127,10 @@ bool PrintProgress(const IterationInfo& info) {
   return true;
 }
 
-// "\r step   4  objective 0.4123456789  gradient 1.2e-03  1.3 s"
+// "\r iter   4  objective 0.4123456789  subgradient 1.2e-03/4.5e-07  1.3 s" (Newton steps)
 bool PrintNewtonProgress(const IterationInfo& info) {
-  std::fprintf(stderr, "\r  step %4d  objective %.10g  gradient %.2e  %.1f s   ", info.iteration, info.objective,
-               info.primal_residual, info.elapsed_seconds);
+  std::fprintf(stderr, "\r  iter %4d  objective %.10g  subgradient %.2e/%.2e  %.1f s   ", info.iteration,
+               info.objective, info.primal_residual, info.eps_primal, info.elapsed_seconds);
   std::fflush(stderr);
   return true;
 }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "nimbus/admm/reply_board.h"
+#include "trace_events.h"
 #include "nimbus/core/json_writer.h"
 #include "nimbus/core/vector_ops.h"
 
@@ -182,39 +183,6 @@ double AdaptRho(const Residuals& res, double rho, const AdmmOptions& options) {
   return worth_it ? candidate : rho;
 }
 
-std::string SetupEvent(const Executor& executor, const ProblemSpec& spec, const std::vector<WorkerReady>& ready,
-                       double rho, double setup_seconds) {
-  JsonWriter json;
-  json.BeginObject()
-      .Field("event", "setup")
-      .Field("runtime", executor.name())
-      .Field("workers", executor.workers())
-      .Field("rows", spec.rows)
-      .Field("cols", spec.cols)
-      .Field("loss", LossName(spec.loss))
-      .Field("l1", spec.regularizer.l1)
-      .Field("l2", spec.regularizer.l2)
-      .Field("intercept", spec.intercept)
-      .Field("rho", rho)
-      .Field("setup_seconds", setup_seconds)
-      .Key("shards")
-      .BeginArray();
-  for (const WorkerReady& r : ready) {
-    json.BeginObject()
-        .Field("worker", r.worker)
-        .Field("rows", r.rows)
-        .Field("nnz", r.nnz)
-        .Field("load_seconds", r.load_seconds)
-        .Field("invocation", r.invocation)
-        .Field("invoke", r.invoke_wall)
-        .Field("process_start", r.process_start_wall)
-        .Field("hello", r.hello_wall)
-        .Field("ready", r.ready_wall)
-        .EndObject();
-  }
-  return json.EndArray().EndObject().Take();
-}
-
 // Whether the solve ends with this iteration; if so, says why in the summary. The callback
 // sees every tested iteration that does not end the solve otherwise.
 bool Stops(const IterationInfo& info, const Residuals* res, bool may_converge, const AdmmOptions& options,
@@ -256,60 +224,6 @@ double ObjectiveAtZ(const ProblemSpec& spec, const std::vector<WorkerReply>& rep
   return loss + spec.regularizer.Value(z, static_cast<std::size_t>(spec.cols));
 }
 
-struct RoundTiming {
-  double time = 0;  // since the first round
-  double wait_seconds = 0;     // the barrier: waiting for replies
-  double master_seconds = 0;   // all of the master's own work this round, of which
-  double z_update_seconds = 0;  // ... the z-update and the new rho
-  double stop_test_seconds = 0; // ... the residuals and the stop test
-  double dispatch_wall = 0;  // when the round went out
-  double replies_wall = 0;   // when the last reply the master waited for was in
-};
-
-std::string RoundEvent(const RoundRequest& request, double objective, const Residuals* res, const RoundTiming& timing,
-                       const std::vector<WorkerReply>& replies) {
-  JsonWriter json;
-  json.BeginObject()
-      .Field("event", "round")
-      .Field("round", request.round)
-      .Field("time", timing.time)
-      .Field("rho", request.rho)
-      .Field("objective", objective);
-  if (res != nullptr) {
-    json.Field("primal_residual", res->primal)
-        .Field("dual_residual", res->dual)
-        .Field("eps_primal", res->eps_primal)
-        .Field("eps_dual", res->eps_dual);
-  }
-  json.Field("inner_tolerance", request.inner_tolerance)
-      .Field("lean", request.lean)
-      .Field("wait_seconds", timing.wait_seconds)
-      .Field("master_seconds", timing.master_seconds)
-      .Field("z_update_seconds", timing.z_update_seconds)
-      .Field("stop_test_seconds", timing.stop_test_seconds)
-      .Field("dispatch", timing.dispatch_wall)
-      .Field("replies", timing.replies_wall)
-      .Key("workers")
-      .BeginArray();
-  for (const WorkerReply& r : replies) {
-    json.BeginObject()
-        .Field("worker", r.worker)
-        .Field("compute_seconds", r.timings.compute_seconds)
-        .Field("solve_seconds", r.timings.solve_seconds)
-        .Field("local_iterations", r.timings.local_iterations)
-        .Field("cg_iterations", r.timings.cg_iterations)
-        .Field("passes", r.timings.data_passes)
-        .Field("receive", r.timings.receive_wall)
-        .Field("start", r.timings.start_wall)
-        .Field("end", r.timings.end_wall)
-        .Field("send", r.timings.send_wall)
-        .Field("arrival", r.timings.arrival_wall)
-        .Field("bytes_in", r.timings.bytes_in)
-        .Field("bytes_out", r.timings.bytes_out)
-        .EndObject();
-  }
-  return json.EndArray().EndObject().Take();
-}
 
 }  // namespace
 
@@ -664,7 +578,8 @@ Result<Solution> Coordinator::Solve() {
     const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds,    master_watch.ElapsedSeconds(),
                              z_update_watch.ElapsedSeconds(), stop_test_seconds, dispatch_wall, replies_wall};
     summary.master_seconds += timing.master_seconds;
-    if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &res : nullptr, timing, arrived));
+    const TestedResiduals tested{res.primal, res.dual, res.eps_primal, res.eps_dual};
+    if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &tested : nullptr, timing, arrived));
     previous_round_lean = request.lean;
     if (request.lean) ++summary.lean_rounds;
     if (stop) break;

@@ -10,11 +10,25 @@
 #include "nimbus/core/json_writer.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/local/newton_cg.h"
+#include "trace_events.h"
 
 namespace nimbus {
 namespace {
 
 using Vector = std::vector<double>;
+
+// The norm of the minimum-norm element v of the subdifferential of F at x, given the smooth
+// part's gradient g (zero exactly at the optimum; the intercept has no l1 term). v is scratch.
+double MinimumSubgradientNorm(const ProblemSpec& spec, std::span<const double> x, std::span<const double> g,
+                              Vector& v) {
+  const std::size_t regularized = static_cast<std::size_t>(spec.cols);
+  v.resize(x.size());
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    const double l1 = j < regularized ? spec.regularizer.l1 : 0.0;
+    v[j] = x[j] > 0 ? g[j] + l1 : x[j] < 0 ? g[j] - l1 : g[j] + l1 < 0 ? g[j] + l1 : g[j] - l1 > 0 ? g[j] - l1 : 0.0;
+  }
+  return Norm(v);
+}
 
 // A diagonal entry of the preconditioner never falls below this fraction of their mean (a
 // feature no row touches has none of the loss's curvature).
@@ -30,9 +44,14 @@ namespace internal {
 // no round.
 class DistributedObjective final : public SmoothFunction {
  public:
+  // The stop test is ||v|| <= tolerance_scale ||v(x0)||, or first_tolerance where it is known
+  // (a resumed run).
   DistributedObjective(const ProblemSpec& spec, Executor& executor, std::span<const WorkerReady> ready,
-                       double round_timeout_seconds, int64_t first_round, Summary& summary, TraceSink* trace)
+                       double round_timeout_seconds, int64_t first_round, double tolerance_scale,
+                       double first_tolerance, Summary& summary, TraceSink* trace)
       : next_round_(first_round),
+        tolerance_scale_(tolerance_scale),
+        first_tolerance_(first_tolerance),
         spec_(spec),
         executor_(executor),
         n_(spec.model_size()),
@@ -124,6 +143,11 @@ class DistributedObjective final : public SmoothFunction {
     const std::size_t regularized = static_cast<std::size_t>(spec_.cols);
     for (std::size_t j = 0; j < regularized; ++j) p.diagonal[j] += spec_.regularizer.l2;
     p.value = loss + spec_.regularizer.Value(x, regularized);
+    // Before the master reports its first step, the trace shows the first point's test.
+    if (!has_tested_) {
+      const double violation = MinimumSubgradientNorm(spec_, x, p.gradient, v_);
+      SetProgress(violation, first_tolerance_ > 0 ? first_tolerance_ : tolerance_scale_ * violation);
+    }
     return &p;
   }
 
@@ -143,7 +167,9 @@ class DistributedObjective final : public SmoothFunction {
     const double dispatch_wall = WallSeconds();
     std::vector<WorkerReply> replies =
         executor_.RunRound(request, Deadline::After(round_timeout_seconds_));
-    summary_.wait_seconds += wait_watch.ElapsedSeconds();
+    const double wait_seconds = wait_watch.ElapsedSeconds();
+    const double replies_wall = WallSeconds();
+    summary_.wait_seconds += wait_seconds;
     summary_.rounds = static_cast<int>(request.round + 1);
     Stopwatch master_watch;
     const std::size_t vectors = second.empty() ? 1 : 2;
@@ -176,35 +202,29 @@ class DistributedObjective final : public SmoothFunction {
         }
       }
     }
-    summary_.master_seconds += master_watch.ElapsedSeconds();
-    if (trace_ != nullptr) trace_->Write(RoundEvent(request, dispatch_wall, replies));
+    const double master_seconds = master_watch.ElapsedSeconds();
+    summary_.master_seconds += master_seconds;
+    if (trace_ != nullptr) {
+      // The objective of the point evaluated, or for a product of the point it is taken at.
+      const double objective = loss != nullptr ? *loss + spec_.regularizer.Value(request.z, static_cast<std::size_t>(spec_.cols))
+                                               : points_[hessian_point_].value;
+      const RoundTiming timing{clock_.ElapsedSeconds(), wait_seconds, master_seconds, 0, 0, dispatch_wall, replies_wall};
+      trace_->Write(RoundEvent(request, objective, has_tested_ ? &tested_ : nullptr, timing, replies));
+    }
     return true;
   }
 
-  std::string RoundEvent(const RoundRequest& request, double dispatch_wall,
-                         const std::vector<WorkerReply>& replies) const {
-    JsonWriter json;
-    json.BeginObject()
-        .Field("event", "round")
-        .Field("round", request.round)
-        .Field("kind", RoundKindName(request.kind))
-        .Field("dispatch", dispatch_wall)
-        .Field("replies", WallSeconds())
-        .Key("workers")
-        .BeginArray();
-    for (const WorkerReply& r : replies) {
-      json.BeginObject()
-          .Field("worker", r.worker)
-          .Field("compute_seconds", r.timings.compute_seconds)
-          .Field("passes", r.timings.data_passes)
-          .Field("bytes_in", r.timings.bytes_in)
-          .Field("bytes_out", r.timings.bytes_out)
-          .EndObject();
-    }
-    return json.EndArray().EndObject().Take();
+  // The stop test's state for the trace: the iterate's subgradient norm and its tolerance.
+ public:
+  void SetProgress(double violation, double tolerance) {
+    tested_ = TestedResiduals{violation, 0, tolerance, 0};
+    has_tested_ = true;
   }
 
+ private:
   int64_t next_round_;
+  double tolerance_scale_, first_tolerance_;
+  Vector v_;  // scratch for the first point's subgradient
   const ProblemSpec& spec_;
   Executor& executor_;
   std::size_t n_;
@@ -215,6 +235,9 @@ class DistributedObjective final : public SmoothFunction {
   Point points_[2];
   int hessian_point_ = 0;
   bool failed_ = false;
+  Stopwatch clock_;  // since the first round
+  TestedResiduals tested_;
+  bool has_tested_ = false;
 };
 
 }  // namespace internal
@@ -285,7 +308,8 @@ class RestrictedObjective final : public SmoothFunction {
 class ActiveSetNewton {
  public:
   ActiveSetNewton(SmoothFunction& f, const ProblemSpec& spec, const NewtonCgOptions& options)
-      : f_(f), l1_(spec.regularizer.l1), regularized_(static_cast<std::size_t>(spec.cols)), options_(options) {}
+      : f_(f), spec_(spec), l1_(spec.regularizer.l1), regularized_(static_cast<std::size_t>(spec.cols)),
+        options_(options) {}
 
   LocalSolveStats Minimize(std::span<double> x) {
     const std::size_t n = x.size();
@@ -314,14 +338,7 @@ class ActiveSetNewton {
 
  private:
   // ||v|| at x (v into v_, from the gradient in g_).
-  double Violation(std::span<const double> x) {
-    for (std::size_t j = 0; j < x.size(); ++j) {
-      const double l1 = j < regularized_ ? l1_ : 0.0;
-      const double g = g_[j];
-      v_[j] = x[j] > 0 ? g + l1 : x[j] < 0 ? g - l1 : g + l1 < 0 ? g + l1 : g - l1 > 0 ? g - l1 : 0.0;
-    }
-    return Norm(v_);
-  }
+  double Violation(std::span<const double> x) { return MinimumSubgradientNorm(spec_, x, g_, v_); }
 
   bool Cycle(std::span<double> x, double& value, double tolerance, LocalSolveStats& stats) {
     double support = 0, zeros = 0;
@@ -370,6 +387,7 @@ class ActiveSetNewton {
   static constexpr double kInnerRelative = 0.3;
   static constexpr int kInnerSteps = 10;
   SmoothFunction& f_;
+  const ProblemSpec& spec_;
   double l1_;
   std::size_t regularized_;
   NewtonCgOptions options_;
@@ -448,6 +466,7 @@ Result<Solution> NewtonMaster::Solve() {
   }
   summary.setup_seconds = setup_watch.ElapsedSeconds();
   for (const WorkerReady& r : *ready) summary.data_nnz += r.nnz;
+  if (trace_ != nullptr) trace_->Write(SetupEvent(*executor_, spec_, *ready, 0, summary.setup_seconds));
   const LocalSolveStats stats = RunSteps(*ready, summary);
   executor_->Stop();
   executor_->AddCounters(summary);
@@ -464,7 +483,9 @@ Result<Solution> NewtonMaster::Solve() {
 LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Summary& summary) {
   const MasterState* resume = resume_.get();
   DistributedObjective objective(spec_, *executor_, ready, options_.round_timeout_seconds,
-                                 resume ? resume->next_round : 0, summary, trace_);
+                                 resume ? resume->next_round : 0, options_.gradient_tolerance,
+                                 resume ? options_.gradient_tolerance * resume->gradient_reference : 0, summary,
+                                 trace_);
   const int64_t steps_before = resume ? resume->iterations : 0;
   if (resume) summary.resumed_at_round = resume->next_round;
   const double seconds_before = resume ? resume->solve_seconds : 0;
@@ -483,6 +504,7 @@ LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Su
   newton.after_iteration = [&](const NewtonCgOptions::Progress& progress) {
     if (objective.failed()) return false;
     if (reference < 0) reference = progress.initial_gradient_norm;
+    objective.SetProgress(progress.gradient_norm, options_.gradient_tolerance * reference);
     const int step = static_cast<int>(steps_before) + progress.iteration;
     summary.iterations = step;
     summary.objective = progress.value;
@@ -502,7 +524,8 @@ LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Su
     if (options_.target_objective && progress.value <= *options_.target_objective) {
       return end(Termination::kTargetObjective, "the objective reached the target");
     }
-    const IterationInfo info{step, summary.solve_seconds, progress.value, progress.gradient_norm, 0, 0, 0, 0};
+    const IterationInfo info{step, summary.solve_seconds, progress.value, progress.gradient_norm, 0,
+                             options_.gradient_tolerance * reference, 0, 0};
     if (callback_ && !callback_(info)) return end(Termination::kUserStopped, "stopped by the iteration callback");
     return true;
   };

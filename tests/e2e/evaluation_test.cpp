@@ -33,11 +33,26 @@ void ExpectPlots(const std::string& dir, const std::vector<std::string>& names) 
   }
 }
 
+// A Newton run (the default) reports too: every round after the first evaluation shows the
+// objective and subgradient norm of the iterate it works at.
+TEST(Evaluation, ReportOfANewtonRunHasEveryRound) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--runtime", "process", "--trace",
+         dir.File("t.jsonl"), "--summary-json", dir.File("s.json")});
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  ASSERT_EQ(summary["algorithm"], "newton");
+  const CommandResult report = RunNimbus({"report", dir.File("t.jsonl"), "--out", dir.File("r")});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  ExpectPlots(dir.File("r"), {"convergence-round", "breakdown", "timeline"});
+  EXPECT_EQ(Lines(ReadTextFile(dir.File("r/convergence.dat"))), summary["rounds"].get<int>() - 1);
+  EXPECT_EQ(Lines(ReadTextFile(dir.File("r/breakdown.dat"))), summary["rounds"].get<int>());
+}
+
 TEST(Evaluation, ReportOfAProcessRunHoldsEverySeries) {
   TempDir dir;
   const CommandResult trained =
-      Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--runtime", "process", "--trace",
-             dir.File("t.jsonl"), "--summary-json", dir.File("s.json")});
+      Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--runtime", "process", "--algorithm",
+             "admm", "--trace", dir.File("t.jsonl"), "--summary-json", dir.File("s.json")});
   const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
   const int rounds = summary["rounds"].get<int>();
   const int iterations = summary["iterations"].get<int>();

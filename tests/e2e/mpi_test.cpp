@@ -86,8 +86,9 @@ TEST(MpiAllreduce, EveryRankAWorkerReachesTheThreadsOptimum) {
                    form, "--out", dir.File(form + "-mpi.json"), "--summary-json", dir.File(form + "-mpi-summary.json")});
     ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
     EXPECT_NE(mpi.out.find("on 3 mpi-allreduce workers"), std::string::npos) << mpi.out;
-    Train({"--data", dir.File("p.svm"), "--l1", "1e-4", "--intercept", "--workers", "3", "--consensus", form, "--out",
-           dir.File(form + "-threads.json"), "--summary-json", dir.File(form + "-threads-summary.json")});
+    Train({"--data", dir.File("p.svm"), "--l1", "1e-4", "--intercept", "--workers", "3", "--consensus", form,
+           "--algorithm", "admm", "--out", dir.File(form + "-threads.json"), "--summary-json",
+           dir.File(form + "-threads-summary.json")});
     // The sums of the w_i are formed in another order, so the iterates agree to rounding.
     const std::string mpi_summary = ReadTextFile(dir.File(form + "-mpi-summary.json"));
     const std::string threads_summary = ReadTextFile(dir.File(form + "-threads-summary.json"));

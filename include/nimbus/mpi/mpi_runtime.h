@@ -97,6 +97,7 @@ class MpiExecutor final : public Executor {
   std::vector<std::shared_ptr<const std::vector<uint32_t>>> supports_;  // general form
   std::vector<double> sent_wall_;                // when each worker's ROUND went out
   std::vector<int64_t> sent_bytes_;
+  std::vector<int64_t> last_evaluated_;          // the last Newton evaluation sent to each worker
   bool started_ = false, stopped_ = false;
 };
 
