@@ -263,6 +263,7 @@ class RestrictedObjective final : public SmoothFunction {
   }
   void Gradient(std::span<const double> y, std::span<double> gradient) override {
     Expand(y);
+    for (std::size_t k = 0; k < working_.size(); ++k) left_orthant_ = left_orthant_ || y[k] * signs_[k] < 0;
     f_.Gradient(x_, full_);
     for (std::size_t k = 0; k < working_.size(); ++k) gradient[k] = full_[working_[k]] + l1_ * signs_[k];
   }
@@ -277,6 +278,9 @@ class RestrictedObjective final : public SmoothFunction {
     f_.HessianDiagonal(full_);
     for (std::size_t k = 0; k < working_.size(); ++k) diagonal[k] = full_[working_[k]];
   }
+  // Whether a step taken has moved a coordinate past zero, where phi is not F any more (its
+  // linear term rewards going further): the cycle ends there and projects.
+  bool left_orthant() const { return left_orthant_; }
 
  private:
   void Expand(std::span<const double> y) {
@@ -295,6 +299,7 @@ class RestrictedObjective final : public SmoothFunction {
   std::vector<uint32_t> working_;
   std::vector<double> signs_;  // 0 for the intercept, which has no l1 term
   std::vector<double> x_, full_;
+  bool left_orthant_ = false;
 };
 
 // Active-set Newton for F = f + l1 ||x||_1 (glmnet's cycle of solving on the active set and
@@ -356,7 +361,7 @@ class ActiveSetNewton {
     }
     RestrictedObjective phi(f_, x.size(), l1_, working, signs);
     NewtonCgOptions inner = options_;
-    inner.after_iteration = nullptr;
+    inner.after_iteration = [&phi](const NewtonCgOptions::Progress&) { return !phi.left_orthant(); };
     inner.initial_radius = 0;
     inner.gradient_tolerance = tolerance;
     inner.relative_tolerance = kInnerRelative;
