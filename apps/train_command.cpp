@@ -402,10 +402,14 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   if (resume && flags.algorithm == "auto") algorithm = resume->state.algorithm;
   NewtonOptions newton_options = NewtonOptionsFrom(flags, admm);
   if (Status valid = newton_options.Validate(); !valid.ok()) return fail(valid);
-  NewtonMaster newton(plan->spec, newton_options, runtime->executor.get());
-  if (trace) newton.SetTraceSink(trace.get());
-  Coordinator coordinator(plan->spec, admm, runtime->executor.get());
-  if (trace) coordinator.SetTraceSink(trace.get());
+  const bool newton = *algorithm == "newton";
+  std::unique_ptr<Master> master;
+  if (newton) {
+    master = std::make_unique<NewtonMaster>(plan->spec, newton_options, runtime->executor.get());
+  } else {
+    master = std::make_unique<Coordinator>(plan->spec, admm, runtime->executor.get());
+  }
+  if (trace) master->SetTraceSink(trace.get());
   std::unique_ptr<Store> checkpoint_store;
   if (!flags.checkpoint.empty()) {
     Result<std::unique_ptr<Store>> store = OpenAnyStore(flags.checkpoint, /*create=*/true);
@@ -429,23 +433,17 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
       }
       return written;
     };
-    coordinator.SetCheckpointWriter(static_cast<int>(flags.checkpoint_every), write);
-    newton.SetCheckpointWriter(static_cast<int>(flags.checkpoint_every), write);
+    master->SetCheckpointWriter(static_cast<int>(flags.checkpoint_every), write);
   }
   if (resume) {
     if (!flags.quiet) {
       std::fprintf(stderr, "nimbus train: resuming from %s at round %lld\n", flags.checkpoint.c_str(),
                    static_cast<long long>(resume->state.next_round));
     }
-    if (*algorithm == "newton") {
-      newton.ResumeFrom(std::move(resume->state));
-    } else {
-      coordinator.ResumeFrom(std::move(resume->state));
-    }
+    master->ResumeFrom(std::move(resume->state));
   }
   const bool show_progress = !flags.quiet && StderrIsTerminal();
-  if (show_progress) coordinator.SetIterationCallback(PrintProgress);
-  if (show_progress) newton.SetIterationCallback(PrintNewtonProgress);
+  if (show_progress) master->SetIterationCallback(newton ? PrintNewtonProgress : PrintProgress);
   if (!flags.quiet) {
     std::fprintf(stderr, "nimbus train: %lld rows, %lld features, %s loss, l1 %g, l2 %g, %d %s workers, %s\n",
                  static_cast<long long>(plan->spec.rows), static_cast<long long>(plan->spec.cols), LossName(*loss),
@@ -453,7 +451,7 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
                  runtime->executor->name().c_str(), algorithm->c_str());
   }
 
-  Result<Solution> solution = *algorithm == "newton" ? newton.Solve() : coordinator.Solve();
+  Result<Solution> solution = master->Solve();
   if (mpi && solution.ok()) mpi->EndNormally();  // the workers have had their BYE
   if (show_progress) std::fputc('\n', stderr);
   if (!solution.ok()) return fail(solution.status());

@@ -579,7 +579,9 @@ Result<Solution> Coordinator::Solve() {
                              z_update_watch.ElapsedSeconds(), stop_test_seconds, dispatch_wall, replies_wall};
     summary.master_seconds += timing.master_seconds;
     const TestedResiduals tested{res.primal, res.dual, res.eps_primal, res.eps_dual};
-    if (trace_ != nullptr) trace_->Write(RoundEvent(request, objective, round >= 1 ? &tested : nullptr, timing, arrived));
+    if (trace_ != nullptr) {
+      trace_->Write(RoundEvent(request, objective, round >= 1 ? &tested : nullptr, timing, arrived));
+    }
     previous_round_lean = request.lean;
     if (request.lean) ++summary.lean_rounds;
     if (stop) break;

@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
 
 #include "nimbus/core/clock.h"
-#include "nimbus/core/json_writer.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/local/newton_cg.h"
 #include "trace_events.h"
@@ -92,6 +89,10 @@ class DistributedObjective final : public SmoothFunction {
 
   void HessianDiagonal(std::span<double> diagonal) override {
     const Vector& d = points_[hessian_point_].diagonal;
+    if (d.size() != n_) {  // no point was evaluated (a worker failed): any positive scale will do
+      Fill(diagonal, 1.0);
+      return;
+    }
     double mean = 0;
     for (const double value : d) mean += value;
     mean /= static_cast<double>(std::max<std::size_t>(d.size(), 1));
@@ -104,6 +105,11 @@ class DistributedObjective final : public SmoothFunction {
   const SharedVector& iterate() const { return points_[hessian_point_].x; }
   double iterate_value() const { return points_[hessian_point_].value; }
   int64_t rounds() const { return next_round_; }
+  // The stop test's state for the trace: the iterate's subgradient norm and its tolerance.
+  void SetProgress(double violation, double tolerance) {
+    tested_ = TestedResiduals{violation, 0, tolerance, 0};
+    has_tested_ = true;
+  }
 
  private:
   struct Point {
@@ -158,67 +164,74 @@ class DistributedObjective final : public SmoothFunction {
   }
 
   // One round on every worker; sums each reply's first vector into `first` and its second
-  // (if `second` is not empty) into `second`, scattered from the worker's support in the
-  // general form, in worker order so the sums are reproducible. False if a worker failed.
+  // (if `second` is not empty) into `second`, and with `loss` the shards' f_i. False if a
+  // worker failed (the summary says which and why; no round is sent after that).
   bool RunAndSum(const RoundRequest& request, std::span<double> first, std::span<double> second,
                  double* loss = nullptr) {
     if (failed_) return false;
     Stopwatch wait_watch;
     const double dispatch_wall = WallSeconds();
-    std::vector<WorkerReply> replies =
-        executor_.RunRound(request, Deadline::After(round_timeout_seconds_));
+    std::vector<WorkerReply> replies = executor_.RunRound(request, Deadline::After(round_timeout_seconds_));
     const double wait_seconds = wait_watch.ElapsedSeconds();
     const double replies_wall = WallSeconds();
     summary_.wait_seconds += wait_seconds;
     summary_.rounds = static_cast<int>(request.round + 1);
     Stopwatch master_watch;
-    const std::size_t vectors = second.empty() ? 1 : 2;
     for (WorkerReply& r : replies) {
-      const auto i = static_cast<std::size_t>(r.worker);
-      const std::size_t local = supports_[i] ? supports_[i]->size() : n_;
-      if (r.status == ReplyStatus::kOk && r.w.size() != vectors * local) {
-        r.status = ReplyStatus::kFailed;
-        r.error = "its answer has " + std::to_string(r.w.size()) + " entries, expected " +
-                  std::to_string(vectors * local);
-      }
-      if (r.status != ReplyStatus::kOk) {
-        failed_ = true;
-        summary_.termination = Termination::kWorkerFailed;
-        summary_.message = "worker " + std::to_string(r.worker) + " " + ReplyStatusName(r.status) + " in round " +
-                           std::to_string(request.round) + " (" + RoundKindName(request.kind) + "): " + r.error;
-        return false;
-      }
-      summary_.worker_compute_seconds += r.timings.compute_seconds;
-      summary_.data_passes += r.timings.data_passes;
+      if (!Accept(request, r, second.empty() ? 1 : 2)) return false;
       if (loss != nullptr) *loss += r.scalars.loss_at_z;
-      for (std::size_t v = 0; v < vectors; ++v) {
-        std::span<double> out = v == 0 ? first : second;
-        const double* w = r.w.data() + v * local;
-        if (supports_[i] == nullptr) {
-          for (std::size_t j = 0; j < local; ++j) out[j] += w[j];
-        } else {
-          const std::vector<uint32_t>& support = *supports_[i];
-          for (std::size_t k = 0; k < local; ++k) out[support[k]] += w[k];
-        }
-      }
+      Accumulate(r, first, second);
     }
     const double master_seconds = master_watch.ElapsedSeconds();
     summary_.master_seconds += master_seconds;
     if (trace_ != nullptr) {
       // The objective of the point evaluated, or for a product of the point it is taken at.
-      const double objective = loss != nullptr ? *loss + spec_.regularizer.Value(request.z, static_cast<std::size_t>(spec_.cols))
-                                               : points_[hessian_point_].value;
-      const RoundTiming timing{clock_.ElapsedSeconds(), wait_seconds, master_seconds, 0, 0, dispatch_wall, replies_wall};
+      const auto regularized = static_cast<std::size_t>(spec_.cols);
+      const double objective =
+          loss != nullptr ? *loss + spec_.regularizer.Value(request.z, regularized) : points_[hessian_point_].value;
+      const RoundTiming timing{clock_.ElapsedSeconds(), wait_seconds, master_seconds, 0, 0, dispatch_wall,
+                               replies_wall};
       trace_->Write(RoundEvent(request, objective, has_tested_ ? &tested_ : nullptr, timing, replies));
     }
     return true;
   }
 
-  // The stop test's state for the trace: the iterate's subgradient norm and its tolerance.
- public:
-  void SetProgress(double violation, double tolerance) {
-    tested_ = TestedResiduals{violation, 0, tolerance, 0};
-    has_tested_ = true;
+  // Whether a reply can be summed: answered, with `vectors` local-model-sized vectors. If not,
+  // the run has failed.
+  bool Accept(const RoundRequest& request, WorkerReply& r, std::size_t vectors) {
+    const std::size_t local = LocalSize(r.worker);
+    if (r.status == ReplyStatus::kOk && r.w.size() != vectors * local) {
+      r.status = ReplyStatus::kFailed;
+      r.error = "its answer has " + std::to_string(r.w.size()) + " entries, expected " +
+                std::to_string(vectors * local);
+    }
+    if (r.status == ReplyStatus::kOk) {
+      summary_.worker_compute_seconds += r.timings.compute_seconds;
+      summary_.data_passes += r.timings.data_passes;
+      return true;
+    }
+    failed_ = true;
+    summary_.termination = Termination::kWorkerFailed;
+    summary_.message = "worker " + std::to_string(r.worker) + " " + ReplyStatusName(r.status) + " in round " +
+                       std::to_string(request.round) + " (" + RoundKindName(request.kind) + "): " + r.error;
+    return false;
+  }
+
+  std::size_t LocalSize(int worker) const {
+    const auto& support = supports_[static_cast<std::size_t>(worker)];
+    return support ? support->size() : n_;
+  }
+
+  // first += the reply's first vector, second += its second, scattered from the worker's
+  // support in the general form; in worker order, so the sums are reproducible.
+  void Accumulate(const WorkerReply& r, std::span<double> first, std::span<double> second) const {
+    const auto& support = supports_[static_cast<std::size_t>(r.worker)];
+    const std::size_t local = LocalSize(r.worker);
+    for (std::size_t v = 0; v < (second.empty() ? 1u : 2u); ++v) {
+      std::span<double> out = v == 0 ? first : second;
+      const double* w = r.w.data() + v * local;
+      for (std::size_t k = 0; k < local; ++k) out[support ? (*support)[k] : k] += w[k];
+    }
   }
 
  private:

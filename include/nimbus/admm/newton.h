@@ -17,8 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include "nimbus/admm/coordinator.h"
 #include "nimbus/admm/executor.h"
+#include "nimbus/admm/master.h"
 #include "nimbus/local/newton_cg.h"
 #include "nimbus/local/smooth_function.h"
 #include "nimbus/problem/problem.h"
@@ -43,26 +43,12 @@ struct NewtonOptions {
   Status Validate() const;
 };
 
-class NewtonMaster {
+class NewtonMaster final : public Master {
  public:
   NewtonMaster(const ProblemSpec& spec, const NewtonOptions& options, Executor* executor)
       : spec_(spec), options_(options), executor_(executor) {}
 
-  void SetIterationCallback(IterationCallback callback) { callback_ = std::move(callback); }
-  void SetTraceSink(TraceSink* sink) { trace_ = sink; }
-  // Writes the master's state (the iterate, the trust region) every `every_steps` Newton steps.
-  void SetCheckpointWriter(int every_steps, CheckpointWriter writer) {
-    checkpoint_every_ = every_steps;
-    checkpoint_writer_ = std::move(writer);
-  }
-  // Goes on from a checkpoint of a Newton run (the same shards, checked by their rows and
-  // nonzeros) with the same iterates as the run that wrote it.
-  void ResumeFrom(MasterState state) { resume_ = std::make_unique<MasterState>(std::move(state)); }
-
-  // Starts the workers, runs Newton steps until a stop rule, stops the workers. An error
-  // Result for bad options or a failed start; a worker failing mid-run is an
-  // outcome (kWorkerFailed) with the newest point whose objective is known.
-  Result<Solution> Solve();
+  Result<Solution> Solve() override;
 
  private:
   // The Newton steps on started workers; the model they end at goes to last_iterate_.
@@ -74,11 +60,6 @@ class NewtonMaster {
   NewtonOptions options_;
   Executor* executor_;
   std::vector<double> last_iterate_;
-  IterationCallback callback_;
-  TraceSink* trace_ = nullptr;
-  int checkpoint_every_ = 0;
-  CheckpointWriter checkpoint_writer_;
-  std::unique_ptr<MasterState> resume_;
 };
 
 }  // namespace nimbus

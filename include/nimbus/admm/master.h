@@ -1,0 +1,111 @@
+// The seam between a caller (the train command, a benchmark, a binding) and a master
+// algorithm: consensus ADMM (coordinator.h) or distributed Newton (newton.h). Each starts the
+// executor's workers, runs rounds until a stop rule, stops the workers, and reports the same
+// Solution and Summary; each writes checkpoints of its MasterState and resumes from one.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nimbus/admm/executor.h"
+#include "nimbus/admm/summary.h"
+#include "nimbus/metrics/trace.h"
+#include "nimbus/wire/messages.h"
+
+namespace nimbus {
+
+// What the iteration callback sees after each tested iteration.
+struct IterationInfo {
+  int iteration = 0;
+  double elapsed_seconds = 0;  // since the first round
+  double objective = 0;        // F(z)
+  double primal_residual = 0;
+  double dual_residual = 0;
+  double eps_primal = 0;
+  double eps_dual = 0;
+  double rho = 0;              // the rho of the round that produced the tested x_i
+};
+// Return false to stop the solve (Termination::kUserStopped).
+using IterationCallback = std::function<bool(const IterationInfo&)>;
+
+// The master's state between two rounds: enough to carry on after the master is lost. What
+// a checkpoint holds (checkpoint/checkpoint.h writes and reads it); the names are the
+// coordinator's loop variables. The vectors are shared with the solve, not copied.
+struct MasterState {
+  // "admm", or "newton" (admm/newton.h): then z is the iterate, radius the trust region's,
+  // iterations the Newton steps made, gradient_reference the norm the stop test scales, and
+  // the workers' vectors are empty (Newton keeps no state on them).
+  std::string algorithm = "admm";
+  double radius = 0;
+  int64_t iterations = 0;
+  double gradient_reference = 0;
+  int64_t next_round = 0;             // the round to run next (>= 2 for ADMM)
+  SharedVector z;                     // z^{next_round}
+  double rho = 0;                     // for the next round
+  double rho_of_previous_round = 0;   // the rho of round next_round - 1
+  double dual_residual = 0;           // s of iteration next_round
+  double inner_tolerance = 0;
+  double inner_relative = 0;
+  bool lean = false;
+  bool previous_round_lean = false;
+  // The workers' kept state: each worker's replies to the last two rounds, with what those
+  // rounds sent (z of the last one; rho of both; alpha).
+  SharedVector z_last;                // z^{next_round - 1}
+  double rho_last = 0;                // rho of round next_round - 1
+  double rho_previous = 0;            // rho of round next_round - 2
+  double alpha = 1;
+  struct Worker {
+    int64_t rows = 0;                 // the shard's, to tell the same data on resume
+    int64_t nnz = 0;
+    SharedVector w_last;              // its reply to round next_round - 1
+    SharedVector w_previous;          // and to round next_round - 2
+  };
+  std::vector<Worker> workers;
+  // The summary so far.
+  double initial_rho = 0;
+  int rho_updates = 0;
+  int lean_rounds = 0;
+  double solve_seconds = 0;
+  double objective = 0;               // F(z^{next_round - 1})
+};
+// Checkpoints go to `write` every `every` rounds; a failed write does not stop the solve
+// (the writer reports it; the summary counts it).
+using CheckpointWriter = std::function<Status(const MasterState&)>;
+
+struct Solution {
+  std::vector<double> model;  // z: d weights, then the intercept if the problem has one
+  Summary summary;
+};
+
+class Master {
+ public:
+  virtual ~Master() = default;
+
+  void SetIterationCallback(IterationCallback callback) { callback_ = std::move(callback); }
+  void SetTraceSink(TraceSink* sink) { trace_ = sink; }
+  // Writes the master's state every `every` rounds (ADMM, synchronous rounds only) or Newton
+  // steps.
+  void SetCheckpointWriter(int every, CheckpointWriter writer) {
+    checkpoint_every_ = every;
+    checkpoint_writer_ = std::move(writer);
+  }
+  // Carries on from a checkpoint (of a run of the same algorithm on the same shards, checked
+  // by their rows and nonzeros) with the iterates of the run that wrote it.
+  void ResumeFrom(MasterState state) { resume_ = std::make_unique<MasterState>(std::move(state)); }
+
+  // Starts the workers, runs rounds until a stop condition, stops the workers. An error
+  // Result only for bad options or a failed start; a worker failing mid-run is reported in
+  // the summary (kWorkerFailed) with the newest model whose objective is known.
+  virtual Result<Solution> Solve() = 0;
+
+ protected:
+  IterationCallback callback_;
+  TraceSink* trace_ = nullptr;
+  int checkpoint_every_ = 0;
+  CheckpointWriter checkpoint_writer_;
+  std::unique_ptr<MasterState> resume_;
+};
+
+}  // namespace nimbus
