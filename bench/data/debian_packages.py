@@ -49,9 +49,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
+
+from svmfile import write_atomically
 
 HASH_BITS = 18
 LABEL_SECTIONS = ("libs", "libdevel", "oldlibs")
@@ -129,19 +130,6 @@ def fnv1a32(word):
 
 def words(text):
     return [w for w in WORD.findall(text.lower()) if len(w) >= 2 and not w.isdigit()]
-
-
-def write_atomically(out, write):
-    directory = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(out) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            write(f)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def main():

@@ -18,9 +18,10 @@ import argparse
 import gzip
 import os
 import sys
-import tempfile
 
 import numpy as np
+
+from svmfile import write_atomically
 
 DEFAULT_DIR = "/usr/share/datasets/fashion-mnist"  # dpkg -L dataset-fashion-mnist
 POSITIVE_CLASSES = (0, 2, 4, 6)
@@ -51,19 +52,6 @@ def read_idx(directory, stem, want_dims):
     if data.size != int(np.prod(dims)):
         sys.exit(f"fashion_mnist.py: {path}: {data.size} bytes of data, the header says {tuple(dims)}")
     return data.reshape(tuple(dims))
-
-
-def write_atomically(out, write):
-    directory = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(out) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            write(f)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def main():

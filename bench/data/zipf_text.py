@@ -30,22 +30,10 @@ Needs python3 and numpy only.
 import argparse
 import os
 import sys
-import tempfile
 
 import numpy as np
 
-
-def write_atomically(out, write):
-    directory = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(out) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            write(f)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+from svmfile import write_atomically
 
 
 def draws_for_distinct(p, targets):

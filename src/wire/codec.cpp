@@ -410,6 +410,8 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
     return BadBody(MessageType::kRound, "inconsistent resume state");
   }
   if (f.resume == 3) {
+    // (An empty model has no point to send: PackRound leaves it out.)
+    if (model_size == 0) return BadBody(MessageType::kRound, "a point of no entries");
     NIMBUS_ASSIGN_OR_RETURN(request.point, ViewDoubles(message.payload[2], model_size, MessageType::kRound, "point"));
   } else if (f.resume > 0) {
     const std::size_t vectors = f.resume == 1 ? 1 : 3;

@@ -43,6 +43,12 @@ class LiblinearMatch : public ::testing::TestWithParam<std::tuple<std::string, s
 };
 TempDir* LiblinearMatch::dir_ = nullptr;
 
+// "generated_l1_K4_dense"
+std::string CaseName(const ::testing::TestParamInfo<LiblinearMatch::ParamType>& info) {
+  return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_K" + std::to_string(std::get<2>(info.param)) +
+         "_" + std::get<3>(info.param);
+}
+
 TEST_P(LiblinearMatch, ReachesLiblinearObjective) {
   const auto& [data_name, regularizer, workers, consensus] = GetParam();
   const std::string data = DataPath(data_name);
@@ -72,29 +78,20 @@ INSTANTIATE_TEST_SUITE_P(AllCases, LiblinearMatch,
                          ::testing::Combine(::testing::Values("heart_scale", "generated", "powerlaw"),
                                             ::testing::Values("l1", "l2"), ::testing::Values(1, 2, 4, 7),
                                             ::testing::Values("general", "dense")),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_K" +
-                                  std::to_string(std::get<2>(info.param)) + "_" + std::get<3>(info.param);
-                         });
+                         CaseName);
 
 INSTANTIATE_TEST_SUITE_P(AdmmOnSmooth, LiblinearMatch,
                          ::testing::Combine(::testing::Values("heart_scale", "generated", "powerlaw"),
                                             ::testing::Values("l2"), ::testing::Values(1, 2, 4, 7),
                                             ::testing::Values("admm")),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_K" +
-                                  std::to_string(std::get<2>(info.param)) + "_" + std::get<3>(info.param);
-                         });
+                         CaseName);
 
 // ADMM with L1, asked for by name.
 INSTANTIATE_TEST_SUITE_P(AdmmOnL1, LiblinearMatch,
                          ::testing::Combine(::testing::Values("heart_scale", "generated", "powerlaw"),
                                             ::testing::Values("l1"), ::testing::Values(1, 2, 4, 7),
                                             ::testing::Values("admm")),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_K" +
-                                  std::to_string(std::get<2>(info.param)) + "_" + std::get<3>(info.param);
-                         });
+                         CaseName);
 
 // liblinear prints its L1 objective (C sum loss + ||w||_1 = F / lambda): an independent check
 // of the objective that `nimbus eval` computes.

@@ -89,9 +89,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case MessageType::kReply: {
       const size_t bytes = m.payload.size() > 1 ? m.payload[1].size() : 0;
-      for (const size_t n : {bytes / 8, bytes / 4, size_t{3}}) {
+      for (const size_t n : {bytes / 16, bytes / 8, bytes / 4, size_t{3}}) {  // w: one or two vectors
         if (auto body = UnpackReply(m, n); body.ok()) {
-          const bool lean = body->status == ReplyStatus::kOk && n > 0 && bytes == 4 * n;
+          const bool lean = body->status == ReplyStatus::kOk && n > 0 && bytes == 4 * n * body->w_vectors;
           auto unpack = [n](const WireMessage& w) { return UnpackReply(w, n); };
           auto pack = [&](const WorkerReply& r) { return PackReply(e, r, lean); };
           CheckCanonical(pack(*body), unpack, pack);

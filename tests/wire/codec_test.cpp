@@ -165,6 +165,52 @@ TEST(CodecTest, RoundRoundTripsWithAndWithoutResumeState) {
   EXPECT_TRUE(back.resume->x.empty());
 }
 
+// Newton's rounds: an evaluation, a product with and without its point, and the replies of
+// two vectors (gradient and diagonal) and of one.
+TEST(CodecTest, NewtonRoundsAndRepliesRoundTrip) {
+  RoundRequest evaluate;
+  evaluate.round = 4;
+  evaluate.kind = RoundKind::kEvaluate;
+  evaluate.z = Vector({0.5, -1.0});
+  RoundRequest back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), evaluate)), 2).value();
+  EXPECT_EQ(back.kind, RoundKind::kEvaluate);
+  EXPECT_EQ(back.z, evaluate.z);
+  EXPECT_TRUE(back.point.empty());
+
+  RoundRequest product;
+  product.round = 5;
+  product.kind = RoundKind::kHessianVector;
+  product.z = Vector({1.0, 2.0});
+  product.point_round = 4;
+  back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), product)), 2).value();
+  EXPECT_EQ(back.kind, RoundKind::kHessianVector);
+  EXPECT_EQ(back.point_round, 4);
+  EXPECT_TRUE(back.point.empty());
+  product.point = Vector({0.5, -1.0});
+  back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), product)), 2).value();
+  EXPECT_EQ(back.point, product.point);
+  // A kept ADMM state never rides on a Newton round; a point only on a product.
+  product.resume = std::make_shared<ResumeState>(ResumeState{{1, 2}, {}, {}, 1.0});
+  back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), product)), 2).value();
+  EXPECT_EQ(back.resume, nullptr);
+  EXPECT_EQ(back.point, product.point);
+  evaluate.point = product.point;
+  back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), evaluate)), 2).value();
+  EXPECT_TRUE(back.point.empty());
+
+  WorkerReply gradient;
+  gradient.round = 4;
+  gradient.w = Vector({1, 2, 3, 4});
+  gradient.w_vectors = 2;
+  gradient.scalars.loss_at_z = 0.25;
+  WorkerReply reply = UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), gradient)), 2).value();
+  EXPECT_EQ(reply.w, gradient.w);
+  EXPECT_EQ(reply.w_vectors, 2);
+  EXPECT_EQ(reply.scalars.loss_at_z, 0.25);
+  // Two vectors where one is expected (or the other way round) do not fit.
+  EXPECT_FALSE(UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), gradient)), 4).ok());
+}
+
 TEST(CodecTest, LeanVectorsHalveTheBytesAndStayWithinFloatRounding) {
   RoundRequest request;
   request.z = Vector({1.0 / 3.0, -2.5e-7, 123456.789, 0.0, -1e30});
