@@ -216,7 +216,8 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   parser.AddDouble("relaxation", "A", "over-relaxation alpha in [1, 1.8]", &admm.relaxation);
   parser.AddSwitch("no-adaptive-rho", "keep rho fixed", &flags.no_adaptive_rho);
   parser.AddString("local-solver", "NAME", "x-update solver: newton-cg or lbfgs", &flags.local_solver);
-  parser.AddDouble("target-objective", "F", "stop once the objective is <= F (for benchmarks)", &flags.target_objective);
+  parser.AddDouble("target-objective", "F", "stop once the objective is <= F (for benchmarks; newton's gradient test\n"
+                   "                            is then off)", &flags.target_objective);
   parser.AddString("message-precision", "P", "float64, or float32: z and w on the wire in half the bytes until the\n"
                    "                            stop test first passes, then exact rounds to finish (remote runtimes)",
                    &flags.message_precision);

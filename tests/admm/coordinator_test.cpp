@@ -436,6 +436,17 @@ TEST_F(CoordinatorTest, NewtonStopsAtTheTargetTheCapAndTheCallback) {
   EXPECT_EQ(target->summary.termination, Termination::kTargetObjective);
   EXPECT_LE(target->summary.objective, *options.target_objective);
   EXPECT_LT(target->summary.iterations, full->summary.iterations);
+  // A target beyond where the gradient test would stop is still reached: it replaces the test.
+  NewtonOptions coarse;
+  coarse.gradient_tolerance = 1e-2;
+  Result<Solution> loose = SolveNewton(spec, coarse, 2);
+  ASSERT_TRUE(loose.ok());
+  coarse.target_objective = full->summary.objective + 1e-3 * (loose->summary.objective - full->summary.objective);
+  ASSERT_GT(loose->summary.objective, *coarse.target_objective);
+  Result<Solution> beyond = SolveNewton(spec, coarse, 2);
+  ASSERT_TRUE(beyond.ok());
+  EXPECT_EQ(beyond->summary.termination, Termination::kTargetObjective) << beyond->summary.message;
+  EXPECT_LE(beyond->summary.objective, *coarse.target_objective);
   options.target_objective.reset();
   options.max_iterations = 2;
   Result<Solution> capped = SolveNewton(spec, options, 2);

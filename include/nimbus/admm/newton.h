@@ -36,7 +36,9 @@ struct NewtonOptions {
   int max_iterations = 1000;      // Newton steps
   int max_cg_iterations = 250;    // per Newton step
   double cg_forcing = 0.1;        // CG stops at ||r|| <= cg_forcing ||grad||
-  std::optional<double> target_objective;  // stop once F(x) <= this
+  // Stop once F(x) <= this; the gradient test is then off (the run ends at the target, at the
+  // iteration cap, or where no step decreases F any more).
+  std::optional<double> target_objective;
   double round_timeout_seconds = 3600.0;
   double start_timeout_seconds = 600.0;
 
