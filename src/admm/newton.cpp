@@ -322,7 +322,8 @@ class RestrictedObjective final : public SmoothFunction {
 //       larger than theirs (they enter with the sign that decreases F)
 //   y   TRON on phi (RestrictedObjective), warm started from x_W, a few steps
 //   x   y projected: a coordinate that changed sign stops at 0; if that raises F, the cycle's
-//       step is halved until F decreases
+//       step is halved until F decreases, and failing that (down to kShortestStep) a proximal
+//       gradient step scaled by diag H is taken instead
 class ActiveSetNewton {
  public:
   ActiveSetNewton(SmoothFunction& f, const ProblemSpec& spec, const NewtonCgOptions& options)
