@@ -191,10 +191,11 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   ArgParser parser(
       "train", "--data FILE.svm|DIR [--l1 X] [--l2 X] [--workers K] [--runtime R] [--out MODEL] ...",
       "Solves  min_x (1/N) sum_r loss(y_r, a_r.x [+ b]) + l1 ||x||_1 + (l2/2) ||x||^2  across K workers, with\n"
-      "consensus ADMM or (smooth problems) distributed Newton-CG. --data is a LIBSVM file (split into K row blocks) or a directory written by\n"
-      "'nimbus split' (one shard per worker). Without --l1 and --l2 the problem gets l2 = 1/N, liblinear's\n"
-      "default C = 1. Workers run as threads of this process, as local processes, or wherever a launch\n"
-      "command starts them (they dial out to this master); any of them may fail and is replaced.");
+      "distributed Newton-CG (the default) or consensus ADMM. --data is a LIBSVM file (split into K row\n"
+      "blocks) or a directory written by 'nimbus split' (one shard per worker). Without --l1 and --l2 the\n"
+      "problem gets l2 = 1/N, liblinear's default C = 1. Workers run as threads of this process, as local\n"
+      "processes, or wherever a launch command starts them (they dial out to this master); any of them may\n"
+      "fail and is replaced.");
   AddProblemOptions(parser, &flags.problem);
   parser.AddInt("workers", "K", "number of workers (default: cores for a file, shards for a directory)", &flags.workers);
   AddRuntimeOptions(parser, &flags.runtime);
@@ -203,7 +204,8 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
                    &flags.runtime.topology);
   parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
                    "                            --l1), or auto (newton unless an option needs admm)", &flags.algorithm);
-  parser.AddDouble("gradient-tolerance", "X", "newton: stop at ||grad F|| <= X ||grad F(0)||", &flags.gradient_tolerance);
+  parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
+                   "                            norm at the start", &flags.gradient_tolerance);
   parser.AddString("out", "MODEL", "write the model here", &flags.out);
   parser.AddString("model-format", "FORMAT", "json, or liblinear (readable by liblinear-predict)", &flags.model_format);
   parser.AddString("trace", "FILE.jsonl", "write one JSON line per round and per worker event", &flags.trace);

@@ -140,15 +140,13 @@ class DistributedObjective final : public SmoothFunction {
     RoundRequest request = NewRequest(RoundKind::kEvaluate, Vector(x.begin(), x.end()));
     p.gradient.assign(n_, 0.0);
     p.diagonal.assign(n_, 0.0);
-    double loss = 0;
     p.round = -1;
-    if (!RunAndSum(request, p.gradient, p.diagonal, &loss)) return nullptr;
+    if (!RunAndSum(request, p.gradient, p.diagonal, &p.value)) return nullptr;
     p.round = request.round;
     p.x = request.z;
     AddRegularizer(x, p.gradient);
     const std::size_t regularized = static_cast<std::size_t>(spec_.cols);
     for (std::size_t j = 0; j < regularized; ++j) p.diagonal[j] += spec_.regularizer.l2;
-    p.value = loss + spec_.regularizer.Value(x, regularized);
     // Before the master reports its first step, the trace shows the first point's test.
     if (!has_tested_) {
       const double violation = MinimumSubgradientNorm(spec_, x, p.gradient, v_);
@@ -164,10 +162,11 @@ class DistributedObjective final : public SmoothFunction {
   }
 
   // One round on every worker; sums each reply's first vector into `first` and its second
-  // (if `second` is not empty) into `second`, and with `loss` the shards' f_i. False if a
-  // worker failed (the summary says which and why; no round is sent after that).
+  // (if `second` is not empty) into `second`, and with `value` makes F at the round's point
+  // (the shards' f_i and the regularizer). False if a worker failed (the summary says which
+  // and why; no round is sent after that).
   bool RunAndSum(const RoundRequest& request, std::span<double> first, std::span<double> second,
-                 double* loss = nullptr) {
+                 double* value = nullptr) {
     if (failed_) return false;
     Stopwatch wait_watch;
     const double dispatch_wall = WallSeconds();
@@ -177,18 +176,18 @@ class DistributedObjective final : public SmoothFunction {
     summary_.wait_seconds += wait_seconds;
     summary_.rounds = static_cast<int>(request.round + 1);
     Stopwatch master_watch;
+    double loss = 0;
     for (WorkerReply& r : replies) {
       if (!Accept(request, r, second.empty() ? 1 : 2)) return false;
-      if (loss != nullptr) *loss += r.scalars.loss_at_z;
+      loss += r.scalars.loss_at_z;
       Accumulate(r, first, second);
     }
+    if (value != nullptr) *value = loss + spec_.regularizer.Value(request.z, static_cast<std::size_t>(spec_.cols));
     const double master_seconds = master_watch.ElapsedSeconds();
     summary_.master_seconds += master_seconds;
     if (trace_ != nullptr) {
       // The objective of the point evaluated, or for a product of the point it is taken at.
-      const auto regularized = static_cast<std::size_t>(spec_.cols);
-      const double objective =
-          loss != nullptr ? *loss + spec_.regularizer.Value(request.z, regularized) : points_[hessian_point_].value;
+      const double objective = value != nullptr ? *value : points_[hessian_point_].value;
       const RoundTiming timing{clock_.ElapsedSeconds(), wait_seconds, master_seconds, 0, 0, dispatch_wall,
                                replies_wall};
       trace_->Write(RoundEvent(request, objective, has_tested_ ? &tested_ : nullptr, timing, replies));
@@ -267,7 +266,13 @@ class RestrictedObjective final : public SmoothFunction {
  public:
   RestrictedObjective(SmoothFunction& f, std::size_t full_size, double l1, std::vector<uint32_t> working,
                       std::vector<double> signs)
-      : f_(f), l1_(l1), working_(std::move(working)), signs_(std::move(signs)), x_(full_size), full_(full_size) {}
+      : f_(f),
+        l1_(l1),
+        working_(std::move(working)),
+        signs_(std::move(signs)),
+        x_(full_size),
+        full_(full_size),
+        product_(full_size) {}
 
   std::size_t dimension() const override { return working_.size(); }
   double Value(std::span<const double> y) override {
@@ -283,9 +288,8 @@ class RestrictedObjective final : public SmoothFunction {
   void HessianVector(std::span<const double> v, std::span<double> hv) override {
     Fill(full_, 0.0);
     for (std::size_t k = 0; k < working_.size(); ++k) full_[working_[k]] = v[k];
-    std::vector<double> product(full_.size());
-    f_.HessianVector(full_, product);
-    for (std::size_t k = 0; k < working_.size(); ++k) hv[k] = product[working_[k]];
+    f_.HessianVector(full_, product_);
+    for (std::size_t k = 0; k < working_.size(); ++k) hv[k] = product_[working_[k]];
   }
   void HessianDiagonal(std::span<double> diagonal) override {
     f_.HessianDiagonal(full_);
@@ -311,7 +315,7 @@ class RestrictedObjective final : public SmoothFunction {
   double l1_;
   std::vector<uint32_t> working_;
   std::vector<double> signs_;  // 0 for the intercept, which has no l1 term
-  std::vector<double> x_, full_;
+  std::vector<double> x_, full_, product_;
   bool left_orthant_ = false;
 };
 

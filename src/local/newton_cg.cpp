@@ -173,7 +173,9 @@ LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const N
       f.Gradient(x, g);  // the Hessian must again be the one at x
     }
     if (step_norm == 0) break;
-    if (options.after_iteration && !options.after_iteration({stats.iterations, value, gradient_norm, delta, stats.initial_gradient_norm})) break;
+    const NewtonCgOptions::Progress progress{stats.iterations, value, gradient_norm, delta,
+                                             stats.initial_gradient_norm};
+    if (options.after_iteration && !options.after_iteration(progress)) break;
   }
   stats.final_gradient_norm = gradient_norm;
   stats.converged = gradient_norm <= tolerance;

@@ -249,15 +249,10 @@ void MpiExecutor::Dispatch(const RoundRequest& request, std::span<const int> wor
     uint64_t bytes = 0;
     RoundRequest sent = request;
     if (supports_[i] != nullptr) sent.z = Gather(request.z, *supports_[i]);  // general form: its support alone
-    // A Newton product's point travels only to a rank that did not evaluate it last (as the
-    // remote executor does; ranks are never replaced, so that is after a rejected trial).
+    // Ranks are never replaced: a product's point travels only after a rejected trial.
     if (request.kind == RoundKind::kEvaluate) last_evaluated_[i] = request.round;
     if (request.kind == RoundKind::kHessianVector) {
-      if (request.point_round == last_evaluated_[i]) {
-        sent.point = SharedVector();
-      } else if (supports_[i] != nullptr && !request.point.empty()) {
-        sent.point = Gather(request.point, *supports_[i]);
-      }
+      sent.point = PointFor(request, last_evaluated_[i], supports_[i].get());
     }
     if (!transport_.Send(std::to_string(worker + 1), PackRound(RankEnvelope(worker, MessageType::kRound, request.round), sent),
                          &bytes)

@@ -182,13 +182,8 @@ void RemoteExecutor::SendRound(int worker) {
   }
   RoundRequest request = *slot.round;
   if (request.kind == RoundKind::kHessianVector) {
-    // A worker always holds the point it evaluated last (ShardDerivatives); any other point,
-    // say the iterate after a rejected trial or one a replaced invocation evaluated, travels.
-    if (request.point_round == slot.last_evaluated) {
-      request.point = SharedVector();
-    } else if (slot.ready && slot.ready->support && request.point.size() == spec_.model_size()) {
-      request.point = Gather(request.point, *slot.ready->support);
-    }
+    // Travels after a rejected trial, and to a replacement, which evaluated nothing yet.
+    request.point = PointFor(request, slot.last_evaluated, slot.ready ? slot.ready->support.get() : nullptr);
   }
   if (slot.fresh && request.kind == RoundKind::kAdmm) {
     // A new invocation starts where the worker it replaces left off.
@@ -398,8 +393,8 @@ Result<std::vector<WorkerReady>> RemoteExecutor::Start(Deadline deadline) {
   if (!options_.insecure) {
     NIMBUS_ASSIGN_OR_RETURN(keys_, RunKeys::Generate());
   }
-  // The largest inbound frame is a REPLY's w; anything far larger is refused by ZeroMQ.
-  // The largest frame: a Newton evaluation's gradient and diagonal.
+  // The largest inbound frame is a REPLY's w (a Newton evaluation's: a gradient and a
+  // diagonal); anything far larger is refused by ZeroMQ.
   const auto max_frame = static_cast<int64_t>(2 * spec_.model_size() * sizeof(double)) + (int64_t{1} << 20);
   NIMBUS_ASSIGN_OR_RETURN(transport_,
                           RouterTransport::Bind(context_, options_.listen, run_id_, max_frame, keys_.server));

@@ -451,9 +451,8 @@ WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply, bool l
                       reply.invocation,
                       reply.round,
                       0,
-                      1};
-  // A Newton evaluation answers with a gradient and a diagonal: twice the model's length.
-  if (reply.w_vectors == 2) f.w_vectors = 2;
+                      // A Newton evaluation answers with a gradient and a diagonal.
+                      reply.w_vectors == 2 ? 2 : 1};
   Frame w = VectorFrame(reply.w, lean, &f.w_entry_bytes);
   std::vector<Frame> payload{FieldsFrame(f), std::move(w)};
   if (!reply.error.empty()) payload.push_back(Frame::Copy(reply.error));
@@ -481,7 +480,9 @@ Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_si
   reply.timings.end_wall = f.end_wall;
   reply.timings.receive_wall = f.receive_wall;
   reply.timings.send_wall = f.send_wall;
-  if (f.w_vectors != 1 && f.w_vectors != 2) return BadBody(MessageType::kReply, "w of " + std::to_string(f.w_vectors) + " vectors");
+  if (f.w_vectors != 1 && f.w_vectors != 2) {
+    return BadBody(MessageType::kReply, "w of " + std::to_string(f.w_vectors) + " vectors");
+  }
   reply.w_vectors = static_cast<int>(f.w_vectors);
   // A failed reply carries no w.
   const std::size_t expected = reply.status == ReplyStatus::kOk ? reply.w_vectors * model_size : 0;

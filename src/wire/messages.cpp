@@ -50,6 +50,12 @@ SharedVector Gather(std::span<const double> z, const std::vector<uint32_t>& supp
   return SharedVector(std::move(local));
 }
 
+SharedVector PointFor(const RoundRequest& request, int64_t last_evaluated, const std::vector<uint32_t>* support) {
+  if (request.point.empty() || request.point_round == last_evaluated) return {};
+  if (support == nullptr || request.point.size() == support->size()) return request.point;
+  return Gather(request.point, *support);
+}
+
 ResumeState RebuildResumeState(const KeptAnswer* previous, const KeptAnswer& last) {
   const std::size_t n = last.z.size();
   ResumeState state;

@@ -24,23 +24,26 @@ ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
   return held_[0].last_use <= held_[1].last_use ? held_[0] : held_[1];
 }
 
-void ShardDerivatives::ComputeMargins(std::span<const double> x) {
-  margins_.resize(static_cast<std::size_t>(matrix_.rows));
+ShardDerivatives::Curvature& ShardDerivatives::HoldPoint(int64_t round, std::span<const double> x,
+                                                          double* loss_sum) {
+  const auto rows = static_cast<std::size_t>(matrix_.rows);
+  margins_.resize(rows);
   MultiplyRows(matrix_, x, intercept_, margins_);
   ++passes_;
+  Curvature& slot = SlotForNewPoint();
+  slot.round = round;
+  first_.resize(rows);
+  slot.second.resize(rows);
+  *loss_sum = LossDerivatives(loss_, labels_, margins_, inverse_rows_, first_, slot.second);
+  return slot;
 }
 
 double ShardDerivatives::Evaluate(int64_t round, std::span<const double> x, std::span<double> gradient_and_diagonal) {
-  ComputeMargins(x);
   last_evaluated_ = -1;  // an evaluation may replace any point
-  Curvature& slot = SlotForNewPoint();
-  slot.round = round;
+  double loss_sum = 0;
+  Curvature& slot = HoldPoint(round, x, &loss_sum);
   last_evaluated_ = round;
   slot.last_use = ++uses_;
-  const auto rows = static_cast<std::size_t>(matrix_.rows);
-  first_.resize(rows);
-  slot.second.resize(rows);
-  const double loss_sum = LossDerivatives(loss_, labels_, margins_, inverse_rows_, first_, slot.second);
   std::span<double> gradient = gradient_and_diagonal.first(size_);
   std::span<double> diagonal = gradient_and_diagonal.subspan(size_, size_);
   Fill(gradient, 0.0);
@@ -66,13 +69,8 @@ Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const doub
                                 " is not held here and did not come with the request");
     }
     // A replacement worker: the curvature at the point, from its margins.
-    ComputeMargins(point);
-    held = &SlotForNewPoint();
-    held->round = point_round;
-    const auto rows = static_cast<std::size_t>(matrix_.rows);
-    first_.resize(rows);
-    held->second.resize(rows);
-    LossDerivatives(loss_, labels_, margins_, inverse_rows_, first_, held->second);
+    double loss_sum = 0;
+    held = &HoldPoint(point_round, point, &loss_sum);
   }
   held->last_use = ++uses_;
   Fill(hv, 0.0);

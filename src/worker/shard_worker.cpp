@@ -197,7 +197,8 @@ void ShardWorker::ServeNewton(const RoundRequest& request, std::span<const doubl
   } else {
     // The point travels only to a worker that may not hold it.
     const bool needs_point = !derivatives_.Holds(request.point_round) && !request.point.empty();
-    const std::span<const double> point = needs_point ? Local(request.point, point_local_) : std::span<const double>();
+    const std::span<const double> point =
+        needs_point ? Local(request.point, point_local_) : std::span<const double>();
     std::vector<double> hv(n);
     if (Status done = derivatives_.HessianVector(request.point_round, point, v, hv); !done.ok()) {
       reply.status = ReplyStatus::kFailed;

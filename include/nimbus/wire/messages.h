@@ -185,4 +185,10 @@ struct WorkerReady {
 // z restricted to a worker's support: (z[support[0]], z[support[1]], ...).
 SharedVector Gather(std::span<const double> z, const std::vector<uint32_t>& support);
 
+// The point of a Newton product as it goes to one worker: left out when the worker's current
+// invocation evaluated it last (a worker always holds that point: worker/shard_derivatives.h),
+// else gathered onto the worker's support (null: the dense form). Every runtime with a wire
+// sends it so.
+SharedVector PointFor(const RoundRequest& request, int64_t last_evaluated, const std::vector<uint32_t>* support);
+
 }  // namespace nimbus

@@ -48,8 +48,9 @@ class ShardDerivatives {
   };
   // The slot to overwrite: an empty one, else the one used least recently.
   Curvature& SlotForNewPoint();
-  // Margins at x into margins_ (one pass).
-  void ComputeMargins(std::span<const double> x);
+  // The curvature at x, as the point of `round`, in the slot SlotForNewPoint gives (one pass
+  // for the margins; l' per row is left in first_, the loss summed over rows in *loss_sum).
+  Curvature& HoldPoint(int64_t round, std::span<const double> x, double* loss_sum);
 
   CsrView matrix_;
   std::span<const double> labels_;
