@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <ctime>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <thread>
 
-#include "nimbus/admm/coordinator.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/format.h"
@@ -21,8 +21,6 @@
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/shard.h"
 #include "nimbus/data/synthetic.h"
-#include "nimbus/metrics/trace.h"
-#include "nimbus/metrics/trace_reader.h"
 #include "nimbus/runtime/threads_executor.h"
 #include "nimbus/transport/transport.h"
 
@@ -30,6 +28,71 @@ extern char** environ;
 
 namespace nimbus::cli {
 namespace {
+
+// One round as the master saw it: what it sent and got back, each worker's compute time, and
+// when it went out and when its last reply was in (seconds on the recorder's clock).
+struct RecordedRound {
+  double dispatch = 0, collected = 0;
+  int requests = 0, replies = 0;
+  double request_vectors = 0, reply_vectors = 0;  // summed over the round's messages
+  std::vector<double> computes;
+  double data_passes = 0, local_iterations = 0, cg_iterations = 0;  // summed over its workers
+};
+
+// Sits between a master and its executor and records every round without changing it. The
+// threads runtime moves no bytes, so the messages are counted as a runtime with a wire sends
+// them: a vector each way, the second of an evaluation's reply, and a product's point where
+// the worker did not evaluate it last (PointFor, the rule every such runtime follows).
+class RoundRecorder final : public Executor {
+ public:
+  explicit RoundRecorder(Executor& inner) : inner_(inner) {}
+
+  std::string name() const override { return inner_.name(); }
+  int workers() const override { return inner_.workers(); }
+  Result<std::vector<WorkerReady>> Start(Deadline deadline) override {
+    last_evaluated_.assign(static_cast<std::size_t>(inner_.workers()), -1);
+    return inner_.Start(deadline);
+  }
+  void Dispatch(const RoundRequest& request, std::span<const int> workers) override {
+    RecordedRound round;
+    round.dispatch = clock_.ElapsedSeconds();
+    for (const int worker : workers) {
+      int64_t& last = last_evaluated_[static_cast<std::size_t>(worker)];
+      round.request_vectors += PointFor(request, last, nullptr).empty() ? 1 : 2;
+      if (request.kind == RoundKind::kEvaluate) last = request.round;
+      ++round.requests;
+    }
+    rounds_.push_back(std::move(round));
+    inner_.Dispatch(request, workers);
+  }
+  std::vector<WorkerReply> Collect(int count, Deadline deadline) override {
+    std::vector<WorkerReply> replies = inner_.Collect(count, deadline);
+    if (rounds_.empty()) return replies;
+    RecordedRound& round = rounds_.back();
+    for (const WorkerReply& r : replies) {
+      if (r.status != ReplyStatus::kOk) continue;
+      ++round.replies;
+      round.reply_vectors += r.w_vectors;
+      round.computes.push_back(r.timings.compute_seconds);
+      round.data_passes += static_cast<double>(r.timings.data_passes);
+      round.local_iterations += r.timings.local_iterations;
+      round.cg_iterations += r.timings.cg_iterations;
+    }
+    round.collected = clock_.ElapsedSeconds();
+    return replies;
+  }
+  void Stop() override { inner_.Stop(); }
+  void AddCounters(Summary& summary) const override { inner_.AddCounters(summary); }
+  Status Restore(const std::vector<WorkerHistory>& histories) override { return inner_.Restore(histories); }
+
+  const std::vector<RecordedRound>& rounds() const { return rounds_; }
+
+ private:
+  Executor& inner_;
+  Stopwatch clock_;
+  std::vector<int64_t> last_evaluated_;  // per worker, the round of the point it evaluated last
+  std::vector<RecordedRound> rounds_;
+};
 
 // What one solve on the threads runtime, workers one at a time, shows per worker and round.
 struct Measured {
@@ -40,60 +103,69 @@ struct Measured {
   std::vector<double> round_spans;                  // per round, dispatch to the last reply
 };
 
-Result<Measured> MeasureSolve(const ProblemSpec& spec, std::vector<ShardSource> shards, const AdmmOptions& admm,
+// The profile's figures of K from the recorded rounds: the work per worker and round, the
+// slowest worker over the mean, the messages, and the master's time between rounds.
+ProfilePoint PointOf(const std::vector<RecordedRound>& rounds, const Summary& summary, int k) {
+  ProfilePoint point;
+  point.workers = k;
+  point.iterations = summary.iterations;
+  point.rounds = static_cast<int>(rounds.size());
+  point.cg_steps = summary.algorithm == "newton" ? static_cast<int>(summary.cg_iterations) : 0;
+  double worker_rounds = 0, compute = 0, passes = 0, local = 0, cg = 0, imbalance_sum = 0, gaps = 0;
+  double requests = 0, replies = 0, request_vectors = 0, reply_vectors = 0;
+  int balanced = 0;
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    const RecordedRound& round = rounds[i];
+    const double total = std::accumulate(round.computes.begin(), round.computes.end(), 0.0);
+    worker_rounds += static_cast<double>(round.computes.size());
+    compute += total;
+    passes += round.data_passes;
+    local += round.local_iterations;
+    cg += round.cg_iterations;
+    requests += round.requests;
+    replies += round.replies;
+    request_vectors += round.request_vectors;
+    reply_vectors += round.reply_vectors;
+    if (i > 0) gaps += round.dispatch - rounds[i - 1].collected;
+    if (round.computes.empty() || total <= 0) continue;
+    imbalance_sum += *std::max_element(round.computes.begin(), round.computes.end()) /
+                     (total / static_cast<double>(round.computes.size()));
+    ++balanced;
+  }
+  const double per_worker_round = 1 / std::max(worker_rounds, 1.0);
+  point.compute_seconds = compute * per_worker_round;
+  point.data_passes = passes * per_worker_round;
+  point.local_iterations = local * per_worker_round;
+  point.cg_iterations = cg * per_worker_round;
+  point.imbalance = balanced > 0 ? std::max(1.0, imbalance_sum / balanced) : 1.0;
+  point.master_seconds = rounds.size() > 1 ? gaps / static_cast<double>(rounds.size() - 1) : 0;
+  point.request_vectors = requests > 0 ? request_vectors / requests : 1;
+  point.reply_vectors = replies > 0 ? reply_vectors / replies : 1;
+  return point;
+}
+
+Result<Measured> MeasureSolve(const ProblemSpec& spec, std::vector<ShardSource> shards, const MasterChoice& master,
                               const WorkerOptions& worker, int64_t nnz, int concurrency) {
   const int k = static_cast<int>(shards.size());
   ThreadsExecutor executor(std::move(shards), spec, worker, concurrency);
-  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory scratch, TemporaryDirectory::Create("nimbus-calibrate"));
-  const std::string trace_path = scratch.path() + "/trace.jsonl";
-  Summary summary;
-  {
-    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<JsonlTraceFile> trace, JsonlTraceFile::Open(trace_path));
-    Coordinator coordinator(spec, admm, &executor);
-    coordinator.SetTraceSink(trace.get());
-    NIMBUS_ASSIGN_OR_RETURN(Solution solution, coordinator.Solve());
-    summary = solution.summary;
-    NIMBUS_RETURN_IF_ERROR(trace->status());
-  }
+  RoundRecorder recorder(executor);
+  NIMBUS_ASSIGN_OR_RETURN(Solution solution, master.Make(spec, &recorder)->Solve());
+  const Summary& summary = solution.summary;
   if (!summary.ok()) return Unavailable("calibration solve at K = " + std::to_string(k) + ": " + summary.message);
-  NIMBUS_ASSIGN_OR_RETURN(Trace trace, ReadTrace(trace_path));
-  double imbalance_sum = 0;
-  int counted = 0;
-  for (const TraceRound& round : trace.rounds) {
-    double slowest = 0, total = 0;
-    for (const TraceWorkerRound& w : round.workers) {
-      slowest = std::max(slowest, w.compute_seconds);
-      total += w.compute_seconds;
-    }
-    if (round.workers.empty() || total <= 0) continue;
-    imbalance_sum += slowest / (total / static_cast<double>(round.workers.size()));
-    ++counted;
-  }
   Measured m;
-  for (const TraceRound& round : trace.rounds) {
-    std::vector<double> computes;
-    for (const TraceWorkerRound& w : round.workers) computes.push_back(w.compute_seconds);
-    m.round_computes.push_back(std::move(computes));
-    m.round_spans.push_back(round.replies - round.dispatch);
+  m.point = PointOf(recorder.rounds(), summary, k);
+  for (const RecordedRound& round : recorder.rounds()) {
+    m.round_computes.push_back(round.computes);
+    m.round_spans.push_back(round.collected - round.dispatch);
   }
-  const double worker_rounds = static_cast<double>(k) * summary.rounds;
-  m.point.workers = k;
-  m.point.iterations = summary.iterations;
-  m.point.rounds = summary.rounds;
-  m.point.compute_seconds = summary.worker_compute_seconds / worker_rounds;
-  m.point.imbalance = counted > 0 ? std::max(1.0, imbalance_sum / counted) : 1.0;
-  m.point.data_passes = static_cast<double>(summary.data_passes) / worker_rounds;
-  m.point.local_iterations = static_cast<double>(summary.local_iterations) / worker_rounds;
-  m.point.cg_iterations = static_cast<double>(summary.cg_iterations) / worker_rounds;
-  m.point.master_seconds = summary.master_seconds / summary.rounds;
   m.shard_nnz = static_cast<double>(nnz) / k;
   m.model_size = static_cast<double>(spec.model_size());
   return m;
 }
 
 // A few rounds of a problem with many more features than nonzeros: its rounds are mostly
-// the x-update's work per coordinate.
-Result<Measured> MeasureWideProblem(int64_t features, const AdmmOptions& admm) {
+// the per-coordinate work (ADMM's x-update; the master's vectors for both algorithms).
+Result<Measured> MeasureWideProblem(int64_t features, const MasterChoice& master) {
   NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory scratch, TemporaryDirectory::Create("nimbus-calibrate-wide"));
   SyntheticOptions gen;
   gen.rows = 2000;
@@ -112,9 +184,10 @@ Result<Measured> MeasureWideProblem(int64_t features, const AdmmOptions& admm) {
   data.matrix.cols = features;
   std::vector<ShardSource> shards;
   shards.push_back(ShardSource::InMemory(std::move(data)));
-  AdmmOptions few = admm;
-  few.max_iterations = 6;
-  few.target_objective.reset();
+  MasterChoice few = master;
+  few.admm.max_iterations = few.newton.max_iterations = 6;
+  few.admm.target_objective.reset();
+  few.newton.target_objective.reset();
   return MeasureSolve(spec, std::move(shards), few, WorkerOptions{}, nnz, /*concurrency=*/1);
 }
 
@@ -316,15 +389,140 @@ std::vector<double> NonNegativeLeastSquares(const std::vector<std::vector<double
   return best;
 }
 
+namespace {
+
+using Say = std::function<void(const std::string&)>;
+
+// The problem solved at K: the fastest of a few solves with the workers computing one at a
+// time (each worker's own cost; the solves are deterministic, so runs differ only by what else
+// this machine did meanwhile), and what computing all at once costs beyond perfect sharing of
+// the cores.
+Result<Measured> MeasureAt(Plan& plan, int k, const CalibrationOptions& options, int cores, int64_t nnz) {
+  NIMBUS_RETURN_IF_ERROR(Repartition(plan, k));
+  // The workers load their shards from files, as process workers do (the rows' place in
+  // memory changes what a pass over them costs).
+  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory shard_directory, TemporaryDirectory::Create("nimbus-calibrate-shards"));
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned_store, OpenStore(shard_directory.path(), /*create=*/true));
+  std::shared_ptr<Store> store = std::move(owned_store);
+  NIMBUS_ASSIGN_OR_RETURN(const Manifest manifest, WriteShards(*plan.data, k, plan.source, *store));
+  auto shards = [&] {
+    std::vector<ShardSource> sources;
+    for (const ShardEntry& entry : manifest.shards) sources.push_back(ShardSource::InStore(store, entry.key, entry.checksum));
+    return sources;
+  };
+  std::optional<Measured> alone;
+  double together_span = std::numeric_limits<double>::infinity();
+  for (int run = 0; run < options.repetitions; ++run) {
+    NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards(), options.master, options.worker, nnz, 1));
+    if (!alone || m.point.compute_seconds < alone->point.compute_seconds) alone = m;
+    if (k > 1 && cores > 1) {
+      NIMBUS_ASSIGN_OR_RETURN(Measured together, MeasureSolve(plan.spec, shards(), options.master, options.worker, nnz, 0));
+      together_span = std::min(together_span, std::accumulate(together.round_spans.begin(), together.round_spans.end(), 0.0));
+    }
+  }
+  Measured m = *alone;
+  if (std::isfinite(together_span)) {
+    // The same rounds (the solve is deterministic) as perfect sharing of the cores would run
+    // them from the one-at-a-time compute times.
+    double shared_span = 0;
+    for (const std::vector<double>& computes : m.round_computes) {
+      const std::vector<double> ends = ShareCores(std::vector<double>(computes.size(), 0.0), computes, cores);
+      shared_span += *std::max_element(ends.begin(), ends.end());
+    }
+    if (shared_span > 0) m.point.shared_slowdown = std::max(1.0, together_span / shared_span);
+  }
+  return m;
+}
+
+// Worker: y = a passes nnz_i + b (cg + local) d + c on the calibration's d, each row weighted
+// by 1/y so that every point counts by its relative error; then the wide problem's cost per
+// coordinate with a and c known.
+void FitWorkerCosts(const std::vector<Measured>& measured, const Measured& wide, Profile& profile, const Say& say) {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  for (const Measured& m : measured) {
+    const double weight = 1 / std::max(m.point.compute_seconds, 1e-9);
+    rows.push_back({m.point.data_passes * m.shard_nnz * weight,
+                    (m.point.cg_iterations + m.point.local_iterations) * m.model_size * weight, weight});
+    y.push_back(1.0);
+  }
+  const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
+  profile.seconds_per_nnz = fit[0];
+  profile.seconds_per_coordinate = fit[1];
+  profile.seconds_per_round = fit[2];
+  const double wide_rest = wide.point.compute_seconds - profile.seconds_per_nnz * wide.point.data_passes * wide.shard_nnz -
+                           profile.seconds_per_round;
+  profile.wide_cols = static_cast<int64_t>(wide.model_size);
+  // A Newton master's workers make no steps of their own: no cost per coordinate to tell.
+  const double wide_steps = wide.point.cg_iterations + wide.point.local_iterations;
+  profile.seconds_per_coordinate_wide =
+      wide_steps > 0 ? std::max(0.0, wide_rest / (wide_steps * wide.model_size)) : profile.seconds_per_coordinate;
+  std::vector<const Measured*> all;
+  for (const Measured& m : measured) all.push_back(&m);
+  all.push_back(&wide);
+  std::string fitted = "the fitted worker cost against the measured, ms per round:";
+  for (const Measured* m : all) {
+    const double model = profile.seconds_per_nnz * m->point.data_passes * m->shard_nnz +
+                         profile.CoordinateSeconds(m->model_size) * (m->point.cg_iterations + m->point.local_iterations) *
+                             m->model_size + profile.seconds_per_round;
+    fitted += Format(" K=%d d=%.0f %.2f/%.2f", m->point.workers, m->model_size, 1e3 * model, 1e3 * m->point.compute_seconds);
+  }
+  say(fitted);
+}
+
+// Master: y = (r K + c) d per round, weighted the same way, over the problem's points and the
+// wide problem's.
+void FitMasterCosts(std::vector<Measured> measured, const Measured& wide, Profile& profile) {
+  measured.push_back(wide);
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  for (const Measured& m : measured) {
+    const double weight = 1 / std::max(m.point.master_seconds, 1e-9);
+    rows.push_back({m.point.workers * m.model_size * weight, m.model_size * weight});
+    y.push_back(1.0);
+  }
+  const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
+  profile.master_seconds_per_reply_coordinate = fit[0];
+  profile.master_seconds_per_coordinate = fit[1];
+}
+
+// Messages: one way = latency + bytes / bandwidth, from a small and two model-sized sizes.
+Status MeasureMessages(Profile& profile) {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  const std::pair<int64_t, int> sizes[] = {{1, 200}, {std::max<int64_t>(1, profile.cols), 20}, {1000000, 10}};
+  for (const auto& [size, repetitions] : sizes) {
+    NIMBUS_ASSIGN_OR_RETURN(const double seconds, OneWayMessageSeconds(size, repetitions));
+    const double weight = 1 / std::max(seconds, 1e-9);
+    rows.push_back({weight, 8.0 * static_cast<double>(size) * weight});
+    y.push_back(1.0);
+  }
+  const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
+  profile.message_latency_seconds = fit[0];
+  profile.message_bandwidth = fit[1] > 0 ? 1 / fit[1] : 1e12;
+  return Status::Ok();
+}
+
+std::string Described(const ProfilePoint& p, const std::string& algorithm) {
+  return Format("K = %d: %d rounds (%d %s), %.3f ms per worker and round (%.2f passes; slowest %.2fx the mean; %.2fx "
+                "sharing the cores), %.3f ms master per round, %.2f and %.2f vectors per request and reply",
+                p.workers, p.rounds, p.iterations, algorithm == "newton" ? "Newton steps" : "iterations",
+                1e3 * p.compute_seconds, p.data_passes, p.imbalance, p.shared_slowdown, 1e3 * p.master_seconds,
+                p.request_vectors, p.reply_vectors);
+}
+
+}  // namespace
+
 Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
   if (!plan.data) return InvalidArgument("calibrate: needs a LIBSVM file (it is split anew for each K)");
   if (options.workers.empty()) return InvalidArgument("calibrate: needs at least one worker count");
-  auto say = [&](const std::string& line) {
+  const Say say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
   Profile profile;
   profile.machine = MachineName();
   profile.date = Today();
+  profile.algorithm = options.master.algorithm;
   profile.cores = static_cast<int>(std::max<unsigned>(1, std::thread::hardware_concurrency()));
   profile.data = plan.source;
   profile.rows = plan.spec.rows;
@@ -333,100 +531,18 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
 
   std::vector<Measured> measured;
   for (const int k : options.workers) {
-    NIMBUS_RETURN_IF_ERROR(Repartition(plan, k));
-    // The workers load their shards from files, as process workers do (the rows' place in
-    // memory changes what a pass over them costs).
-    NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory shard_directory, TemporaryDirectory::Create("nimbus-calibrate-shards"));
-    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned_store, OpenStore(shard_directory.path(), /*create=*/true));
-    std::shared_ptr<Store> store = std::move(owned_store);
-    NIMBUS_ASSIGN_OR_RETURN(const Manifest manifest, WriteShards(*plan.data, k, plan.source, *store));
-    auto shards = [&] {
-      std::vector<ShardSource> sources;
-      for (const ShardEntry& entry : manifest.shards) sources.push_back(ShardSource::InStore(store, entry.key, entry.checksum));
-      return sources;
-    };
-    // The fastest of a few runs: the solves are deterministic, so runs differ only by what
-    // else this machine did meanwhile. Workers first compute one at a time (each x-update's
-    // own cost), then all at once (what sharing the cores costs beyond taking turns).
-    std::optional<Measured> alone;
-    double together_span = std::numeric_limits<double>::infinity();
-    for (int run = 0; run < options.repetitions; ++run) {
-      NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards(), options.admm, options.worker, profile.nnz, 1));
-      if (!alone || m.point.compute_seconds < alone->point.compute_seconds) alone = m;
-      if (k > 1 && profile.cores > 1) {
-        NIMBUS_ASSIGN_OR_RETURN(Measured together, MeasureSolve(plan.spec, shards(), options.admm, options.worker, profile.nnz, 0));
-        double span = 0;
-        for (const double s : together.round_spans) span += s;
-        together_span = std::min(together_span, span);
-      }
-    }
-    Measured m = *alone;
-    if (std::isfinite(together_span)) {
-      // The same rounds (the solve is deterministic) as perfect sharing of the cores would run
-      // them from the one-at-a-time compute times.
-      double shared_span = 0;
-      for (const std::vector<double>& computes : m.round_computes) {
-        const std::vector<double> ends = ShareCores(std::vector<double>(computes.size(), 0.0), computes, profile.cores);
-        shared_span += *std::max_element(ends.begin(), ends.end());
-      }
-      if (shared_span > 0) m.point.shared_slowdown = std::max(1.0, together_span / shared_span);
-    }
-    say(Format("K = %d: %d iterations, %.3f ms per worker and round (slowest %.2fx the mean; %.2fx sharing the cores), "
-               "%.2f ms master per round",
-               k, m.point.iterations, 1e3 * m.point.compute_seconds, m.point.imbalance, m.point.shared_slowdown,
-               1e3 * m.point.master_seconds));
+    NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureAt(plan, k, options, profile.cores, profile.nnz));
+    say(Described(m.point, profile.algorithm));
     profile.points.push_back(m.point);
-    measured.push_back(m);
+    measured.push_back(std::move(m));
   }
-  NIMBUS_ASSIGN_OR_RETURN(Measured wide, MeasureWideProblem(options.wide_features, options.admm));
-  say(Format("wide problem (d = %lld): %.3f ms per round over %.1f CG and %.1f Newton iterations",
-             static_cast<long long>(options.wide_features), 1e3 * wide.point.compute_seconds, wide.point.cg_iterations,
-             wide.point.local_iterations));
-
-  // Worker: y = a passes nnz_i + b (cg + local) d + c on the calibration's d, each row
-  // weighted by 1/y so that every point counts by its relative error; then the wide problem's
-  // cost per coordinate with a and c known.
-  {
-    std::vector<std::vector<double>> rows;
-    std::vector<double> y;
-    for (const Measured& m : measured) {
-      const double weight = 1 / std::max(m.point.compute_seconds, 1e-9);
-      rows.push_back({m.point.data_passes * m.shard_nnz * weight,
-                      (m.point.cg_iterations + m.point.local_iterations) * m.model_size * weight, weight});
-      y.push_back(1.0);
-    }
-    const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
-    profile.seconds_per_nnz = fit[0];
-    profile.seconds_per_coordinate = fit[1];
-    profile.seconds_per_round = fit[2];
-    const double wide_rest = wide.point.compute_seconds - profile.seconds_per_nnz * wide.point.data_passes * wide.shard_nnz -
-                             profile.seconds_per_round;
-    profile.wide_cols = options.wide_features;
-    profile.seconds_per_coordinate_wide =
-        std::max(0.0, wide_rest / ((wide.point.cg_iterations + wide.point.local_iterations) * wide.model_size));
-    measured.push_back(wide);
-    std::string fitted = "the fitted worker cost against the measured, ms per round:";
-    for (const Measured& m : measured) {
-      const double model = profile.seconds_per_nnz * m.point.data_passes * m.shard_nnz +
-                           profile.CoordinateSeconds(m.model_size) * (m.point.cg_iterations + m.point.local_iterations) *
-                               m.model_size + profile.seconds_per_round;
-      fitted += Format(" K=%d d=%.0f %.2f/%.2f", m.point.workers, m.model_size, 1e3 * model, 1e3 * m.point.compute_seconds);
-    }
-    say(fitted);
-  }
-  // Master: y = (r K + c) d per round, weighted the same way.
-  {
-    std::vector<std::vector<double>> rows;
-    std::vector<double> y;
-    for (const Measured& m : measured) {
-      const double weight = 1 / std::max(m.point.master_seconds, 1e-9);
-      rows.push_back({m.point.workers * m.model_size * weight, m.model_size * weight});
-      y.push_back(1.0);
-    }
-    const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
-    profile.master_seconds_per_reply_coordinate = fit[0];
-    profile.master_seconds_per_coordinate = fit[1];
-  }
+  NIMBUS_ASSIGN_OR_RETURN(Measured wide, MeasureWideProblem(options.wide_features, options.master));
+  say(Format("wide problem (d = %lld): %d rounds, %.3f ms per worker and round over %.1f CG and %.1f Newton "
+             "iterations, %.3f ms master per round",
+             static_cast<long long>(options.wide_features), wide.point.rounds, 1e3 * wide.point.compute_seconds,
+             wide.point.cg_iterations, wide.point.local_iterations, 1e3 * wide.point.master_seconds));
+  FitWorkerCosts(measured, wide, profile, say);
+  FitMasterCosts(measured, wide, profile);
   say(Format("fitted: %.3g ns per nonzero pass, %.3g ns per coordinate and local iteration (%.3g ns at d = %lld), "
              "%.3g ms per round; master %.3g ns per reply coordinate, %.3g ns per coordinate",
              1e9 * profile.seconds_per_nnz, 1e9 * profile.seconds_per_coordinate,
@@ -434,21 +550,7 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
              1e3 * profile.seconds_per_round,
              1e9 * profile.master_seconds_per_reply_coordinate, 1e9 * profile.master_seconds_per_coordinate));
 
-  // Messages: one way = latency + bytes / bandwidth, from a small and two model-sized sizes.
-  {
-    std::vector<std::vector<double>> rows;
-    std::vector<double> y;
-    const std::pair<int64_t, int> sizes[] = {{1, 200}, {std::max<int64_t>(1, profile.cols), 20}, {1000000, 10}};
-    for (const auto& [size, repetitions] : sizes) {
-      NIMBUS_ASSIGN_OR_RETURN(const double seconds, OneWayMessageSeconds(size, repetitions));
-      const double weight = 1 / std::max(seconds, 1e-9);
-      rows.push_back({weight, 8.0 * static_cast<double>(size) * weight});
-      y.push_back(1.0);
-    }
-    const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
-    profile.message_latency_seconds = fit[0];
-    profile.message_bandwidth = fit[1] > 0 ? 1 / fit[1] : 1e12;
-  }
+  NIMBUS_RETURN_IF_ERROR(MeasureMessages(profile));
   NIMBUS_ASSIGN_OR_RETURN(const auto starts, ProcessStartSeconds(options.executable, 5));
   profile.process_spawn_seconds = starts.first;
   profile.process_start_seconds = starts.second;

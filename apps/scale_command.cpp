@@ -5,7 +5,6 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "nimbus/admm/coordinator.h"
 #include "scaling.h"
 #include "solve_setup.h"
 
@@ -14,6 +13,7 @@ namespace nimbus::cli {
 int RunScale(int argc, char** argv) {
   ProblemFlags problem;
   RuntimeFlags runtime_flags;
+  AlgorithmFlags algorithm_flags;
   std::string workers_text = "1,2,4,8,16", out = "nimbus-scale";
   bool no_plots = false, quiet = false;
   int64_t repeat = 1;
@@ -21,7 +21,7 @@ int RunScale(int argc, char** argv) {
   double memory_mb = 0;
   ArgParser parser("scale", "--data FILE.svm [--workers 1,2,4,8,16] [--runtime R] [--out DIR]",
                    "Solves the same problem to the same tolerance once per worker count K and reports, for each,\n"
-                   "the ADMM iterations, the time to solution (worker start-up and rounds), the time per round,\n"
+                   "the iterations and rounds, the time to solution (worker start-up and rounds), the time per round,\n"
                    "the speedup of both relative to the first K, the efficiency, and the cost at Lambda's prices.\n"
                    "Writes DIR/scale.txt, scale.json, scale.dat and the plots scale-time and scale-speedup.");
   AddProblemOptions(parser, &problem);
@@ -30,6 +30,7 @@ int RunScale(int argc, char** argv) {
   parser.AddInt("repeat", "N", "solves per K; the fastest counts (they differ only by what else the machine did)",
                 &repeat);
   AddRuntimeOptions(parser, &runtime_flags);
+  AddAlgorithmOptions(parser, &algorithm_flags);
   parser.AddString("out", "DIR", "where to write the table, data and plots", &out);
   parser.AddSwitch("no-plots", "write the data and the gnuplot script, but do not run gnuplot", &no_plots);
   AddPriceOptions(parser, &prices, &memory_mb);
@@ -47,6 +48,8 @@ int RunScale(int argc, char** argv) {
   if (repeat < 1 || repeat > 100) return ReportError("scale", InvalidArgument("--repeat: must be in [1, 100]"));
   if (Status valid = FinishPriceOptions(memory_mb, &prices); !valid.ok()) return ReportError("scale", valid);
   if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError("scale", writable);
+  Result<MasterChoice> master = ChooseMaster(algorithm_flags, problem.admm);
+  if (!master.ok()) return ReportError("scale", master.status());
 
   Result<Plan> plan = PlanData(problem.data, workers->front(), *loss);
   if (!plan.ok()) return ReportError("scale", plan.status());
@@ -60,6 +63,7 @@ int RunScale(int argc, char** argv) {
   ScaleResult result;
   result.data = problem.data;
   result.runtime = runtime_flags.runtime;
+  result.algorithm = master->algorithm;
   result.rows = plan->spec.rows;
   result.cols = plan->spec.cols;
   result.nnz = plan->data->nnz();
@@ -72,8 +76,7 @@ int RunScale(int argc, char** argv) {
     for (int64_t run = 0; run < repeat; ++run) {
       Result<Runtime> runtime = MakeRuntime(runtime_flags, *plan, problem.worker);
       if (!runtime.ok()) return ReportError("scale", runtime.status().WithContext(at));
-      Coordinator coordinator(plan->spec, problem.admm, runtime->executor.get());
-      Result<Solution> solution = coordinator.Solve();
+      Result<Solution> solution = master->Make(plan->spec, runtime->executor.get())->Solve();
       if (!solution.ok()) return ReportError("scale", solution.status().WithContext(at));
       Summary& summary = solution->summary;
       if (!summary.ok()) return ReportError("scale", Unavailable(at + ": " + summary.message));
@@ -91,8 +94,9 @@ int RunScale(int argc, char** argv) {
     }
     result.points.push_back(*fastest);
     if (!quiet) {
-      std::fprintf(stderr, "nimbus scale: %s: %d iterations (%s), %.3f s to solution, objective %.10g\n", at.c_str(),
-                   fastest->iterations, fastest->termination.c_str(), fastest->time_to_solution(), fastest->objective);
+      std::fprintf(stderr, "nimbus scale: %s: %d iterations in %d rounds (%s, %s), %.3f s to solution, objective %.10g\n",
+                   at.c_str(), fastest->iterations, fastest->rounds, master->algorithm.c_str(),
+                   fastest->termination.c_str(), fastest->time_to_solution(), fastest->objective);
     }
   }
   Result<std::vector<std::string>> plots = result.Write(out, no_plots ? "" : "gnuplot");

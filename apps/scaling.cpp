@@ -4,12 +4,53 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nimbus/admm/coordinator.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/format.h"
 #include "nimbus/core/json_integer.h"
 #include "nimbus/metrics/plot.h"
 
 namespace nimbus::cli {
+
+void AddAlgorithmOptions(ArgParser& parser, AlgorithmFlags* flags) {
+  parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
+                   "                            --l1), or auto (newton unless an option needs admm)", &flags->algorithm);
+  parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
+                   "                            norm at the start", &flags->gradient_tolerance);
+}
+
+Result<MasterChoice> ChooseMaster(const AlgorithmFlags& flags, const AdmmOptions& admm, const std::string& topology) {
+  const bool admm_only = admm.barrier != 0 || admm.lean_messages || topology == "allreduce";
+  MasterChoice choice;
+  if (flags.algorithm == "auto") {
+    choice.algorithm = admm_only ? "admm" : "newton";
+  } else if (flags.algorithm == "admm" || flags.algorithm == "newton") {
+    choice.algorithm = flags.algorithm;
+  } else {
+    return InvalidArgument("--algorithm: '" + flags.algorithm + "' is not admm, newton or auto");
+  }
+  if (choice.algorithm == "newton" && admm_only) {
+    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
+                           "allreduce (ADMM's)");
+  }
+  choice.admm = admm;
+  choice.newton.gradient_tolerance = flags.gradient_tolerance;
+  choice.newton.max_iterations = admm.max_iterations;
+  choice.newton.target_objective = admm.target_objective;
+  choice.newton.round_timeout_seconds = admm.round_timeout_seconds;
+  choice.newton.start_timeout_seconds = admm.start_timeout_seconds;
+  if (!(flags.gradient_tolerance > 0 && flags.gradient_tolerance < 1)) {
+    return InvalidArgument(Format("--gradient-tolerance: must be in (0, 1), got %g", flags.gradient_tolerance));
+  }
+  NIMBUS_RETURN_IF_ERROR(choice.newton.Validate());
+  return choice;
+}
+
+std::unique_ptr<Master> MasterChoice::Make(const ProblemSpec& spec, Executor* executor) const {
+  if (algorithm == "newton") return std::make_unique<NewtonMaster>(spec, newton, executor);
+  return std::make_unique<Coordinator>(spec, admm, executor);
+}
+
 double ScaleResult::Speedup(std::size_t i) const {
   return points[i].time_to_solution() > 0 ? points[0].time_to_solution() / points[i].time_to_solution() : 0;
 }
@@ -23,21 +64,25 @@ double ScaleResult::Efficiency(std::size_t i) const {
 }
 
 std::string ScaleResult::Table() const {
-  std::string out = Format("nimbus scale: %lld rows, %lld features, %lld nonzeros, runtime %s, eps_abs %g, eps_rel %g\n",
+  std::string out = Format("nimbus scale: %lld rows, %lld features, %lld nonzeros, runtime %s, algorithm %s, eps_abs %g, "
+                           "eps_rel %g\n",
                            static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(nnz),
-                           runtime.c_str(), eps_abs, eps_rel);
-  out += "      K  iterations  setup s  solve s  to solution s  ms/round  speedup  speedup/round  efficiency  $/solve\n";
+                           runtime.c_str(), algorithm.c_str(), eps_abs, eps_rel);
+  out += "      K  iterations  rounds  setup s  solve s  to solution s  ms/round  speedup  speedup/round  efficiency"
+         "  $/solve\n";
   bool all_converged = true;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ScalePoint& p = points[i];
     all_converged = all_converged && p.termination == "converged";
-    out += Format("  %5d  %10d  %7.3f  %7.3f  %13.3f  %8.2f  %7.2f  %13.2f  %10.2f  %7.5f%s\n", p.workers, p.iterations,
-                  p.setup_seconds, p.solve_seconds, p.time_to_solution(), 1e3 * p.seconds_per_round(), Speedup(i),
+    out += Format("  %5d  %10d  %6d  %7.3f  %7.3f  %13.3f  %8.2f  %7.2f  %13.2f  %10.2f  %7.5f%s\n", p.workers,
+                  p.iterations, p.rounds, p.setup_seconds, p.solve_seconds, p.time_to_solution(), 1e3 * p.seconds_per_round(), Speedup(i),
                   RoundSpeedup(i), Efficiency(i), p.dollars, p.termination == "converged" ? "" : ("  " + p.termination).c_str());
   }
-  out += Format("  speedups relative to K = %d; ADMM's iteration count changes with K, so the speedup of the time to\n"
+  out += Format("  speedups relative to K = %d; %s, so the speedup of the time to\n"
                 "  solution and that of one round differ.%s\n",
                 points.empty() ? 0 : points[0].workers,
+                algorithm == "newton" ? "Newton's rounds hardly change with K, but start-up does"
+                                      : "ADMM's iteration count changes with K",
                 all_converged ? "" : " Runs marked otherwise stopped before the tolerance: compare with care.");
   return out;
 }
@@ -46,6 +91,7 @@ std::string ScaleResult::ToJson() const {
   nlohmann::ordered_json json;
   json["data"] = data;
   json["runtime"] = runtime;
+  json["algorithm"] = algorithm;
   json["rows"] = rows;
   json["cols"] = cols;
   json["nnz"] = nnz;
@@ -80,6 +126,7 @@ Result<ScaleResult> ScaleResult::FromJson(const std::string& text, const std::st
   try {
     result.data = json.value("data", "");
     result.runtime = json.value("runtime", "");
+    result.algorithm = json.value("algorithm", "admm");
     result.rows = JsonInteger<int64_t>(json.at("rows"));
     result.cols = JsonInteger<int64_t>(json.at("cols"));
     result.nnz = JsonInteger<int64_t>(json.at("nnz"));
@@ -128,7 +175,7 @@ Result<std::vector<std::string>> ScaleResult::Write(const std::string& directory
   const std::string k0 = std::to_string(points.empty() ? 1 : points[0].workers);
   plots.Add("scale-time",
             "set title 'Time to solution and iterations against workers (" + runtime + ")'\n"
-            "set xlabel 'workers K'\nset ylabel 'seconds'\nset y2label 'ADMM iterations'\nset logscale x 2\n"
+            "set xlabel 'workers K'\nset ylabel 'seconds'\nset y2label '" + algorithm + " iterations'\nset logscale x 2\n"
             "set ytics nomirror\nset y2tics\n"
             "plot 'scale.dat' u 1:5 w lp t 'time to solution', '' u 1:4 w lp t 'solve', "
             "'' u 1:2 axes x1y2 w lp dt 2 t 'iterations'\n"

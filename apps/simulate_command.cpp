@@ -23,15 +23,18 @@ namespace {
 
 int RunCalibrate(int argc, char** argv) {
   ProblemFlags problem;
+  AlgorithmFlags algorithm;
   std::string workers_text = "1,2,4,8,16", out = "nimbus-profile.json";
   bool quiet = false;
   int64_t repeat = 2;
   ArgParser parser("simulate calibrate", "--data FILE.svm [--workers 1,2,4,8,16] [--out PROFILE.json]",
                    "Measures the profile that 'nimbus simulate' runs on: the problem solved to the tolerance at each\n"
-                   "K on the threads runtime (workers computing one at a time, so each x-update's time is its own),\n"
-                   "a few rounds of a wide generated problem, messages through ZeroMQ on 127.0.0.1, worker process\n"
-                   "starts and shard loads. Takes about as long as the solves.");
+                   "K on the threads runtime with the master 'nimbus train' would run (--algorithm; workers computing\n"
+                   "one at a time, so each worker's round is timed on its own): rounds, work and message vectors per\n"
+                   "round; a few rounds of a wide generated problem, messages through ZeroMQ on 127.0.0.1, worker\n"
+                   "process starts and shard loads. Takes about as long as the solves.");
   AddProblemOptions(parser, &problem);
+  AddAlgorithmOptions(parser, &algorithm);
   parser.AddString("workers", "K1,K2,...", "the worker counts to measure, ascending", &workers_text);
   parser.AddInt("repeat", "N", "solves per K (the fastest counts)", &repeat);
   parser.AddString("out", "PROFILE.json", "where to write the profile", &out);
@@ -47,6 +50,8 @@ int RunCalibrate(int argc, char** argv) {
   if (!workers.ok()) return ReportError(command, workers.status());
   if (repeat < 1 || repeat > 100) return ReportError(command, InvalidArgument("--repeat: must be in [1, 100]"));
   if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError(command, writable);
+  Result<MasterChoice> master = ChooseMaster(algorithm, problem.admm);
+  if (!master.ok()) return ReportError(command, master.status());
   Result<Plan> plan = PlanData(problem.data, workers->front(), *loss);
   if (!plan.ok()) return ReportError(command, plan.status());
   if (!plan->data) return ReportError(command, InvalidArgument("--data: give a LIBSVM file (it is split anew for each K)"));
@@ -54,7 +59,7 @@ int RunCalibrate(int argc, char** argv) {
 
   CalibrationOptions options;
   options.workers.assign(workers->begin(), workers->end());
-  options.admm = problem.admm;
+  options.master = *master;
   options.worker = problem.worker;
   options.repetitions = static_cast<int>(repeat);
   options.executable = CurrentExecutable();
@@ -62,7 +67,10 @@ int RunCalibrate(int argc, char** argv) {
   Result<Profile> profile = Calibrate(*plan, options);
   if (!profile.ok()) return ReportError(command, profile.status());
   if (Status written = WriteFileAtomically(out, profile->ToJson()); !written.ok()) return ReportError(command, written);
-  if (!quiet) std::printf("wrote the profile of %s (%d cores) to %s\n", profile->machine.c_str(), profile->cores, out.c_str());
+  if (!quiet) {
+    std::printf("wrote the profile of %s (%d cores, %s) to %s\n", profile->machine.c_str(), profile->cores,
+                profile->algorithm.c_str(), out.c_str());
+  }
   return kExitOk;
 }
 
@@ -160,6 +168,11 @@ int Validate(const Profile& profile, Platform platform, const std::string& scale
                                                        static_cast<long long>(profile.cols),
                                                        static_cast<long long>(profile.nnz))));
   }
+  if (scale->algorithm != profile.algorithm) {
+    return ReportError(command, InvalidArgument("--validate: " + scale_path + " ran " + scale->algorithm +
+                                                ", the profile measured " + profile.algorithm +
+                                                " (give both the same --algorithm)"));
+  }
   if (scale->runtime == "threads") {  // messages in memory, workers already running
     platform.latency_seconds = 0;
     platform.master_bandwidth = platform.worker_bandwidth = 1e15;
@@ -169,8 +182,8 @@ int Validate(const Profile& profile, Platform platform, const std::string& scale
                                                 " runtime; the local platform models threads and process"));
   }
   std::string table = "predicted (" + platform.name + " platform) against measured (nimbus scale --runtime " +
-                      scale->runtime + ")\n";
-  table += "      K  iterations      ms/round             time to solution s\n";
+                      scale->runtime + ", " + scale->algorithm + ")\n";
+  table += "      K    rounds        ms/round             time to solution s\n";
   table += "         meas. pred.  meas.    pred.   error  meas.    pred.   error\n";
   std::string dat = "# workers measured_s predicted_s measured_round_ms predicted_round_ms\n";
   double worst = 0;
@@ -185,8 +198,8 @@ int Validate(const Profile& profile, Platform platform, const std::string& scale
     const double round_error = predicted->round_seconds / point.seconds_per_round() - 1;
     const double total_error = predicted->total_seconds / point.time_to_solution() - 1;
     worst = std::max({worst, std::abs(total_error), std::abs(round_error)});
-    table += Format("  %5d  %5d %5d  %7.2f  %7.2f  %+5.1f%%  %7.3f  %7.3f  %+5.1f%%\n", point.workers, point.iterations,
-                    predicted->iterations, 1e3 * point.seconds_per_round(), 1e3 * predicted->round_seconds,
+    table += Format("  %5d  %5d %5d  %7.2f  %7.2f  %+5.1f%%  %7.3f  %7.3f  %+5.1f%%\n", point.workers, point.rounds,
+                    predicted->rounds, 1e3 * point.seconds_per_round(), 1e3 * predicted->round_seconds,
                     100 * round_error, point.time_to_solution(), predicted->total_seconds, 100 * total_error);
     dat += Format("%d %.6f %.6f %.6f %.6f\n", point.workers, point.time_to_solution(), predicted->total_seconds,
                   1e3 * point.seconds_per_round(), 1e3 * predicted->round_seconds);
@@ -221,9 +234,11 @@ int RunSimulate(int argc, char** argv) {
   double memory_mb = 0;
   ArgParser parser(
       "simulate", "--profile PROFILE.json [--platform lambda|local] [--workers LIST] [--features LIST] [--out DIR]",
-      "Predicts consensus ADMM runs with a discrete-event simulation of every round: the master sending ROUND\n"
-      "through its link, the workers' x-updates (their cost from the profile, with stragglers), the REPLYs\n"
-      "coming back and the z-update; and before them the workers' launches, cold starts and shard loads.\n"
+      "Predicts runs of the profile's master (consensus ADMM or distributed Newton) with a discrete-event\n"
+      "simulation of every round: the master sending ROUND through its link, the workers' work (their cost\n"
+      "from the profile, with stragglers), the REPLYs coming back and the master's own work; and before them\n"
+      "the workers' launches, cold starts and shard loads. ADMM's rounds grow with K as its profile's\n"
+      "iterations do; Newton's stay the profile's at every K.\n"
       "Reports the time to solution, speedup and efficiency, the share of communication, and dollars per\n"
       "solve for each K and d. The profile comes from 'nimbus simulate calibrate --data FILE.svm'.\n"
       "With --validate SCALE.json it checks its predictions against a 'nimbus scale' run on this machine.");
@@ -233,7 +248,8 @@ int RunSimulate(int argc, char** argv) {
   parser.AddString("features", "D1,D2,...", "feature counts d (1e5 style allowed)", &features_text);
   parser.AddInt("rows", "N", "rows of the simulated problem; 0: the profile's", &rows);
   parser.AddDouble("nnz-per-row", "R", "nonzeros per row; 0: the profile's", &nnz_per_row);
-  parser.AddInt("iterations", "N", "ADMM iterations at every K; 0: the profile's, against K", &iterations);
+  parser.AddInt("iterations", "N", "ADMM iterations (Newton steps, at the profile's rounds per step) at every K; 0:\n"
+                "                            the profile's, against K", &iterations);
   parser.AddInt("seed", "N", "seed of the cold starts and stragglers", &seed);
   parser.AddString("validate", "SCALE.json", "compare with a nimbus scale run (its scale.json) on this machine",
                    &validate);
@@ -265,17 +281,17 @@ int RunSimulate(int argc, char** argv) {
   if (nnz_per_row == 0) nnz_per_row = static_cast<double>(profile->nnz) / static_cast<double>(profile->rows);
   if (rows < 1 || !(nnz_per_row >= 1)) return ReportError(command, InvalidArgument("--rows and --nnz-per-row: must be >= 1"));
 
-  if (!quiet) std::printf("%s\n", DescribePlatform(*platform).c_str());
+  if (!quiet) std::printf("%s; %s\n", DescribePlatform(*platform).c_str(), profile->algorithm.c_str());
   std::string table, dat, json = "[\n";
   bool first_json = true;
   for (const int64_t d : *features) {
     const double per_row = std::min(nnz_per_row, static_cast<double>(d));
     table += Format("d = %lld features, %lld rows, %.0f nonzeros per row\n", static_cast<long long>(d),
                     static_cast<long long>(rows), per_row);
-    table += "      K  iterations  setup s  ms/round  to solution s  speedup  efficiency  per round: speedup  efficiency"
-             "  communication  cold start  shard load  $/solve\n";
+    table += "      K  iterations  rounds  setup s  ms/round  to solution s  speedup  efficiency  per round: speedup"
+             "  efficiency  communication  cold start  shard load  $/solve\n";
     dat += Format("# d = %lld\n# workers iterations setup_s round_ms total_s speedup efficiency communication_share "
-                  "compute_share cold_start_share dollars round_speedup round_efficiency load_s\n",
+                  "compute_share cold_start_share dollars round_speedup round_efficiency load_s rounds\n",
                   static_cast<long long>(d));
     double baseline_seconds = 0, baseline_round = 0, baseline_workers = 0;  // the first K simulated
     for (const int64_t k : *workers) {
@@ -298,23 +314,25 @@ int RunSimulate(int argc, char** argv) {
       const double efficiency = speedup * baseline_workers / static_cast<double>(k);
       const double round_speedup = baseline_round / p->round_seconds;
       const double round_efficiency = round_speedup * baseline_workers / static_cast<double>(k);
-      table += Format("  %5lld  %10d  %7.3f  %8.2f  %13.3f  %7.2f  %10.2f  %18.2f  %10.2f  %12.1f%%  %9.1f%%  %8.2f s"
-                      "  %7.4f\n",
-                      static_cast<long long>(k), p->iterations, p->setup_seconds, 1e3 * p->round_seconds,
+      table += Format("  %5lld  %10d  %6d  %7.3f  %8.2f  %13.3f  %7.2f  %10.2f  %18.2f  %10.2f  %12.1f%%  %9.1f%%"
+                      "  %8.2f s  %7.4f\n",
+                      static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds, 1e3 * p->round_seconds,
                       p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
                       100 * p->communication_share, 100 * p->cold_start_share, p->load_seconds, p->dollars);
-      dat += Format("%lld %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f\n", static_cast<long long>(k),
+      dat += Format("%lld %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %d\n", static_cast<long long>(k),
                     p->iterations, p->setup_seconds, 1e3 * p->round_seconds, p->total_seconds, speedup, efficiency,
                     p->communication_share, p->compute_share, p->cold_start_share, p->dollars, round_speedup,
-                    round_efficiency, p->load_seconds);
+                    round_efficiency, p->load_seconds, p->rounds);
       json += std::string(first_json ? "" : ",\n") +
-              Format("  {\"features\": %lld, \"workers\": %lld, \"iterations\": %d, \"setup_seconds\": %.9g, "
+              Format("  {\"features\": %lld, \"workers\": %lld, \"iterations\": %d, \"rounds\": %d, \"setup_seconds\": %.9g, "
                      "\"round_seconds\": %.9g, \"total_seconds\": %.9g, \"speedup\": %.9g, \"efficiency\": %.9g, "
                      "\"round_speedup\": %.9g, \"round_efficiency\": %.9g, \"communication_share\": %.9g, "
-                     "\"compute_share\": %.9g, \"cold_start_share\": %.9g, \"load_seconds\": %.9g, \"dollars\": %.9g}",
-                     static_cast<long long>(d), static_cast<long long>(k), p->iterations, p->setup_seconds,
+                     "\"compute_share\": %.9g, \"cold_start_share\": %.9g, \"load_seconds\": %.9g, \"dollars\": %.9g, "
+                     "\"bytes_per_round\": %lld}",
+                     static_cast<long long>(d), static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds,
                      p->round_seconds, p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
-                     p->communication_share, p->compute_share, p->cold_start_share, p->load_seconds, p->dollars);
+                     p->communication_share, p->compute_share, p->cold_start_share, p->load_seconds, p->dollars,
+                     static_cast<long long>(p->bytes_per_round));
       first_json = false;
     }
     table += "\n";

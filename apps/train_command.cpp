@@ -24,6 +24,7 @@
 #include "nimbus/metrics/trace.h"
 #include "nimbus/mpi/mpi_runtime.h"
 #include "nimbus/runtime/worker_process.h"
+#include "scaling.h"
 #include "solve_setup.h"
 
 namespace nimbus::cli {
@@ -47,37 +48,8 @@ struct TrainFlags {
   std::string checkpoint;
   int64_t checkpoint_every = 10;
   bool resume = false;
-  std::string algorithm = "auto";
-  double gradient_tolerance = NewtonOptions{}.gradient_tolerance;
+  AlgorithmFlags algorithm;
 };
-
-// --algorithm auto: distributed Newton, unless something asks for what only ADMM has (a
-// partial barrier, lean messages, the allreduce topology). Newton is 2-6x faster on the real
-// data of bench/solvers.sh, with L1 and L2 (docs/tuning.md).
-Result<std::string> ChooseAlgorithm(const TrainFlags& flags, const AdmmOptions& admm) {
-  const bool admm_only = admm.barrier != 0 || admm.lean_messages || flags.runtime.topology == "allreduce";
-  if (flags.algorithm == "auto") return std::string(admm_only ? "admm" : "newton");
-  if (flags.algorithm == "admm") return flags.algorithm;
-  if (flags.algorithm != "newton") {
-    return InvalidArgument("--algorithm: '" + flags.algorithm + "' is not admm, newton or auto");
-  }
-  if (admm_only) {
-    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
-                           "allreduce (ADMM's)");
-  }
-  return flags.algorithm;
-}
-
-// The Newton master's options from the command line and the ADMM options they share.
-NewtonOptions NewtonOptionsFrom(const TrainFlags& flags, const AdmmOptions& admm) {
-  NewtonOptions newton;
-  newton.gradient_tolerance = flags.gradient_tolerance;
-  newton.max_iterations = admm.max_iterations;
-  newton.target_objective = admm.target_objective;
-  newton.round_timeout_seconds = admm.round_timeout_seconds;
-  newton.start_timeout_seconds = admm.start_timeout_seconds;
-  return newton;
-}
 
 // The checkpoint a --resume continues from; errors say where it was looked for.
 Result<Checkpoint> LoadCheckpoint(const std::string& location) {
@@ -202,10 +174,7 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   parser.AddString("topology", "NAME", "--runtime mpi: star (mpirun -n K+1: a master rank and K workers) or\n"
                    "                            allreduce (mpirun -n K: every rank a worker, z from an allreduce)",
                    &flags.runtime.topology);
-  parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
-                   "                            --l1), or auto (newton unless an option needs admm)", &flags.algorithm);
-  parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
-                   "                            norm at the start", &flags.gradient_tolerance);
+  AddAlgorithmOptions(parser, &flags.algorithm);
   parser.AddString("out", "MODEL", "write the model here", &flags.out);
   parser.AddString("model-format", "FORMAT", "json, or liblinear (readable by liblinear-predict)", &flags.model_format);
   parser.AddString("trace", "FILE.jsonl", "write one JSON line per round and per worker event", &flags.trace);
@@ -399,19 +368,12 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   if (!runtime.ok()) return fail(runtime.status());
   if (runtime->remote != nullptr && trace) runtime->remote->SetTraceSink(trace.get());
 
-  Result<std::string> algorithm = ChooseAlgorithm(flags, admm);
-  if (!algorithm.ok()) return fail(algorithm.status());
+  Result<MasterChoice> choice = ChooseMaster(flags.algorithm, admm, flags.runtime.topology);
+  if (!choice.ok()) return fail(choice.status());
   // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).
-  if (resume && flags.algorithm == "auto") algorithm = resume->state.algorithm;
-  NewtonOptions newton_options = NewtonOptionsFrom(flags, admm);
-  if (Status valid = newton_options.Validate(); !valid.ok()) return fail(valid);
-  const bool newton = *algorithm == "newton";
-  std::unique_ptr<Master> master;
-  if (newton) {
-    master = std::make_unique<NewtonMaster>(plan->spec, newton_options, runtime->executor.get());
-  } else {
-    master = std::make_unique<Coordinator>(plan->spec, admm, runtime->executor.get());
-  }
+  if (resume && flags.algorithm.algorithm == "auto") choice->algorithm = resume->state.algorithm;
+  const bool newton = choice->algorithm == "newton";
+  std::unique_ptr<Master> master = choice->Make(plan->spec, runtime->executor.get());
   if (trace) master->SetTraceSink(trace.get());
   std::unique_ptr<Store> checkpoint_store;
   if (!flags.checkpoint.empty()) {
@@ -451,7 +413,7 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
     std::fprintf(stderr, "nimbus train: %lld rows, %lld features, %s loss, l1 %g, l2 %g, %d %s workers, %s\n",
                  static_cast<long long>(plan->spec.rows), static_cast<long long>(plan->spec.cols), LossName(*loss),
                  plan->spec.regularizer.l1, plan->spec.regularizer.l2, plan->workers,
-                 runtime->executor->name().c_str(), algorithm->c_str());
+                 runtime->executor->name().c_str(), choice->algorithm.c_str());
   }
 
   Result<Solution> solution = master->Solve();

@@ -41,8 +41,9 @@ datasets=${SOLVERS_DATA:-fashion debian zipf gen}
 if [ "$quick" = 1 ]; then repeats=${REPEATS:-1}; ks=(2); nimbus_limit=${SOLVERS_TIMEOUT:-30}
 else repeats=${REPEATS:-3}; ks=(1 2 4); nimbus_limit=${SOLVERS_TIMEOUT:-900}; fi
 [ "${SOLVERS_K16:-0}" = 1 ] && ks+=(16)
-python=/usr/bin/python3   # Debian's, with python3-numpy (scripts/install-deps)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=data/build.sh
+source "$here/data/build.sh"   # the data sets, shared with bench/evaluation.sh
 [ -x "$nimbus" ] || { echo "solvers.sh: no nimbus binary at $nimbus" >&2; exit 1; }
 mkdir -p "$out/runs" "$out/fstar" "$out/bin"
 # Every figure from one binary, even if the build tree is rebuilt meanwhile: run a copy (train
@@ -61,41 +62,16 @@ all_cases=(
 quick_cases=("fashion L1 1e-3" "fashion L2 1e-3" "debian L1 1e-5" "debian L2 1e-4" "zipf L1 1e-5" "zipf L2 1e-4"
   "gen L1 3e-6")
 declare -A file label
-file[fashion]=$out/fashion-train.svm label[fashion]="Fashion-MNIST"
-file[debian]=$out/debian-packages.svm label[debian]="Debian packages"
-file[zipf]=$out/zipf-text.svm label[zipf]="Zipf topics"
-file[gen]=$out/nimbus-gen.svm label[gen]="nimbus gen (tuned on)"
+for name in fashion debian zipf gen; do file[$name]=$(suite_data_file "$out" "$name"); done
+label[fashion]="Fashion-MNIST" label[debian]="Debian packages" label[zipf]="Zipf topics"
+label[gen]="nimbus gen (tuned on)"
 
 field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" "$2" | tr -d '"'; }
 calc() { awk "BEGIN { $1 }"; }
 
 # ---- data ---------------------------------------------------------------------------------------
-# The apt lists with long descriptions (Translation-en): the system's if it has them, else a
-# private copy under OUTDIR fetched by apt-get (the system's lists are left alone).
-debian_lists() {
-  if compgen -G "/var/lib/apt/lists/*_i18n_Translation-en*" > /dev/null; then echo /var/lib/apt/lists; return; fi
-  local dir=$out/apt-lists
-  if ! compgen -G "$dir/*_i18n_Translation-en*" > /dev/null; then
-    log "the system's apt lists have no long descriptions (Translation-en); fetching Debian's lists into $dir"
-    mkdir -p "$dir/partial"
-    apt-get update -o Acquire::Languages=en -o Dir::State::Lists="$dir" -o Dir::Cache::pkgcache= \
-      -o Dir::Cache::srcpkgcache= >&2 || return 1
-  fi
-  echo "$dir"
-}
-
-build_data() {  # NAME: builds OUTDIR's file unless it is there; its builder's report in FILE.log
-  local name=$1 f=${file[$1]} lists start
-  [ -s "$f" ] && return 0
-  start=$(date +%s.%N)
-  case $name in
-    fashion) "$python" "$here/data/fashion_mnist.py" --split train --out "$f" 2> "$f.log" ;;
-    debian) lists=$(debian_lists) && "$python" "$here/data/debian_packages.py" --lists "$lists" --out "$f" 2> "$f.log" ;;
-    zipf) "$python" "$here/data/zipf_text.py" --out "$f" 2> "$f.log" ;;
-    gen) "$nimbus" gen --rows 200000 --cols 100000 --nnz-per-row 40 --seed 1 --out "$f" > "$f.log" 2>&1 ;;
-  esac || { cat "$f.log" >&2 2> /dev/null; return 1; }
-  log "built $f in $(calc "printf \"%.1f\", $(date +%s.%N) - $start") s: $(cat "$f.log")"
-}
+# Built by bench/data/build.sh into OUTDIR unless there (cached); the builder's report in FILE.log.
+build_data() { suite_build_data "$out" "$1" "$nimbus"; }
 
 # ---- measurement --------------------------------------------------------------------------------
 # Wall seconds of one run of a command, "timeout" if it ran past $limit seconds (when set), or "fail".

@@ -15,11 +15,17 @@
 namespace nimbus {
 namespace {
 
-// A ROUND or a REPLY on the wire: the 72-byte header, the model-sized vector and a few
+// A ROUND or a REPLY on the wire beyond its model-sized vectors: the 72-byte header and a few
 // scalars and timings.
 constexpr double kMessageOverheadBytes = 160;
 
 bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
+
+// One worker's shard in the binary format: per row a label and an offset, per nonzero an
+// index and a value.
+double ShardBytes(const Scenario& scenario) {
+  return (static_cast<double>(scenario.rows) * 16 + static_cast<double>(scenario.nnz) * 12) / scenario.workers;
+}
 
 // The per-round work of a calibration point, in the units of the fitted costs.
 double ModelSeconds(const Profile& p, const ProfilePoint& at, double shard_nnz, double model_size) {
@@ -43,31 +49,46 @@ std::pair<double, double> FitLine(const std::vector<double>& x, const std::vecto
   return {(sy - b * sx) / n, b};
 }
 
+// A ROUND and a REPLY on the wire, in bytes: the vectors the profile says each carries.
+struct MessageSizes {
+  double request = 0;
+  double reply = 0;
+};
+
+MessageSizes MessagesOf(const ProfilePoint& at, double model_size) {
+  return {8 * model_size * at.request_vectors + kMessageOverheadBytes,
+          8 * model_size * at.reply_vectors + kMessageOverheadBytes};
+}
+
 struct RoundTimes {
-  double end = 0;           // from the first dispatch to the z-update's end
+  double end = 0;           // from the first dispatch to the master's end of the round
   double mean_compute = 0;  // over workers
   double master = 0;        // the master's own work
 };
 
 // One round: the master sends ROUND to each worker in turn through its link, each worker
 // computes (sharing cores, or on its own CPU), the REPLYs come back through the master's
-// link in the order they are ready, the master adds each into the sum, then updates z.
-RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& compute, double message_bytes,
+// link in the order they are ready, the master adds each into the sum, then does the rest of
+// its round (z-update, or a CG step).
+RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& compute, const MessageSizes& messages,
                          double master_per_reply, double master_fixed, bool free_messages) {
   const std::size_t k = compute.size();
   const double latency = free_messages ? 0 : platform.latency_seconds;
-  const double master_transfer = free_messages ? 0 : message_bytes / platform.master_bandwidth;
-  const double worker_transfer =
-      free_messages ? 0 : message_bytes / std::min(platform.master_bandwidth, platform.worker_bandwidth);
+  const double slower_link = std::min(platform.master_bandwidth, platform.worker_bandwidth);
+  auto on_master_link = [&](double bytes) { return free_messages ? 0 : bytes / platform.master_bandwidth; };
+  auto end_to_end = [&](double bytes) { return free_messages ? 0 : bytes / slower_link; };
+  const double request_transfer = end_to_end(messages.request), reply_transfer = end_to_end(messages.reply);
   std::vector<double> arrival(k);
-  for (std::size_t i = 0; i < k; ++i) arrival[i] = static_cast<double>(i) * master_transfer + latency + worker_transfer;
+  for (std::size_t i = 0; i < k; ++i) {
+    arrival[i] = static_cast<double>(i) * on_master_link(messages.request) + latency + request_transfer;
+  }
   std::vector<double> finish(k);
   if (platform.cores > 0) {
     // On shared cores a worker's own end of its two messages (receiving ROUND, sending
     // REPLY: half of each message's copying and CurveZMQ encryption, the other half being the
     // master's) is CPU work that competes with the other workers' compute.
     std::vector<double> work = compute;
-    for (double& w : work) w += 2 * 0.5 * worker_transfer;
+    for (double& w : work) w += 0.5 * (request_transfer + reply_transfer);
     finish = ShareCores(arrival, work, platform.cores);
   } else {
     for (std::size_t i = 0; i < k; ++i) finish[i] = arrival[i] + compute[i];
@@ -77,7 +98,7 @@ RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& co
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return finish[a] < finish[b]; });
   double link_free = 0, master_free = 0;
   for (const std::size_t i : order) {
-    const double received = std::max(finish[i] + latency + worker_transfer, link_free + master_transfer);
+    const double received = std::max(finish[i] + latency + reply_transfer, link_free + on_master_link(messages.reply));
     link_free = received;
     master_free = std::max(master_free, received) + master_per_reply;
   }
@@ -86,6 +107,44 @@ RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& co
   for (const double c : compute) times.mean_compute += c / static_cast<double>(k);
   times.master = master_per_reply * static_cast<double>(k) + master_fixed;
   return times;
+}
+
+// The calibration point a fraction t of the way from a to b in log K. Compute time mixes
+// geometrically (the work per worker falls as a power of K); ADMM's rounds are its
+// iterations + 1, Newton's are mixed as measured.
+ProfilePoint Between(const ProfilePoint& a, const ProfilePoint& b, double t, bool newton) {
+  auto mix = [t](double x, double y) { return x + t * (y - x); };
+  ProfilePoint at;
+  at.iterations = static_cast<int>(std::lround(mix(a.iterations, b.iterations)));
+  at.rounds = newton ? static_cast<int>(std::lround(mix(a.rounds, b.rounds))) : at.iterations + 1;
+  at.compute_seconds = std::exp(mix(std::log(std::max(a.compute_seconds, 1e-12)), std::log(std::max(b.compute_seconds, 1e-12))));
+  at.imbalance = mix(a.imbalance, b.imbalance);
+  at.data_passes = mix(a.data_passes, b.data_passes);
+  at.local_iterations = mix(a.local_iterations, b.local_iterations);
+  at.cg_iterations = mix(a.cg_iterations, b.cg_iterations);
+  at.master_seconds = mix(a.master_seconds, b.master_seconds);
+  at.shared_slowdown = mix(a.shared_slowdown, b.shared_slowdown);
+  at.request_vectors = mix(a.request_vectors, b.request_vectors);
+  at.reply_vectors = mix(a.reply_vectors, b.reply_vectors);
+  at.cg_steps = static_cast<int>(std::lround(mix(a.cg_steps, b.cg_steps)));
+  return at;
+}
+
+// ADMM's iterations outside the measured K: the trend of the three nearest points in log K,
+// but never below the nearest point's count beyond the largest K (more workers do not make
+// ADMM converge faster).
+int AdmmIterationsBeyond(const std::vector<ProfilePoint>& points, int workers, bool below) {
+  const ProfilePoint& nearest = below ? points.front() : points.back();
+  std::vector<double> x, y;
+  const std::size_t fitted = std::min<std::size_t>(3, points.size());
+  for (std::size_t i = 0; i < fitted; ++i) {
+    const ProfilePoint& p = below ? points[i] : points[points.size() - fitted + i];
+    x.push_back(std::log2(static_cast<double>(p.workers)));
+    y.push_back(p.iterations);
+  }
+  const auto [a, b] = FitLine(x, y);
+  const double trend = a + b * std::log2(static_cast<double>(std::max(1, workers)));
+  return std::max(1, static_cast<int>(std::lround(below ? trend : std::max<double>(trend, nearest.iterations))));
 }
 
 }  // namespace
@@ -123,6 +182,9 @@ std::vector<double> ShareCores(const std::vector<double>& arrival, const std::ve
 }
 
 Status Profile::Validate() const {
+  if (algorithm != "admm" && algorithm != "newton") {
+    return InvalidArgument("profile: algorithm must be admm or newton, got '" + algorithm + "'");
+  }
   if (points.empty()) return InvalidArgument("profile: has no calibration points");
   if (rows <= 0 || cols <= 0 || nnz <= 0) return InvalidArgument("profile: rows, cols and nnz must be positive");
   if (cores < 1) return InvalidArgument("profile: cores must be >= 1, got " + std::to_string(cores));
@@ -133,6 +195,13 @@ Status Profile::Validate() const {
       return InvalidArgument(where + "workers must be >= 1 and ascending");
     }
     if (p.iterations < 1) return InvalidArgument(where + "iterations must be >= 1");
+    if (newton() && p.rounds < 1) return InvalidArgument(where + "rounds must be >= 1");
+    for (const double vectors : {p.request_vectors, p.reply_vectors}) {
+      if (!(vectors >= 1) || !std::isfinite(vectors)) {
+        return InvalidArgument(where + "request_vectors and reply_vectors must be >= 1 (a message carries a vector)");
+      }
+    }
+    if (p.cg_steps < 0) return InvalidArgument(where + "cg_steps must be >= 0");
     for (const double value : {p.compute_seconds, p.data_passes, p.local_iterations, p.cg_iterations, p.master_seconds}) {
       if (!FiniteNonNegative(value)) return InvalidArgument(where + "times and counts must be finite and >= 0");
     }
@@ -158,40 +227,21 @@ ProfilePoint Profile::At(int workers) const {
   for (std::size_t i = 0; i + 1 < points.size(); ++i) {
     const ProfilePoint &a = points[i], &b = points[i + 1];
     if (workers < a.workers || workers > b.workers) continue;
-    const double t = (log_k - log_of(a)) / (log_of(b) - log_of(a));
-    auto mix = [t](double x, double y) { return x + t * (y - x); };
-    ProfilePoint at;
+    ProfilePoint at = Between(a, b, (log_k - log_of(a)) / (log_of(b) - log_of(a)), newton());
     at.workers = workers;
-    at.iterations = static_cast<int>(std::lround(mix(a.iterations, b.iterations)));
-    at.rounds = at.iterations + 1;
-    at.compute_seconds = std::exp(mix(std::log(std::max(a.compute_seconds, 1e-12)), std::log(std::max(b.compute_seconds, 1e-12))));
-    at.imbalance = mix(a.imbalance, b.imbalance);
-    at.data_passes = mix(a.data_passes, b.data_passes);
-    at.local_iterations = mix(a.local_iterations, b.local_iterations);
-    at.cg_iterations = mix(a.cg_iterations, b.cg_iterations);
-    at.master_seconds = mix(a.master_seconds, b.master_seconds);
-    at.shared_slowdown = mix(a.shared_slowdown, b.shared_slowdown);
     return at;
   }
   if (points.size() == 1 && workers == points[0].workers) return points[0];
-  // Outside the measured range: the nearest point's work per round; iterations follow the
-  // trend of the three nearest points in log K, but never fall below the nearest point's
-  // count (more workers do not make ADMM converge faster).
+  // Outside the measured range: the nearest point's work per round, its compute scaled by the
+  // fitted model to the shard at this K. Newton's rounds and steps stay the nearest point's.
   const bool below = workers < points.front().workers;
   const ProfilePoint& nearest = below ? points.front() : points.back();
-  std::vector<double> x, y;
-  const std::size_t fitted = std::min<std::size_t>(3, points.size());
-  for (std::size_t i = 0; i < fitted; ++i) {
-    const ProfilePoint& p = below ? points[i] : points[points.size() - fitted + i];
-    x.push_back(log_of(p));
-    y.push_back(p.iterations);
-  }
-  const auto [a, b] = FitLine(x, y);
   ProfilePoint at = nearest;
   at.workers = workers;
-  const double trend = a + b * log_k;
-  at.iterations = std::max(1, static_cast<int>(std::lround(below ? trend : std::max<double>(trend, nearest.iterations))));
-  at.rounds = at.iterations + 1;
+  if (!newton()) {
+    at.iterations = AdmmIterationsBeyond(points, workers, below);
+    at.rounds = at.iterations + 1;
+  }
   const double here = ModelSeconds(*this, nearest, static_cast<double>(nnz) / workers, static_cast<double>(cols));
   const double there = ModelSeconds(*this, nearest, static_cast<double>(nnz) / nearest.workers, static_cast<double>(cols));
   if (here > 0 && there > 0) at.compute_seconds = nearest.compute_seconds * here / there;
@@ -221,6 +271,7 @@ std::string Profile::ToJson() const {
   nlohmann::ordered_json json;
   json["machine"] = machine;
   json["date"] = date;
+  json["algorithm"] = algorithm;
   json["cores"] = cores;
   json["data"] = data;
   json["rows"] = rows;
@@ -249,7 +300,10 @@ std::string Profile::ToJson() const {
                               {"local_iterations", p.local_iterations},
                               {"cg_iterations", p.cg_iterations},
                               {"master_seconds", p.master_seconds},
-                              {"shared_slowdown", p.shared_slowdown}});
+                              {"shared_slowdown", p.shared_slowdown},
+                              {"request_vectors", p.request_vectors},
+                              {"reply_vectors", p.reply_vectors},
+                              {"cg_steps", p.cg_steps}});
   }
   return json.dump(2) + "\n";
 }
@@ -276,9 +330,17 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
     }
     if (!usable && missing.empty()) missing = field;
   };
+  // Fields newer profiles have: absent, the default stands (what profiles before them meant).
+  auto optional_number = [&](const nlohmann::json& object, const char* field, auto* out) {
+    if (object.contains(field)) number(object, field, out);
+  };
   if (json.contains("machine") && json["machine"].is_string()) profile.machine = json["machine"];
   if (json.contains("date") && json["date"].is_string()) profile.date = json["date"];
   if (json.contains("data") && json["data"].is_string()) profile.data = json["data"];
+  if (json.contains("algorithm")) {
+    if (!json["algorithm"].is_string()) return InvalidArgument(origin + ": field \"algorithm\" must be a string");
+    profile.algorithm = json["algorithm"];
+  }
   number(json, "cores", &profile.cores);
   number(json, "rows", &profile.rows);
   number(json, "cols", &profile.cols);
@@ -309,6 +371,9 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
     number(item, "cg_iterations", &p.cg_iterations);
     number(item, "master_seconds", &p.master_seconds);
     number(item, "shared_slowdown", &p.shared_slowdown);
+    optional_number(item, "request_vectors", &p.request_vectors);
+    optional_number(item, "reply_vectors", &p.reply_vectors);
+    optional_number(item, "cg_steps", &p.cg_steps);
     profile.points.push_back(p);
   }
   if (!missing.empty()) return InvalidArgument(origin + ": field \"" + missing + "\" is missing or not a number");
@@ -375,43 +440,40 @@ Platform Platform::Lambda() {
   return lambda;
 }
 
-Result<Prediction> Simulate(const Profile& profile, const Platform& platform, const Scenario& scenario,
-                            const Prices& prices) {
-  NIMBUS_RETURN_IF_ERROR(profile.Validate());
-  NIMBUS_RETURN_IF_ERROR(platform.Validate());
-  NIMBUS_RETURN_IF_ERROR(prices.Validate());
-  if (scenario.workers < 1) return InvalidArgument("simulate: workers must be >= 1");
-  if (scenario.rows < scenario.workers || scenario.cols < 1 || scenario.nnz < scenario.rows) {
-    return InvalidArgument("simulate: the problem needs rows >= workers, cols >= 1 and nnz >= rows");
-  }
+namespace {
+
+// The run's random draws (cold starts, noise, stragglers) from one stream, so that the same
+// seed gives the same run.
+struct Draws {
+  explicit Draws(uint64_t seed) : random(seed) {}
+  double Normal() { return normal(random); }
+  double Uniform() { return uniform(random); }
+
+  std::mt19937_64 random;
+  std::normal_distribution<double> normal{0.0, 1.0};
+  std::uniform_real_distribution<double> uniform{0.0, 1.0};
+};
+
+// The rounds a run at this K takes: the profile's, or those of a given number of ADMM
+// iterations (the stop test of iteration k lags one round) or Newton steps (at the profile's
+// rounds per step).
+int RoundsAt(const Profile& profile, const ProfilePoint& at, int iterations) {
+  if (!profile.newton()) return (iterations > 0 ? iterations : at.iterations) + 1;
+  if (iterations <= 0) return at.rounds;
+  const double per_step = static_cast<double>(at.rounds) / std::max(1, at.iterations);
+  return std::max(1, static_cast<int>(std::lround(iterations * per_step)));
+}
+
+// Setup: serial launches, a cold start each, HELLO and ASSIGN, the shard load, READY. Fills
+// the prediction's setup, cold start and load times.
+void SimulateStart(const Platform& platform, const Scenario& scenario, Draws& draws, Prediction& out) {
   const int k = scenario.workers;
-  const ProfilePoint at = profile.At(k);
-  const int iterations = scenario.iterations > 0 ? scenario.iterations : at.iterations;
-  const int rounds = iterations + 1;  // the stop test of iteration k lags one round
-  const double d = static_cast<double>(scenario.cols);
-  const double shard_nnz = static_cast<double>(scenario.nnz) / k;
-  // On shared cores, workers computing side by side slow each other down (memory, caches).
-  const double base = profile.WorkerRoundSeconds(at, shard_nnz, d) / platform.compute_speed *
-                      (platform.cores > 0 ? at.shared_slowdown : 1.0);
-  const double message_bytes = 8 * d + kMessageOverheadBytes;
-  const double master_per_reply = profile.master_seconds_per_reply_coordinate * d;
-  const double master_fixed = profile.master_seconds_per_coordinate * d;
-
-  std::mt19937_64 random(scenario.seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-
-  // Setup: serial launches, a cold start each, HELLO and ASSIGN, the shard load, READY.
-  Prediction out;
-  out.workers = k;
-  out.cols = scenario.cols;
-  out.iterations = iterations;
-  const double shard_bytes = (static_cast<double>(scenario.rows) * 16 + static_cast<double>(scenario.nnz) * 12) / k;
+  const double shard_bytes = ShardBytes(scenario);
   // On shared cores the starts and loads are CPU work that the workers share; elsewhere
   // each worker has its own.
   std::vector<double> launched(static_cast<std::size_t>(k)), start_work(static_cast<std::size_t>(k));
   for (int i = 0; i < k; ++i) {
-    const double cold = platform.cold_start_median * std::exp(platform.cold_start_sigma * normal(random));
+    const double cold = platform.cold_start_median * std::exp(platform.cold_start_sigma * draws.Normal());
     const double load = platform.storage_latency_seconds + shard_bytes / platform.storage_bandwidth;
     launched[static_cast<std::size_t>(i)] = i * platform.launch_seconds;
     start_work[static_cast<std::size_t>(i)] = cold + load;
@@ -425,42 +487,90 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
     for (std::size_t i = 0; i < started.size(); ++i) started[i] += start_work[i];
   }
   for (const double t : started) out.setup_seconds = std::max(out.setup_seconds, t + 3 * platform.latency_seconds);
+}
 
-  // The rounds. Workers differ by a fixed spread (the measured imbalance: the slowest is
-  // `imbalance` times the mean), by noise and by the odd straggling round.
-  std::vector<double> spread(static_cast<std::size_t>(k), 1.0);
-  if (k > 1) {
-    for (int i = 0; i < k; ++i) spread[static_cast<std::size_t>(i)] = 1 + (at.imbalance - 1) * (2.0 * i / (k - 1) - 1);
+// Each worker's round: the base time times its fixed place in the measured spread (the
+// slowest is `imbalance` times the mean), lognormal noise and the odd straggling round.
+struct WorkerTimes {
+  double base = 0;
+  std::vector<double> spread;
+
+  WorkerTimes(double base_seconds, double imbalance, int k)
+      : base(base_seconds), spread(static_cast<std::size_t>(k), 1.0) {
+    if (k < 2) return;
+    for (int i = 0; i < k; ++i) spread[static_cast<std::size_t>(i)] = 1 + (imbalance - 1) * (2.0 * i / (k - 1) - 1);
   }
-  std::vector<double> compute(static_cast<std::size_t>(k));
-  double solve = 0, solve_free = 0, compute_total = 0, master_total = 0;
-  for (int round = 0; round < rounds; ++round) {
-    for (int i = 0; i < k; ++i) {
-      double seconds = base * spread[static_cast<std::size_t>(i)];
-      if (platform.jitter_sigma > 0) seconds *= std::exp(platform.jitter_sigma * normal(random));
-      if (platform.straggler_probability > 0 && uniform(random) < platform.straggler_probability) {
+  void Draw(const Platform& platform, Draws& draws, std::vector<double>& compute) const {
+    for (std::size_t i = 0; i < spread.size(); ++i) {
+      double seconds = base * spread[i];
+      if (platform.jitter_sigma > 0) seconds *= std::exp(platform.jitter_sigma * draws.Normal());
+      if (platform.straggler_probability > 0 && draws.Uniform() < platform.straggler_probability) {
         seconds *= platform.straggler_slowdown;
       }
-      compute[static_cast<std::size_t>(i)] = seconds;
+      compute[i] = seconds;
     }
-    const RoundTimes times = SimulateRound(platform, compute, message_bytes, master_per_reply, master_fixed, false);
+  }
+};
+
+// Every round, with its messages and once more with free messages (the same draws), into the
+// prediction's solve time and shares.
+void SimulateRounds(const Platform& platform, const WorkerTimes& workers, const MessageSizes& messages,
+                    double master_per_reply, double master_fixed, int rounds, Draws& draws, Prediction& out) {
+  std::vector<double> compute(workers.spread.size());
+  double solve = 0, solve_free = 0, compute_total = 0, master_total = 0;
+  for (int round = 0; round < rounds; ++round) {
+    workers.Draw(platform, draws, compute);
+    const RoundTimes times = SimulateRound(platform, compute, messages, master_per_reply, master_fixed, false);
     solve += times.end;
-    solve_free += SimulateRound(platform, compute, message_bytes, master_per_reply, master_fixed, true).end;
+    solve_free += SimulateRound(platform, compute, messages, master_per_reply, master_fixed, true).end;
     compute_total += times.mean_compute;
     master_total += times.master;
   }
   out.solve_seconds = solve;
   out.round_seconds = solve / rounds;
-  out.total_seconds = out.setup_seconds + out.solve_seconds;
   if (solve > 0) {
     out.compute_share = compute_total / solve;
     out.master_share = master_total / solve;
     out.communication_share = std::max(0.0, 1 - solve_free / solve);
     out.waiting_share = std::max(0.0, 1 - out.compute_share - out.master_share - out.communication_share);
   }
+}
+
+}  // namespace
+
+Result<Prediction> Simulate(const Profile& profile, const Platform& platform, const Scenario& scenario,
+                            const Prices& prices) {
+  NIMBUS_RETURN_IF_ERROR(profile.Validate());
+  NIMBUS_RETURN_IF_ERROR(platform.Validate());
+  NIMBUS_RETURN_IF_ERROR(prices.Validate());
+  if (scenario.workers < 1) return InvalidArgument("simulate: workers must be >= 1");
+  if (scenario.rows < scenario.workers || scenario.cols < 1 || scenario.nnz < scenario.rows) {
+    return InvalidArgument("simulate: the problem needs rows >= workers, cols >= 1 and nnz >= rows");
+  }
+  const int k = scenario.workers;
+  const ProfilePoint at = profile.At(k);
+  const double d = static_cast<double>(scenario.cols);
+  Prediction out;
+  out.workers = k;
+  out.cols = scenario.cols;
+  out.iterations = scenario.iterations > 0 ? scenario.iterations : at.iterations;
+  out.rounds = RoundsAt(profile, at, scenario.iterations);
+  Draws draws(scenario.seed);
+  SimulateStart(platform, scenario, draws, out);
+
+  // On shared cores, workers computing side by side slow each other down (memory, caches).
+  const double base = profile.WorkerRoundSeconds(at, static_cast<double>(scenario.nnz) / k, d) /
+                      platform.compute_speed * (platform.cores > 0 ? at.shared_slowdown : 1.0);
+  const MessageSizes messages = MessagesOf(at, d);
+  const double master_per_reply = profile.master_seconds_per_reply_coordinate * d;
+  const double master_fixed = profile.master_seconds_per_coordinate * d;
+  SimulateRounds(platform, WorkerTimes(base, at.imbalance, k), messages, master_per_reply, master_fixed, out.rounds, draws,
+                 out);
+  out.total_seconds = out.setup_seconds + out.solve_seconds;
   out.cold_start_share = out.total_seconds > 0 ? out.cold_start_seconds / out.total_seconds : 0;
-  out.bytes_per_round = static_cast<int64_t>(2 * k * message_bytes);
-  const int64_t s3_requests = k * (1 + ShardLoadRequests(static_cast<int64_t>(shard_bytes)));
+  out.bytes_per_round = static_cast<int64_t>(k * (messages.request + messages.reply));
+
+  const int64_t s3_requests = k * (1 + ShardLoadRequests(static_cast<int64_t>(ShardBytes(scenario))));
   const Cost cost = EstimateCost(prices, k, k * out.total_seconds, s3_requests, out.total_seconds);
   out.dollars = cost.total_dollars();
   out.gb_seconds = cost.function_gb_seconds;

@@ -83,16 +83,29 @@ TEST(Evaluation, ReportOfAProcessRunHoldsEverySeries) {
   EXPECT_NE(ReadTextFile(dir.File("r/index.html")).find("timeline.svg"), std::string::npos);
 }
 
-TEST(Evaluation, ScaleSolvesTheSameProblemToTheSameToleranceAtEachK) {
+// Each algorithm to its own tolerance: ADMM's residuals (--eps-*), Newton's subgradient test
+// (--gradient-tolerance; Newton is the default, as for train).
+class ScaleAlgorithm : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ScaleAlgorithm, SolvesTheSameProblemToTheSameToleranceAtEachK) {
+  const std::string algorithm = GetParam();
   TempDir dir;
   const double l1 = 0.01;
-  const CommandResult scale = RunNimbus({"scale", "--data", HeartScalePath(), "--l1", Number(l1), "--eps-rel", "1e-5",
-                                         "--eps-abs", "1e-8", "--workers", "1,2,4", "--out", dir.File("s")});
+  std::vector<std::string> args = {"scale", "--data", HeartScalePath(), "--l1", Number(l1), "--workers", "1,2,4",
+                                   "--out", dir.File("s")};
+  if (algorithm == "admm") {
+    args.insert(args.end(), {"--algorithm", "admm", "--eps-rel", "1e-5", "--eps-abs", "1e-8"});
+  } else {
+    args.insert(args.end(), {"--gradient-tolerance", "1e-8"});
+  }
+  const CommandResult scale = RunNimbus(args);
   ASSERT_EQ(scale.exit_code, 0) << scale.err;
   EXPECT_NE(scale.out.find("speedup/round"), std::string::npos) << scale.out;
+  EXPECT_NE(scale.out.find("algorithm " + algorithm), std::string::npos) << scale.out;
   ExpectPlots(dir.File("s"), {"scale-time", "scale-speedup"});
   EXPECT_EQ(Lines(ReadTextFile(dir.File("s/scale.dat"))), 3);
   const Json json = Json::parse(ReadTextFile(dir.File("s/scale.json")));
+  EXPECT_EQ(json["algorithm"], algorithm);
   EXPECT_EQ(json["rows"], 270);
   EXPECT_EQ(json["cols"], 13);
   ASSERT_EQ(json["points"].size(), 3u);
@@ -112,9 +125,16 @@ TEST(Evaluation, ScaleSolvesTheSameProblemToTheSameToleranceAtEachK) {
     EXPECT_NEAR(p["round_speedup"].get<double>(),
                 first["seconds_per_round"].get<double>() / p["seconds_per_round"].get<double>(), 1e-9);
     EXPECT_NEAR(p["efficiency"].get<double>(), p["speedup"].get<double>() / workers[i], 1e-9);
-    EXPECT_EQ(p["rounds"], p["iterations"].get<int>() + 1);
+    if (algorithm == "admm") {
+      EXPECT_EQ(p["rounds"], p["iterations"].get<int>() + 1);
+    } else {  // an evaluation per step at least, and a product per CG step
+      EXPECT_GT(p["rounds"].get<int>(), p["iterations"].get<int>());
+    }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Evaluation, ScaleAlgorithm, ::testing::Values("admm", "newton"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(Evaluation, ScaleRefusesWhatItCannotRun) {
   TempDir dir;
@@ -129,6 +149,10 @@ TEST(Evaluation, ScaleRefusesWhatItCannotRun) {
   EXPECT_EQ(store.exit_code, 2);
   EXPECT_NE(store.err.find("LIBSVM file"), std::string::npos) << store.err;
   EXPECT_FALSE(FileExists(dir.File("s/scale.json")));
+  CommandResult algorithm =
+      RunNimbus({"scale", "--data", HeartScalePath(), "--algorithm", "lbfgs", "--out", dir.File("s")});
+  EXPECT_EQ(algorithm.exit_code, 2);
+  EXPECT_NE(algorithm.err.find("--algorithm"), std::string::npos) << algorithm.err;
 }
 
 // A profile whose worker rounds cost 1 ns per nonzero pass and nothing else, with one pass per
@@ -225,6 +249,15 @@ TEST(Evaluation, SimulateRefusesBadProfilesAndPlatforms) {
   CommandResult mismatch = RunNimbus({"simulate", "--profile", dir.File("p.json"), "--validate", dir.File("scale.json")});
   EXPECT_EQ(mismatch.exit_code, 2);
   EXPECT_NE(mismatch.err.find("another problem"), std::string::npos) << mismatch.err;
+  // Nor one of the same problem solved by the other algorithm.
+  other.rows = 100000;
+  other.cols = 1000;
+  other.nnz = 1000000;
+  other.algorithm = "newton";
+  WriteTextFile(dir.File("scale.json"), other.ToJson());
+  CommandResult algorithm = RunNimbus({"simulate", "--profile", dir.File("p.json"), "--validate", dir.File("scale.json")});
+  EXPECT_EQ(algorithm.exit_code, 2);
+  EXPECT_NE(algorithm.err.find("ran newton, the profile measured admm"), std::string::npos) << algorithm.err;
 }
 
 TEST(Calibration, NonNegativeLeastSquaresRecoversKnownCosts) {

@@ -1,6 +1,7 @@
 // The round simulator against rounds worked out by hand: messages through the master's link,
 // processor sharing on shared cores, the master's per-reply work, cold starts, stragglers,
-// and the profile's interpolation in K.
+// the profile's interpolation in K, and Newton's rounds (flat in K, messages of the vectors the
+// profile recorded).
 #include "nimbus/metrics/simulator.h"
 
 #include <gtest/gtest.h>
@@ -248,6 +249,146 @@ TEST(Profile, JsonRoundTripAndErrorsThatNameTheField) {
   Profile unordered = FlatProfile();
   unordered.points.push_back(unordered.points[0]);  // workers 1 twice
   EXPECT_NE(unordered.Validate().message().find("ascending"), std::string::npos);
+}
+
+// A Newton profile at K = 1: 2 steps in 5 rounds, every worker round 1 s; each request
+// carries one model-sized vector and each reply 1.5 on average (half the rounds evaluations,
+// whose replies are a gradient and a diagonal).
+Profile NewtonProfile() {
+  Profile profile = FlatProfile();
+  profile.algorithm = "newton";
+  profile.points[0].iterations = 2;
+  profile.points[0].rounds = 5;
+  profile.points[0].request_vectors = 1;
+  profile.points[0].reply_vectors = 1.5;
+  return profile;
+}
+
+TEST(Simulator, NewtonRoundsCarryTheProfilesVectorsAsWorkedOutByHand) {
+  const Profile profile = NewtonProfile();
+  Scenario scenario = ScenarioOf(profile, 2);
+  scenario.cols = 20;  // a ROUND is 8 * 20 * 1 + 160 = 320 bytes, a REPLY 8 * 20 * 1.5 + 160 = 400
+  Platform platform = FreePlatform(0);
+  platform.latency_seconds = 0.1;
+  platform.master_bandwidth = 160;  // on the master's link: 2 s a ROUND, 2.5 s a REPLY
+  platform.worker_bandwidth = 80;   // end to end through the slower link: 4 s and 5 s
+  // Out: arrivals 0 + 0.1 + 4 = 4.1 and 2 + 0.1 + 4 = 6.1; computed at 5.1 and 7.1.
+  // Back: 5.1 + 0.1 + 5 = 10.2, and max(7.1 + 0.1 + 5, 10.2 + 2.5) = 12.7.
+  Result<Prediction> p = Simulate(profile, platform, scenario, Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->iterations, 2);
+  EXPECT_EQ(p->rounds, 5);  // the profile's rounds, not iterations + 1
+  EXPECT_NEAR(p->round_seconds, 12.7, 1e-12);
+  EXPECT_NEAR(p->solve_seconds, 5 * 12.7, 1e-9);
+  EXPECT_EQ(p->bytes_per_round, 2 * (320 + 400));
+  // Free messages: both back at 1.
+  EXPECT_NEAR(p->communication_share, 1 - 1 / 12.7, 1e-12);
+
+  // One worker on one shared core: the ROUND arrives at 2; the worker's work is its 1 s and
+  // half of each message's end-to-end time (now 2 s and 2.5 s through equal links): 3.25 s,
+  // so it ends at 5.25 and its REPLY is in at 5.25 + 2.5 = 7.75.
+  platform = FreePlatform(1);
+  platform.master_bandwidth = platform.worker_bandwidth = 160;
+  scenario.workers = 1;
+  p = Simulate(profile, platform, scenario, Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->round_seconds, 7.75, 1e-12);
+  EXPECT_EQ(p->bytes_per_round, 320 + 400);
+}
+
+TEST(Profile, NewtonRoundsStayFlatBeyondTheMeasuredK) {
+  // Rounds measured at K = 1, 4, 16: 50, 46, 47 (5, 5, 6 steps); a worker's round is 1.5
+  // passes over its shard at 1 ns per nonzero and nothing else.
+  Profile profile = NewtonProfile();
+  profile.nnz = 1600000;
+  profile.seconds_per_nnz = 1e-9;
+  const int measured[][3] = {{1, 50, 5}, {4, 46, 5}, {16, 47, 6}};
+  profile.points.clear();
+  for (const auto& [k, rounds, steps] : measured) {
+    ProfilePoint p = NewtonProfile().points[0];
+    p.workers = k;
+    p.rounds = rounds;
+    p.iterations = steps;
+    p.data_passes = 1.5;
+    p.compute_seconds = 1.5e-9 * 1600000 / k;  // exactly the model: 2.4 ms / K
+    profile.points.push_back(p);
+  }
+  ASSERT_TRUE(profile.Validate().ok()) << profile.Validate().ToString();
+  // Between measured K, halfway in log K: 48 at K = 2, 46.5 -> 47 at K = 8.
+  EXPECT_EQ(profile.At(2).rounds, 48);
+  EXPECT_EQ(profile.At(8).rounds, 47);
+  // Beyond K = 16: its 47 rounds and 6 steps at every K (ADMM's iterations would follow the
+  // trend of the last three points instead).
+  for (const int k : {32, 64, 256}) {
+    EXPECT_EQ(profile.At(k).rounds, 47) << k;
+    EXPECT_EQ(profile.At(k).iterations, 6) << k;
+  }
+  // A round at K = 64 is a sixty-fourth of the data's 1.5 passes: 1.5 * 1.6e6 / 64 ns = 37.5 us,
+  // on a CPU each, 47 of them (messages nearly free: 64 ROUNDs of 960 bytes at 1e18 bytes/s
+  // add 6e-14 s a round).
+  Scenario scenario = ScenarioOf(profile, 64);
+  Result<Prediction> p = Simulate(profile, FreePlatform(0), scenario, Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->rounds, 47);
+  EXPECT_NEAR(p->round_seconds, 37.5e-6, 1e-12);
+  EXPECT_NEAR(p->solve_seconds, 47 * 37.5e-6, 1e-10);
+  // Given steps run at the profile's rounds per step of that K: 12 steps * 47 / 6 = 94 rounds.
+  scenario.iterations = 12;
+  p = Simulate(profile, FreePlatform(0), scenario, Prices{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->rounds, 94);
+  EXPECT_EQ(p->iterations, 12);
+}
+
+TEST(Profile, AProfileWrittenBeforeNewtonReadsAsAdmm) {
+  // A profile as `nimbus simulate calibrate` wrote it before it knew Newton: no algorithm, no
+  // vectors per message.
+  const std::string old = R"({"machine": "old cpu", "date": "2026-11-30", "cores": 2, "data": "d.svm",
+    "rows": 1000, "cols": 100, "nnz": 10000, "seconds_per_nnz": 0, "seconds_per_coordinate": 0,
+    "seconds_per_coordinate_wide": 0, "wide_cols": 0, "seconds_per_round": 0,
+    "master_seconds_per_reply_coordinate": 0, "master_seconds_per_coordinate": 0,
+    "message_latency_seconds": 0, "message_bandwidth": 1e9, "process_start_seconds": 0,
+    "process_spawn_seconds": 0, "shard_load_bandwidth": 1e9,
+    "points": [{"workers": 1, "iterations": 9, "rounds": 10, "compute_seconds": 1, "imbalance": 1,
+                "data_passes": 0, "local_iterations": 0, "cg_iterations": 0, "master_seconds": 0,
+                "shared_slowdown": 1}]})";
+  Result<Profile> profile = Profile::FromJson(old, "old.json");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->algorithm, "admm");
+  EXPECT_FALSE(profile->newton());
+  EXPECT_EQ(profile->points[0].request_vectors, 1);
+  EXPECT_EQ(profile->points[0].reply_vectors, 1);
+  // ADMM's rounds: 9 iterations + 1 of 1 s each; a ROUND and a REPLY of d = 100 doubles.
+  Result<Prediction> p = Simulate(*profile, FreePlatform(0), ScenarioOf(*profile, 2), Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->rounds, 10);
+  EXPECT_NEAR(p->solve_seconds, 10.0, 1e-9);
+  EXPECT_EQ(p->bytes_per_round, static_cast<int64_t>(2 * 2 * kMessageBytes));
+}
+
+TEST(Profile, NewtonFieldsRoundTripAndBadOnesAreNamed) {
+  Profile profile = NewtonProfile();
+  profile.points[0].cg_steps = 3;
+  Result<Profile> back = Profile::FromJson(profile.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->algorithm, "newton");
+  EXPECT_EQ(back->points[0].rounds, 5);
+  EXPECT_EQ(back->points[0].reply_vectors, 1.5);
+  EXPECT_EQ(back->points[0].cg_steps, 3);
+
+  auto refused = [](std::string text, const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+    return Profile::FromJson(text, "p.json").status().message();
+  };
+  const std::string text = profile.ToJson();
+  const std::string unknown = refused(text, "\"algorithm\": \"newton\"", "\"algorithm\": \"lbfgs\"");
+  EXPECT_NE(unknown.find("p.json"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("lbfgs"), std::string::npos) << unknown;
+  EXPECT_NE(refused(text, "\"algorithm\": \"newton\"", "\"algorithm\": 2").find("algorithm"), std::string::npos);
+  EXPECT_NE(refused(text, "\"reply_vectors\": 1.5", "\"reply_vectors\": 0.5").find("reply_vectors"),
+            std::string::npos);
+  EXPECT_NE(refused(text, "\"request_vectors\": 1.0", "\"request_vectors\": \"one\"").find("request_vectors"),
+            std::string::npos);
 }
 
 TEST(Platform, DefaultsAreValidAndBadFiguresAreRefused) {

@@ -1,8 +1,13 @@
-// A discrete-event simulator of consensus ADMM runs: K workers in a star around one master,
-// round by round, driven by
-//   - a Profile measured on this machine (`nimbus simulate calibrate`): what an x-update costs
-//     per nonzero and per coordinate, what the master costs per coordinate, how many ADMM
-//     iterations the problem takes at each K, and what messages and process starts cost here;
+// A discrete-event simulator of distributed runs: K workers in a star around one master,
+// round by round, for either master algorithm (admm/master.h): consensus ADMM, whose rounds
+// are its iterations (more of them as K grows), or distributed Newton, whose rounds are its
+// evaluations and Hessian-vector products (as many at every K: the sums over the shards are
+// the same). It is driven by
+//   - a Profile measured on this machine (`nimbus simulate calibrate`): which algorithm, how
+//     many rounds the problem takes at each K, a round's work (data passes, x-update steps)
+//     and what its messages carry (model-sized vectors per request and per reply), what a
+//     round costs per nonzero and per coordinate on a worker and on the master, and what
+//     messages and process starts cost here;
 //   - a Platform: where the workers run (this machine's cores, or Lambda functions) and the
 //     network between them and the master.
 // It predicts what `nimbus scale` would measure at K and d beyond this machine: time to
@@ -19,17 +24,25 @@
 namespace nimbus {
 
 // One K of the calibration: what a solve to the tolerance took with the threads runtime, the
-// workers computing one at a time so that each x-update's time is its own.
+// workers computing one at a time so that each round's work on a worker is timed on its own.
 struct ProfilePoint {
   int workers = 0;
-  int iterations = 0;
-  int rounds = 0;
+  int iterations = 0;           // ADMM iterations, or Newton steps
+  int rounds = 0;               // rounds run on the workers (ADMM: iterations + 1)
   double compute_seconds = 0;   // per worker and round, mean
   double imbalance = 1;         // per round, the slowest worker's compute over the mean, averaged
   double data_passes = 0;       // per worker and round: passes over the shard's nonzeros
-  double local_iterations = 0;  // per worker and round: Newton (or L-BFGS) steps
-  double cg_iterations = 0;     // per worker and round
-  double master_seconds = 0;    // per round: the sum of the replies, z-update and stop test
+  double local_iterations = 0;  // per worker and round: the x-update's Newton (or L-BFGS) steps
+  double cg_iterations = 0;     // per worker and round (a Newton master's workers make none)
+  double master_seconds = 0;    // per round: the master's work between a round's last reply
+                                // and the next round (sums, z-update or CG step, stop test)
+  // What a round's messages carry, in model-sized vectors (d doubles each), the mean over the
+  // solve's messages. ADMM: z out, w back (1 and 1). Newton: the point to evaluate or the
+  // direction of a product out, plus the product's point where the worker did not evaluate it
+  // last (after a rejected trial); back the gradient and the Hessian's diagonal (2) or H v (1).
+  double request_vectors = 1;
+  double reply_vectors = 1;
+  int cg_steps = 0;             // Newton: the master's CG steps in the solve (0 for ADMM)
   // The rounds' span (dispatch to the last reply) when all K workers compute at once, over the
   // span that perfect processor sharing of the cores would give their one-at-a-time times:
   // what sharing the machine's cores, memory and caches costs (local platforms only).
@@ -40,6 +53,9 @@ struct Profile {
   std::string machine;  // the CPU the profile was measured on
   std::string date;
   int cores = 1;
+  // The master algorithm measured: "admm" or "newton". A profile written before Newton
+  // existed has no such field and is ADMM's.
+  std::string algorithm = "admm";
   // The calibration problem.
   std::string data;
   int64_t rows = 0, cols = 0, nnz = 0;
@@ -65,8 +81,11 @@ struct Profile {
   double shard_load_bandwidth = 0;    // bytes per second, loading a shard from local disk
 
   Status Validate() const;
-  // The calibration point at K, interpolated in log K between measured ones; beyond them,
-  // iterations follow a least-squares fit a + b log2 K and the per-round figures stay.
+  bool newton() const { return algorithm == "newton"; }
+  // The calibration point at K, interpolated in log K between measured ones. Beyond them the
+  // per-round figures stay those of the nearest K; ADMM's iterations follow a least-squares
+  // fit a + b log2 K (and rounds = iterations + 1), while Newton's rounds and steps stay the
+  // nearest measured K's (they do not depend on K).
   ProfilePoint At(int workers) const;
   // One worker's round on nnz_i nonzeros of a d-coordinate model, at the work per round of K.
   double WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double model_size) const;
@@ -106,7 +125,9 @@ struct Platform {
 struct Scenario {
   int64_t rows = 0, cols = 0, nnz = 0;  // the problem
   int workers = 1;
-  int iterations = 0;  // 0: the profile's at this K
+  // ADMM iterations or Newton steps at every K; 0: the profile's at this K. Newton runs the
+  // profile's rounds per step at this K.
+  int iterations = 0;
   uint64_t seed = 1;
 };
 
@@ -114,6 +135,7 @@ struct Prediction {
   int workers = 0;
   int64_t cols = 0;
   int iterations = 0;
+  int rounds = 0;
   double setup_seconds = 0;  // launch to the last worker ready
   double cold_start_seconds = 0;  // of that, until the last worker runs (launches and cold starts)
   double load_seconds = 0;        // a worker's shard load
@@ -125,7 +147,7 @@ struct Prediction {
   // waiting for the slowest worker.
   double compute_share = 0, master_share = 0, communication_share = 0, waiting_share = 0;
   double cold_start_share = 0;     // cold_start_seconds over the time to solution
-  int64_t bytes_per_round = 0;     // through the master, both ways
+  int64_t bytes_per_round = 0;     // through the master, both ways (the mean round)
   double dollars = 0;              // per solve, at the given prices
   double gb_seconds = 0;
 };
@@ -134,6 +156,8 @@ struct Prediction {
 // running on `cores` CPUs each gets min(1, cores / n) of one. Returns when each job ends.
 std::vector<double> ShareCores(const std::vector<double>& arrival, const std::vector<double>& work, int cores);
 
+// The start (launches, cold starts, shard loads), then the profile's rounds at K, each with
+// the work per round of that K and messages of the vectors the profile recorded.
 Result<Prediction> Simulate(const Profile& profile, const Platform& platform, const Scenario& scenario,
                             const Prices& prices);
 
