@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "nimbus/metrics/simulator.h"
-#include "scaling.h"
 #include "solve_setup.h"
 
 namespace nimbus::cli {

@@ -4,52 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nimbus/admm/coordinator.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/format.h"
 #include "nimbus/core/json_integer.h"
 #include "nimbus/metrics/plot.h"
 
 namespace nimbus::cli {
-
-void AddAlgorithmOptions(ArgParser& parser, AlgorithmFlags* flags) {
-  parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
-                   "                            --l1), or auto (newton unless an option needs admm)", &flags->algorithm);
-  parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
-                   "                            norm at the start", &flags->gradient_tolerance);
-}
-
-Result<MasterChoice> ChooseMaster(const AlgorithmFlags& flags, const AdmmOptions& admm, const std::string& topology) {
-  const bool admm_only = admm.barrier != 0 || admm.lean_messages || topology == "allreduce";
-  MasterChoice choice;
-  if (flags.algorithm == "auto") {
-    choice.algorithm = admm_only ? "admm" : "newton";
-  } else if (flags.algorithm == "admm" || flags.algorithm == "newton") {
-    choice.algorithm = flags.algorithm;
-  } else {
-    return InvalidArgument("--algorithm: '" + flags.algorithm + "' is not admm, newton or auto");
-  }
-  if (choice.algorithm == "newton" && admm_only) {
-    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
-                           "allreduce (ADMM's)");
-  }
-  choice.admm = admm;
-  choice.newton.gradient_tolerance = flags.gradient_tolerance;
-  choice.newton.max_iterations = admm.max_iterations;
-  choice.newton.target_objective = admm.target_objective;
-  choice.newton.round_timeout_seconds = admm.round_timeout_seconds;
-  choice.newton.start_timeout_seconds = admm.start_timeout_seconds;
-  if (!(flags.gradient_tolerance > 0 && flags.gradient_tolerance < 1)) {
-    return InvalidArgument(Format("--gradient-tolerance: must be in (0, 1), got %g", flags.gradient_tolerance));
-  }
-  NIMBUS_RETURN_IF_ERROR(choice.newton.Validate());
-  return choice;
-}
-
-std::unique_ptr<Master> MasterChoice::Make(const ProblemSpec& spec, Executor* executor) const {
-  if (algorithm == "newton") return std::make_unique<NewtonMaster>(spec, newton, executor);
-  return std::make_unique<Coordinator>(spec, admm, executor);
-}
 
 double ScaleResult::Speedup(std::size_t i) const {
   return points[i].time_to_solution() > 0 ? points[0].time_to_solution() / points[i].time_to_solution() : 0;

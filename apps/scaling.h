@@ -1,42 +1,15 @@
 // The results of `nimbus scale`: one solve of the same problem to the same tolerance per
 // worker count K, and what they say about scaling. `nimbus simulate --validate` reads them
-// back to compare its predictions with. And the master algorithm that `nimbus scale` and
-// `nimbus simulate calibrate` solve with, chosen as `nimbus train` chooses it.
+// back to compare its predictions with.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "nimbus/admm/master.h"
-#include "nimbus/admm/newton.h"
-#include "nimbus/admm/options.h"
 #include "nimbus/core/status.h"
-#include "nimbus/problem/problem.h"
 
 namespace nimbus::cli {
-
-// --algorithm and --gradient-tolerance, with `nimbus train`'s meaning and defaults.
-struct AlgorithmFlags {
-  std::string algorithm = "auto";
-  double gradient_tolerance = NewtonOptions{}.gradient_tolerance;
-};
-void AddAlgorithmOptions(ArgParser& parser, AlgorithmFlags* flags);
-
-// The master a solve runs, with its options.
-struct MasterChoice {
-  std::string algorithm = "admm";  // or "newton"
-  AdmmOptions admm;
-  NewtonOptions newton;   // the iteration cap, target and timeouts shared with admm
-
-  std::unique_ptr<Master> Make(const ProblemSpec& spec, Executor* executor) const;
-};
-// auto: distributed Newton, unless an option asks for what only ADMM has (a partial barrier,
-// lean messages, the allreduce topology). Errors name the option.
-Result<MasterChoice> ChooseMaster(const AlgorithmFlags& flags, const AdmmOptions& admm,
-                                  const std::string& topology = "star");
 
 struct ScalePoint {
   int workers = 0;

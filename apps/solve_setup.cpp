@@ -8,7 +8,9 @@
 
 #include "nimbus/cloud/aws.h"
 #include "nimbus/cloud/s3.h"
+#include "nimbus/admm/coordinator.h"
 #include "nimbus/core/clock.h"
+#include "nimbus/core/format.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/mpi/mpi_runtime.h"
 #include "nimbus/runtime/lambda.h"
@@ -275,6 +277,45 @@ void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary) {
                                  run + summary->load_seconds);
   summary->cost_dollars = cost.total_dollars();
   summary->cost_gb_seconds = cost.function_gb_seconds;
+}
+
+void AddAlgorithmOptions(ArgParser& parser, AlgorithmFlags* flags) {
+  parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
+                   "                            --l1), or auto (newton unless an option needs admm)", &flags->algorithm);
+  parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
+                   "                            norm at the start", &flags->gradient_tolerance);
+}
+
+Result<MasterChoice> ChooseMaster(const AlgorithmFlags& flags, const AdmmOptions& admm, const std::string& topology) {
+  const bool admm_only = admm.barrier != 0 || admm.lean_messages || topology == "allreduce";
+  MasterChoice choice;
+  if (flags.algorithm == "auto") {
+    choice.algorithm = admm_only ? "admm" : "newton";
+  } else if (flags.algorithm == "admm" || flags.algorithm == "newton") {
+    choice.algorithm = flags.algorithm;
+  } else {
+    return InvalidArgument("--algorithm: '" + flags.algorithm + "' is not admm, newton or auto");
+  }
+  if (choice.algorithm == "newton" && admm_only) {
+    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
+                           "allreduce (ADMM's)");
+  }
+  choice.admm = admm;
+  choice.newton.gradient_tolerance = flags.gradient_tolerance;
+  choice.newton.max_iterations = admm.max_iterations;
+  choice.newton.target_objective = admm.target_objective;
+  choice.newton.round_timeout_seconds = admm.round_timeout_seconds;
+  choice.newton.start_timeout_seconds = admm.start_timeout_seconds;
+  if (!(flags.gradient_tolerance > 0 && flags.gradient_tolerance < 1)) {
+    return InvalidArgument(Format("--gradient-tolerance: must be in (0, 1), got %g", flags.gradient_tolerance));
+  }
+  NIMBUS_RETURN_IF_ERROR(choice.newton.Validate());
+  return choice;
+}
+
+std::unique_ptr<Master> MasterChoice::Make(const ProblemSpec& spec, Executor* executor) const {
+  if (algorithm == "newton") return std::make_unique<NewtonMaster>(spec, newton, executor);
+  return std::make_unique<Coordinator>(spec, admm, executor);
 }
 
 }  // namespace nimbus::cli

@@ -10,6 +10,8 @@
 
 #include "args.h"
 #include "nimbus/admm/executor.h"
+#include "nimbus/admm/master.h"
+#include "nimbus/admm/newton.h"
 #include "nimbus/admm/options.h"
 #include "nimbus/admm/summary.h"
 #include "nimbus/core/file_io.h"
@@ -94,5 +96,25 @@ Result<Runtime> MakeRuntime(const RuntimeFlags& flags, const Plan& plan, const W
 // The run's price at `prices` (Lambda's by default) into summary.cost_*: every worker for the
 // whole run, the replacements' invocations, the shard loads from S3, and the master.
 void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary);
+
+// --algorithm and --gradient-tolerance, with `nimbus train`'s meaning and defaults.
+struct AlgorithmFlags {
+  std::string algorithm = "auto";
+  double gradient_tolerance = NewtonOptions{}.gradient_tolerance;
+};
+void AddAlgorithmOptions(ArgParser& parser, AlgorithmFlags* flags);
+
+// The master a solve runs, with its options.
+struct MasterChoice {
+  std::string algorithm = "admm";  // or "newton"
+  AdmmOptions admm;
+  NewtonOptions newton;   // the iteration cap, target and timeouts shared with admm
+
+  std::unique_ptr<Master> Make(const ProblemSpec& spec, Executor* executor) const;
+};
+// auto: distributed Newton, unless an option asks for what only ADMM has (a partial barrier,
+// lean messages, the allreduce topology). Errors name the option.
+Result<MasterChoice> ChooseMaster(const AlgorithmFlags& flags, const AdmmOptions& admm,
+                                  const std::string& topology = "star");
 
 }  // namespace nimbus::cli

@@ -24,7 +24,6 @@
 #include "nimbus/metrics/trace.h"
 #include "nimbus/mpi/mpi_runtime.h"
 #include "nimbus/runtime/worker_process.h"
-#include "scaling.h"
 #include "solve_setup.h"
 
 namespace nimbus::cli {
