@@ -4,8 +4,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "evaluation.h"
-#include "model.h"
+#include "nimbus/model/evaluation.h"
+#include "nimbus/model/model.h"
 #include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"

@@ -23,7 +23,7 @@ namespace {
 
 int RunCalibrate(int argc, char** argv) {
   ProblemFlags problem;
-  AlgorithmFlags algorithm;
+  SolveOptions& solve_options = problem.options;
   std::string workers_text = "1,2,4,8,16", out = "nimbus-profile.json";
   bool quiet = false;
   int64_t repeat = 2;
@@ -34,7 +34,7 @@ int RunCalibrate(int argc, char** argv) {
                    "round; a few rounds of a wide generated problem, messages through ZeroMQ on 127.0.0.1, worker\n"
                    "process starts and shard loads. Takes about as long as the solves.");
   AddProblemOptions(parser, &problem);
-  AddAlgorithmOptions(parser, &algorithm);
+  AddAlgorithmOptions(parser, &solve_options);
   parser.AddString("workers", "K1,K2,...", "the worker counts to measure, ascending", &workers_text);
   parser.AddInt("repeat", "N", "solves per K (the fastest counts)", &repeat);
   parser.AddString("out", "PROFILE.json", "where to write the profile", &out);
@@ -43,24 +43,23 @@ int RunCalibrate(int argc, char** argv) {
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code, 3)) return exit_code;
   const std::string command = "simulate calibrate";
-  Result<Loss> loss = CheckProblemOptions(&problem);
-  if (!loss.ok()) return ReportError(command, loss.status());
-  if (Status valid = problem.admm.Validate(); !valid.ok()) return ReportError(command, valid);
+  if (Status valid = ApplyProblemFlags(parser, &problem); !valid.ok()) return ReportError(command, valid);
+  if (Status valid = solve_options.Validate(); !valid.ok()) return ReportError(command, valid);
   Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 4096, /*ascending=*/true);
   if (!workers.ok()) return ReportError(command, workers.status());
   if (repeat < 1 || repeat > 100) return ReportError(command, InvalidArgument("--repeat: must be in [1, 100]"));
   if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError(command, writable);
-  Result<MasterChoice> master = ChooseMaster(algorithm, problem.admm);
-  if (!master.ok()) return ReportError(command, master.status());
-  Result<Plan> plan = PlanData(problem.data, workers->front(), *loss);
+  Result<Plan> plan = PlanData(TrainingData::At(problem.data), workers->front(), solve_options.loss);
   if (!plan.ok()) return ReportError(command, plan.status());
   if (!plan->data) return ReportError(command, InvalidArgument("--data: give a LIBSVM file (it is split anew for each K)"));
-  if (Status valid = SetRegularizer(parser, problem, &*plan); !valid.ok()) return ReportError(command, valid);
+  if (Status valid = SetRegularizer(solve_options.l1, solve_options.l2, solve_options.intercept, &*plan); !valid.ok()) {
+    return ReportError(command, valid);
+  }
 
   CalibrationOptions options;
   options.workers.assign(workers->begin(), workers->end());
-  options.master = *master;
-  options.worker = problem.worker;
+  options.master = ChooseMaster(solve_options);
+  options.worker = WorkerOptionsOf(solve_options);
   options.repetitions = static_cast<int>(repeat);
   options.executable = CurrentExecutable();
   if (!quiet) options.progress = [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); };

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
+#include "nimbus/model/model.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "support/test_support.h"
 
@@ -30,7 +30,7 @@ inline double ObjectiveOf(const std::string& model_path, const std::string& data
 
 // max violation of 0 in dF(x) at the model in `model_path` (see OptimalityViolation).
 inline double ViolationOf(const std::string& model_path, const std::string& data_path, LabelMode mode) {
-  Result<cli::Model> model = cli::ReadModel(model_path);
+  Result<Model> model = ReadModel(model_path);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   LibsvmReadOptions options;
   options.label_mode = mode;

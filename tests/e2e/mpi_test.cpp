@@ -67,8 +67,8 @@ TEST(MpiRuntime, BothFormsOfConsensusGiveTheThreadsModel) {
 
 // The largest difference between two models' weights.
 double LargestDifference(const std::string& a_path, const std::string& b_path) {
-  Result<cli::Model> a = cli::ReadModel(a_path);
-  Result<cli::Model> b = cli::ReadModel(b_path);
+  Result<Model> a = ReadModel(a_path);
+  Result<Model> b = ReadModel(b_path);
   EXPECT_TRUE(a.ok() && b.ok());
   if (!a.ok() || !b.ok() || a->weights.size() != b->weights.size()) return 1e300;
   double largest = 0;

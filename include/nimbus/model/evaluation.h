@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
+#include "nimbus/model/model.h"
 #include "nimbus/data/dataset.h"
 
-namespace nimbus::cli {
+namespace nimbus {
 
 struct Evaluation {
   int64_t rows = 0;
@@ -33,4 +33,4 @@ double AreaUnderRoc(std::span<const double> scores, std::span<const double> labe
 
 Evaluation Evaluate(const Model& model, const Dataset& data);
 
-}  // namespace nimbus::cli
+}  // namespace nimbus

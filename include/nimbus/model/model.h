@@ -9,7 +9,7 @@
 #include "nimbus/data/dataset.h"
 #include "nimbus/problem/problem.h"
 
-namespace nimbus::cli {
+namespace nimbus {
 
 struct Model {
   Loss loss = Loss::kLogistic;
@@ -36,4 +36,4 @@ Result<Model> ReadModel(const std::string& path);
 std::string ModelToJson(const Model& model);
 Result<std::string> ModelToLiblinear(const Model& model);
 
-}  // namespace nimbus::cli
+}  // namespace nimbus

@@ -1,4 +1,4 @@
-#include "model.h"
+#include "nimbus/model/model.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -8,7 +8,7 @@
 #include "nimbus/core/json_integer.h"
 #include "nimbus/core/json_writer.h"
 
-namespace nimbus::cli {
+namespace nimbus {
 namespace {
 
 using Json = nlohmann::json;
@@ -226,4 +226,4 @@ Result<Model> ReadModel(const std::string& path) {
   return InvalidArgument(path + ": neither a nimbus JSON model nor a liblinear model");
 }
 
-}  // namespace nimbus::cli
+}  // namespace nimbus

@@ -1,4 +1,4 @@
-#include "evaluation.h"
+#include "nimbus/model/evaluation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "nimbus/core/json_writer.h"
 
-namespace nimbus::cli {
+namespace nimbus {
 
 std::vector<double> DecisionValues(const Model& model, const Dataset& data) {
   const std::vector<double> w = model.WeightsFor(data.cols());
@@ -99,4 +99,4 @@ std::string Evaluation::ToJson() const {
   return json.Field("objective", objective).EndObject().Take();
 }
 
-}  // namespace nimbus::cli
+}  // namespace nimbus

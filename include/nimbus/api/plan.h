@@ -1,0 +1,87 @@
+// The steps of a solve, for the commands that take them one at a time (nimbus scale runs one
+// plan at several worker counts; simulate calibrate records rounds): the data plan, the
+// runtime it runs on, the master, the cost. Solve (nimbus.h) is these in order.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nimbus/admm/executor.h"
+#include "nimbus/admm/master.h"
+#include "nimbus/admm/newton.h"
+#include "nimbus/admm/options.h"
+#include "nimbus/admm/summary.h"
+#include "nimbus/core/file_io.h"
+#include "nimbus/data/manifest.h"
+#include "nimbus/data/store.h"
+#include "nimbus/metrics/cost.h"
+#include "nimbus/nimbus.h"
+#include "nimbus/problem/problem.h"
+#include "nimbus/runtime/remote_executor.h"
+#include "nimbus/worker/shard_worker.h"
+
+namespace nimbus {
+
+// The data, either in this process (a LIBSVM file, or the caller's arrays) or as shards in a
+// store.
+struct Plan {
+  std::string source;  // the file or store; "memory" for the caller's arrays
+  ProblemSpec spec;
+  LabelEncoding labels;
+  double load_seconds = 0;
+  int workers = 0;
+  std::optional<Dataset> data;                      // in this process
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // its row blocks, one per worker
+  std::shared_ptr<Store> store;                     // store input
+  Manifest manifest;
+};
+// `workers` 0: the store's shard count, or this machine's cores for rows in memory.
+Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss);
+// The plan's intercept and regularizer; without l1 and l2, l2 = 1/N (liblinear's C = 1).
+Status SetRegularizer(std::optional<double> l1, std::optional<double> l2, bool intercept, Plan* plan);
+// What a worker holds for a shard of `rows` rows and `nnz` nonzeros, in bytes: the shard
+// (labels, row offsets, indices, values), the x-update's per-row arrays, and about 20 vectors
+// of the worker's length (measured: 1.5 GB per worker at d = 10^7 in the dense form); in the
+// general form that length is at most the shard's nonzeros.
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form);
+// Fails, naming the first shard that would not fit, if a worker could need more than
+// `limit_mb` megabytes (0: no limit). Checked before any worker starts.
+Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb);
+// An in-memory plan split anew into `workers` row blocks.
+Status Repartition(Plan& plan, int workers);
+
+struct Runtime {
+  std::unique_ptr<Executor> executor;
+  RemoteExecutor* remote = nullptr;
+  std::optional<TemporaryDirectory> shard_directory;  // rows in memory, as shards for remote workers
+  std::optional<TemporaryDirectory> state_directory;  // kept worker state beyond the memory limit
+};
+// The workers' options from a solve's.
+WorkerOptions WorkerOptionsOf(const SolveOptions& options);
+// For remote runtimes, rows in memory are first written as shards (the same row blocks the
+// threads runtime uses, so the iterates are the same).
+Result<Runtime> MakeRuntime(const RuntimeOptions& options, const Plan& plan, const WorkerOptions& worker_options);
+
+// The run's price at `prices` (Lambda's by default) into summary.cost_*: every worker for the
+// whole run, the replacements' invocations, the shard loads from S3, and the master.
+void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary);
+
+// The master a solve runs, with its options.
+struct MasterChoice {
+  std::string algorithm = "admm";  // or "newton"
+  AdmmOptions admm;
+  NewtonOptions newton;   // the iteration cap, target and timeouts shared with admm
+
+  std::unique_ptr<Master> Make(const ProblemSpec& spec, Executor* executor) const;
+};
+// Newton's options from a solve's: the gradient test, and the iteration cap, target and
+// timeouts it shares with ADMM.
+NewtonOptions NewtonOptionsOf(const SolveOptions& options);
+// auto: distributed Newton, unless an option asks for what only ADMM has (a partial barrier,
+// lean messages, the allreduce topology). The options are valid (SolveOptions::Validate).
+MasterChoice ChooseMaster(const SolveOptions& options);
+
+}  // namespace nimbus

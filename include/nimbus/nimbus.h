@@ -1,0 +1,162 @@
+// nimbus as a library: the whole product on one page.
+//
+//   #include <nimbus/nimbus.h>
+//
+//   nimbus::SolveOptions options;
+//   options.l1 = 1e-4;
+//   options.runtime.kind = "process";   // or threads, command, lambda, mpi
+//   options.runtime.workers = 4;
+//   nimbus::Result<nimbus::SolveResult> result =
+//       nimbus::Solve(nimbus::TrainingData::LibsvmFile("train.svm"), options);
+//   if (!result.ok()) { /* result.status().message() names the option or the file and line */ }
+//   double f = result->summary.objective;              // F at the model
+//   nimbus::WriteModel(result->model, nimbus::ModelFormat::kJson, "model.json");
+//
+// Solve minimizes  F(x) = (1/N) sum_r loss(y_r, a_r . x [+ b]) + regularizer(x)  across K
+// workers (threads of this process, local processes, launched commands, AWS Lambda functions
+// or MPI ranks), with distributed Newton-CG or consensus ADMM, for the losses of
+// problem/loss.h and the regularizer l1 ||x||_1 + (l2/2) ||x||^2.
+//
+// Errors are Result/Status values (core/status.h), never exceptions; an option error names the
+// option as the command line spells it (`nimbus train --help` lists them all).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nimbus/admm/master.h"
+#include "nimbus/admm/newton.h"
+#include "nimbus/admm/options.h"
+#include "nimbus/admm/summary.h"
+#include "nimbus/core/csr.h"
+#include "nimbus/core/status.h"
+#include "nimbus/data/dataset.h"
+#include "nimbus/metrics/cost.h"
+#include "nimbus/model/evaluation.h"
+#include "nimbus/model/model.h"
+#include "nimbus/problem/problem.h"
+#include "nimbus/worker/shard_worker.h"
+
+namespace nimbus {
+
+// ---- The data ------------------------------------------------------------------------------
+
+// Where a solve's rows come from. A LIBSVM file is read and split into one row block per
+// worker; a store (a directory or s3://bucket/prefix written by `nimbus split`) holds one shard
+// per worker, which the workers load themselves; the caller's CSR arrays are used in place on
+// the threads runtime (other runtimes write them as shards first).
+class TrainingData {
+ public:
+  static TrainingData LibsvmFile(std::string path);
+  static TrainingData Store(std::string location);
+  // A store if `location` looks like one (s3://..., or a directory), else a LIBSVM file.
+  static TrainingData At(std::string location);
+  // `labels`: one per row; for a classification loss any two distinct values (the larger
+  // becomes +1, as in a file). Nothing is copied unless the labels need encoding: the arrays
+  // must stay alive and unchanged until Solve returns.
+  static TrainingData Csr(CsrView matrix, std::span<const double> labels);
+
+  const std::string& location() const { return location_; }  // file or store; empty for CSR
+  bool is_store() const { return store_; }
+  bool in_memory() const { return in_memory_; }
+  const CsrView& matrix() const { return matrix_; }
+  std::span<const double> labels() const { return labels_; }
+
+ private:
+  std::string location_;
+  bool store_ = false;
+  bool in_memory_ = false;
+  CsrView matrix_;
+  std::span<const double> labels_;
+};
+
+// ---- The options ---------------------------------------------------------------------------
+
+// Where the workers run.
+struct RuntimeOptions {
+  std::string kind = "threads";  // threads, process, command, lambda, mpi
+  int64_t workers = 0;           // K; 0: the store's shards, or this machine's cores for rows in memory
+  // process: the program started as `PROGRAM worker ARGS` (default: this program, as the
+  // nimbus CLI is). command: how to start one, with {args} (and {host}, from hosts).
+  std::string worker_program;
+  std::string launch, hosts;
+  std::string listen = "tcp://127.0.0.1:0", advertise;
+  std::string shard_dir;  // remote runtimes with a file: where its shards go (default: a temporary directory)
+  std::string lambda_function, lambda_endpoint;
+  bool lambda_pass_credentials = false;
+  bool insecure = false;  // plaintext workers, loopback only
+  int64_t max_restarts = 3;
+  double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
+  std::string topology = "star";  // mpi: star (a master rank) or allreduce (every rank a worker)
+  double worker_memory_mb = -1;   // refuse up front above this (-1: the function's memory on lambda, else none)
+  uint64_t run_id = 0;            // mpi: the id all ranks share (set by Solve)
+
+  Status Validate() const;
+};
+// Whether this build has the runtime (lambda and mpi are optional parts).
+bool RuntimeAvailable(const std::string& kind);
+
+// What a solve writes as it goes, so a lost master can be resumed.
+struct CheckpointOptions {
+  std::string location;  // a directory or s3://bucket/prefix; empty: none
+  int64_t every = 10;    // rounds (ADMM) or Newton steps
+  std::vector<std::string> run_arguments;  // kept in the checkpoint (the CLI's own arguments)
+  std::string working_directory;           // where they were given
+  std::optional<MasterState> resume;       // carry on from this state (ReadCheckpoint)
+};
+
+struct SolveOptions {
+  // The problem.
+  Loss loss = Loss::kLogistic;
+  std::optional<double> l1, l2;  // neither: l2 = 1/N (liblinear's default C = 1)
+  bool intercept = false;
+  // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set).
+  std::string algorithm = "auto";
+  AdmmOptions admm;              // its tolerances, iteration cap and target serve newton too
+  double gradient_tolerance = NewtonOptions{}.gradient_tolerance;  // newton's stop test
+  bool general_form = true;      // a worker holds only the features its shard touches
+  WorkerOptions worker;          // the x-update's solver and (tests) injected faults
+  RuntimeOptions runtime;
+  CheckpointOptions checkpoint;
+  Prices prices;                 // for the summary's cost estimate
+  // Observers, called on the solving thread.
+  IterationCallback on_iteration;                        // return false to stop
+  std::function<void(std::string_view json)> on_trace;   // one JSON object per round and worker event
+  // Once the data is planned and the options fit it, before any worker starts: an error
+  // returned here ends the solve with it.
+  std::function<Status(const struct SolveStart&)> on_start;
+
+  // Every option and every combination, in one place. Errors name the option.
+  Status Validate() const;
+};
+
+// What a solve is about to do (on_start): the problem as planned.
+struct SolveStart {
+  ProblemSpec spec;
+  int workers = 0;
+  std::string runtime;    // the executor's name
+  std::string algorithm;  // newton or admm
+};
+
+// ---- Solving -------------------------------------------------------------------------------
+
+struct SolveResult {
+  Model model;      // weights with the problem and the label encoding, ready to write or predict
+  Summary summary;  // why it stopped, objective, rounds, times, bytes, cost (summary.h)
+  // Under mpirun, Solve runs on every rank: rank 0 returns the model, the others serve as
+  // workers and return with this set (and no model).
+  bool mpi_worker_rank = false;
+  int mpi_worker_exit_code = 0;
+};
+
+// Plans the data, starts the workers, runs the master until its stop rule, stops the workers.
+// An error Result for bad options or data, or a failed start; a worker failing mid-run is in
+// the summary (!summary.ok()) with the newest model whose objective is known.
+Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options);
+
+}  // namespace nimbus

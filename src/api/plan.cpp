@@ -1,0 +1,310 @@
+#include "nimbus/api/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "nimbus/admm/coordinator.h"
+#include "nimbus/cloud/aws.h"
+#include "nimbus/cloud/s3.h"
+#include "nimbus/core/clock.h"
+#include "nimbus/data/libsvm_reader.h"
+#include "nimbus/runtime/lambda.h"
+#include "nimbus/runtime/launcher.h"
+#include "nimbus/runtime/threads_executor.h"
+#ifdef NIMBUS_HAVE_MPI
+#include "nimbus/mpi/mpi_runtime.h"
+#endif
+
+namespace nimbus {
+namespace {
+
+// "h1,h2,,h3" -> {h1, h2, h3}.
+std::vector<std::string> SplitHosts(const std::string& text) {
+  std::vector<std::string> hosts;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) hosts.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return hosts;
+}
+
+Result<Plan> PlanFromStore(const std::string& location, int64_t workers, Loss loss) {
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned, OpenAnyStore(location, /*create=*/false));
+  Plan plan;
+  plan.store = std::move(owned);
+  NIMBUS_ASSIGN_OR_RETURN(plan.manifest, ReadManifest(*plan.store));
+  const int shards = static_cast<int>(plan.manifest.shards.size());
+  if (workers != 0 && workers != shards) {
+    return InvalidArgument("--workers: the store " + location + " holds " + std::to_string(shards) +
+                           " shards, one per worker; give --workers " + std::to_string(shards) +
+                           " or leave it out (or split again with --shards " + std::to_string(workers) + ")");
+  }
+  if (IsClassification(loss) != plan.manifest.encoding.binary) {
+    return InvalidArgument(location + ": the shards hold " + plan.manifest.encoding.Describe() + ", which the " +
+                           LossName(loss) + " loss cannot use (split with --task " +
+                           (IsClassification(loss) ? "classification" : "regression") + ")");
+  }
+  plan.spec.rows = plan.manifest.rows;
+  plan.spec.cols = plan.manifest.cols;
+  plan.labels = plan.manifest.encoding;
+  plan.workers = shards;
+  return plan;
+}
+
+// The caller's arrays hold a matrix: offsets that start at 0 and never decrease, and column
+// indices below cols (one pass; a bad index would otherwise be a wild read in a worker).
+Status CheckCsr(const CsrView& matrix) {
+  if (matrix.rows < 1 || matrix.row_ptr == nullptr || matrix.row_ptr[0] != 0) {
+    return InvalidArgument("data: needs at least one row, and row_ptr[0] == 0");
+  }
+  if (matrix.cols < 1 || matrix.cols > (int64_t{1} << 32)) return InvalidArgument("data: cols must be in [1, 2^32]");
+  for (int64_t r = 0; r < matrix.rows; ++r) {
+    if (matrix.row_ptr[r + 1] < matrix.row_ptr[r]) {
+      return InvalidArgument("data: row_ptr[" + std::to_string(r + 1) + "] is below row_ptr[" + std::to_string(r) + "]");
+    }
+  }
+  if (matrix.nnz() > 0 && (matrix.col_idx == nullptr || matrix.values == nullptr)) {
+    return InvalidArgument("data: nonzeros without col_idx or values");
+  }
+  for (int64_t k = 0; k < matrix.nnz(); ++k) {
+    if (matrix.col_idx[k] >= matrix.cols) {
+      return InvalidArgument("data: col_idx[" + std::to_string(k) + "] = " + std::to_string(matrix.col_idx[k]) +
+                             " is not below cols = " + std::to_string(matrix.cols));
+    }
+    if (!std::isfinite(matrix.values[k])) return InvalidArgument("data: values[" + std::to_string(k) + "] is not finite");
+  }
+  return Status::Ok();
+}
+
+// The caller's rows as a classifier or a regression sees them: for a classifier, two
+// distinct label values become -1 and +1 (the larger +1), in a copy unless they already are.
+Result<Dataset> InMemoryDataset(const TrainingData& data, Loss loss) {
+  const CsrView& matrix = data.matrix();
+  if (static_cast<int64_t>(data.labels().size()) != matrix.rows) {
+    return InvalidArgument("data: " + std::to_string(data.labels().size()) + " labels for " +
+                           std::to_string(matrix.rows) + " rows");
+  }
+  NIMBUS_RETURN_IF_ERROR(CheckCsr(matrix));
+  Dataset dataset;
+  dataset.matrix = matrix;
+  dataset.labels = data.labels();
+  if (!IsClassification(loss)) {
+    dataset.encoding.binary = false;
+    return dataset;
+  }
+  std::vector<double> values;
+  for (const double label : data.labels()) {
+    if (!std::isfinite(label)) return InvalidArgument("data: a label is not a finite number");
+    if (std::find(values.begin(), values.end(), label) != values.end()) continue;
+    values.push_back(label);
+    if (values.size() > 2) {
+      return InvalidArgument("data: a third distinct label " + FormatLabel(label) + " after " +
+                             FormatLabel(values[0]) + " and " + FormatLabel(values[1]) +
+                             ": only binary classification is supported");
+    }
+  }
+  std::sort(values.begin(), values.end());
+  dataset.encoding.negative = values.size() == 2 ? values[0] : (values[0] > 0 ? -1.0 : values[0]);
+  dataset.encoding.positive = values.size() == 2 ? values[1] : (values[0] > 0 ? values[0] : 1.0);
+  if (dataset.encoding.negative == -1.0 && dataset.encoding.positive == 1.0) return dataset;
+  auto encoded = std::make_shared<std::vector<double>>();
+  for (const double label : data.labels()) encoded->push_back(dataset.encoding.Encode(label));
+  dataset.labels = *encoded;
+  dataset.storage = std::move(encoded);
+  return dataset;
+}
+
+Result<Plan> PlanInMemory(const TrainingData& source, int64_t requested_workers, Loss loss) {
+  Stopwatch watch;
+  Dataset data;
+  if (source.in_memory()) {
+    NIMBUS_ASSIGN_OR_RETURN(data, InMemoryDataset(source, loss));
+  } else {
+    LibsvmReadOptions options;
+    options.label_mode = IsClassification(loss) ? LabelMode::kBinary : LabelMode::kRegression;
+    NIMBUS_ASSIGN_OR_RETURN(data, ReadLibsvmFile(source.location(), options));
+  }
+  Plan plan;
+  plan.load_seconds = watch.ElapsedSeconds();
+  plan.spec.rows = data.rows();
+  plan.spec.cols = data.cols();
+  plan.labels = data.encoding;
+  const int64_t default_workers = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  const int64_t workers = requested_workers > 0 ? requested_workers : std::min(default_workers, data.rows());
+  if (workers > data.rows()) {
+    return InvalidArgument("--workers: " + std::to_string(workers) + " workers for " + std::to_string(data.rows()) +
+                           " rows: every worker needs at least one row");
+  }
+  plan.workers = static_cast<int>(workers);
+  plan.ranges = PartitionRows(data.matrix, plan.workers);
+  plan.data = std::move(data);
+  return plan;
+}
+
+}  // namespace
+
+Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, data.is_store() ? PlanFromStore(data.location(), workers, loss)
+                                           : PlanInMemory(data, workers, loss));
+  plan.source = data.in_memory() ? "memory" : data.location();
+  plan.spec.loss = loss;
+  return plan;
+}
+
+Status SetRegularizer(std::optional<double> l1, std::optional<double> l2, bool intercept, Plan* plan) {
+  plan->spec.intercept = intercept;
+  plan->spec.regularizer = {l1.value_or(0.0), l2.value_or(0.0)};
+  if (!l1 && !l2) plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);
+  return plan->spec.Validate();
+}
+
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form) {
+  const double local = general_form ? static_cast<double>(std::min(model_size, nnz + 1)) : static_cast<double>(model_size);
+  return 48.0 * static_cast<double>(rows) + 12.0 * static_cast<double>(nnz) + 160.0 * local;
+}
+
+Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb) {
+  if (limit_mb <= 0) return Status::Ok();
+  const auto n = static_cast<int64_t>(plan.spec.model_size());
+  auto check = [&](const std::string& shard, int64_t rows, int64_t nnz) -> Status {
+    const double needed_mb = WorkerMemoryBytes(rows, nnz, n, general_form) / 1e6;
+    if (needed_mb <= limit_mb) return Status::Ok();
+    return InvalidArgument(shard + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) +
+                           " nonzeros) needs about " + std::to_string(static_cast<int64_t>(std::ceil(needed_mb))) +
+                           " MB in a worker, over the " + std::to_string(static_cast<int64_t>(limit_mb)) +
+                           " MB limit (--worker-memory-mb): use more workers (or split into more shards)" +
+                           (general_form ? "" : ", or --consensus general"));
+  };
+  if (plan.data) {
+    for (std::size_t i = 0; i < plan.ranges.size(); ++i) {
+      const auto [begin, end] = plan.ranges[i];
+      const int64_t nnz = plan.data->matrix.row_ptr[end] - plan.data->matrix.row_ptr[begin];
+      NIMBUS_RETURN_IF_ERROR(check("worker " + std::to_string(i) + "'s rows of " + plan.source, end - begin, nnz));
+    }
+    return Status::Ok();
+  }
+  for (const ShardEntry& entry : plan.manifest.shards) {
+    NIMBUS_RETURN_IF_ERROR(check(plan.store->Describe(entry.key), entry.rows, entry.nnz));
+  }
+  return Status::Ok();
+}
+
+Status Repartition(Plan& plan, int workers) {
+  if (!plan.data) return InvalidArgument(plan.source + ": the shards of a store cannot be split anew; give a LIBSVM file");
+  if (workers < 1 || workers > plan.data->rows()) {
+    return InvalidArgument("--workers: " + std::to_string(workers) + " workers for " + std::to_string(plan.data->rows()) +
+                           " rows");
+  }
+  plan.workers = workers;
+  plan.ranges = PartitionRows(plan.data->matrix, workers);
+  return Status::Ok();
+}
+
+Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const WorkerOptions& worker_options) {
+  Runtime runtime;
+  if (flags.kind == "threads") {
+    std::vector<ShardSource> shards;
+    if (plan.data) {
+      for (const auto& [begin, end] : plan.ranges) shards.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
+    } else {
+      for (const ShardEntry& entry : plan.manifest.shards) {
+        shards.push_back(ShardSource::InStore(plan.store, entry.key, entry.checksum));
+      }
+    }
+    runtime.executor = std::make_unique<ThreadsExecutor>(std::move(shards), plan.spec, worker_options);
+    return runtime;
+  }
+
+  std::string store_uri = plan.store ? plan.store->uri() : "";
+  Manifest manifest = plan.manifest;
+  if (plan.data) {
+    std::string directory = flags.shard_dir;
+    if (directory.empty()) {
+      NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory temporary, TemporaryDirectory::Create("nimbus-shards"));
+      directory = temporary.path();
+      runtime.shard_directory = std::move(temporary);
+    }
+    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(directory, /*create=*/true));
+    NIMBUS_ASSIGN_OR_RETURN(manifest, WriteShards(*plan.data, plan.workers, plan.source, *store));
+    store_uri = directory;
+  }
+  if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
+  std::vector<ShardAssignment> shards;
+  for (const ShardEntry& entry : manifest.shards) shards.push_back({store_uri, entry.key, entry.checksum});
+#ifdef NIMBUS_HAVE_MPI
+  if (flags.kind == "mpi" && flags.topology == "allreduce") {
+    runtime.executor = std::make_unique<MpiAllreduceExecutor>(shards, plan.spec, worker_options, flags.run_id);
+    return runtime;
+  }
+  if (flags.kind == "mpi") {
+    runtime.executor = std::make_unique<MpiExecutor>(std::move(shards), plan.spec, worker_options, flags.run_id);
+    return runtime;
+  }
+#endif
+
+  RemoteOptions options;
+  options.name = flags.kind;
+  options.listen = flags.listen;
+  options.advertise = flags.advertise;
+  options.heartbeat_seconds = flags.heartbeat;
+  options.round_timeout_floor_seconds = flags.round_timeout_floor;
+  options.max_restarts = static_cast<int>(flags.max_restarts);
+  options.max_lifetime_seconds = flags.max_lifetime;
+  options.insecure = flags.insecure;
+  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory state_directory, TemporaryDirectory::Create("nimbus-state"));
+  options.spill_directory = state_directory.path();
+  runtime.state_directory = std::move(state_directory);
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<Launcher> launcher;
+  if (flags.kind == "process") {
+    launcher = MakeProcessLauncher(flags.worker_program.empty() ? CurrentExecutable() : flags.worker_program);
+  } else if (flags.kind == "lambda") {
+    NIMBUS_ASSIGN_OR_RETURN(AwsConfig config, LoadAwsConfig("lambda"));
+    if (!flags.lambda_endpoint.empty()) config.endpoint_url = flags.lambda_endpoint;
+    std::optional<AwsCredentials> passed;
+    if (flags.lambda_pass_credentials) {
+      NIMBUS_ASSIGN_OR_RETURN(AwsConfig s3, LoadAwsConfig("s3"));
+      passed = s3.credentials;
+    }
+    launcher = MakeLambdaLauncher(flags.lambda_function, std::move(config), std::move(passed));
+  } else {
+    launcher = MakeCommandLauncher(flags.launch, SplitHosts(flags.hosts));
+  }
+  auto remote = std::make_unique<RemoteExecutor>(std::move(shards), plan.spec, worker_options, options, std::move(launcher));
+  runtime.remote = remote.get();
+  runtime.executor = std::move(remote);
+  return runtime;
+}
+
+void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary) {
+  const double run = summary->setup_seconds + summary->solve_seconds;
+  // A shard holds a label and an offset per row (16 bytes) and an index and value per entry.
+  const int64_t shard_bytes = (plan.spec.rows * 16 + summary->data_nnz * 12) / std::max(1, plan.workers);
+  const int64_t s3_requests = plan.workers * (1 + ShardLoadRequests(shard_bytes));
+  const Cost cost = EstimateCost(prices, plan.workers + summary->worker_restarts, run * plan.workers, s3_requests,
+                                 run + summary->load_seconds);
+  summary->cost_dollars = cost.total_dollars();
+  summary->cost_gb_seconds = cost.function_gb_seconds;
+}
+
+MasterChoice ChooseMaster(const SolveOptions& options) {
+  const AdmmOptions& admm = options.admm;
+  const bool admm_only = admm.barrier != 0 || admm.lean_messages || options.runtime.topology == "allreduce";
+  MasterChoice choice;
+  choice.algorithm = options.algorithm != "auto" ? options.algorithm : admm_only ? "admm" : "newton";
+  // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).
+  if (options.algorithm == "auto" && options.checkpoint.resume) choice.algorithm = options.checkpoint.resume->algorithm;
+  choice.admm = admm;
+  choice.newton = NewtonOptionsOf(options);
+  return choice;
+}
+
+std::unique_ptr<Master> MasterChoice::Make(const ProblemSpec& spec, Executor* executor) const {
+  if (algorithm == "newton") return std::make_unique<NewtonMaster>(spec, newton, executor);
+  return std::make_unique<Coordinator>(spec, admm, executor);
+}
+
+}  // namespace nimbus

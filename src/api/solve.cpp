@@ -1,0 +1,292 @@
+// The facade: Solve is the steps of api/plan.h in order, with every option checked first.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "nimbus/api/plan.h"
+#include "nimbus/checkpoint/checkpoint.h"
+#include "nimbus/cloud/s3.h"
+#include "nimbus/core/clock.h"
+#include "nimbus/core/format.h"
+#include "nimbus/nimbus.h"
+#include "nimbus/runtime/worker_process.h"
+#ifdef NIMBUS_HAVE_MPI
+#include "nimbus/admm/coordinator.h"
+#include "nimbus/mpi/mpi_runtime.h"
+#endif
+
+namespace nimbus {
+
+TrainingData TrainingData::LibsvmFile(std::string path) {
+  TrainingData data;
+  data.location_ = std::move(path);
+  return data;
+}
+
+TrainingData TrainingData::Store(std::string location) {
+  TrainingData data;
+  data.location_ = std::move(location);
+  data.store_ = true;
+  return data;
+}
+
+TrainingData TrainingData::At(std::string location) {
+  const bool store = LooksLikeStoreUri(location);
+  return store ? Store(std::move(location)) : LibsvmFile(std::move(location));
+}
+
+TrainingData TrainingData::Csr(CsrView matrix, std::span<const double> labels) {
+  TrainingData data;
+  data.in_memory_ = true;
+  data.matrix_ = matrix;
+  data.labels_ = labels;
+  return data;
+}
+
+bool RuntimeAvailable(const std::string& kind) {
+  if (kind == "threads" || kind == "process" || kind == "command") return true;
+#ifdef NIMBUS_HAVE_AWS
+  if (kind == "lambda") return true;
+#endif
+#ifdef NIMBUS_HAVE_MPI
+  if (kind == "mpi") return true;
+#endif
+  return false;
+}
+
+Status RuntimeOptions::Validate() const {
+  if (!RuntimeAvailable(kind)) {
+    std::string available;
+    for (const char* name : {"threads", "process", "command", "lambda", "mpi"}) {
+      if (RuntimeAvailable(name)) available += std::string(available.empty() ? "" : ", ") + name;
+    }
+    return InvalidArgument("--runtime: '" + kind + "' is not available (this build has: " + available + ")");
+  }
+  if (workers < 0 || workers > 4096) return InvalidArgument("--workers: must be in [1, 4096]");
+  if (topology != "star" && topology != "allreduce") {
+    return InvalidArgument("--topology: '" + topology + "' is not star or allreduce");
+  }
+  if (topology == "allreduce" && kind != "mpi") return InvalidArgument("--topology allreduce: only for --runtime mpi");
+  if (kind == "command" && launch.empty()) return InvalidArgument("--runtime command: needs --launch 'COMMAND ... {args}'");
+  if (kind == "command" && launch.find("{args}") == std::string::npos) {
+    return InvalidArgument("--launch: the template must contain {args}, where the worker's arguments go");
+  }
+  if (kind == "lambda" && lambda_function.empty()) return InvalidArgument("--runtime lambda: needs --lambda-function NAME");
+  if (!(worker_memory_mb >= -1)) return InvalidArgument("--worker-memory-mb: must be >= 0");
+  return Status::Ok();
+}
+
+Status SolveOptions::Validate() const {
+  NIMBUS_RETURN_IF_ERROR(runtime.Validate());
+  if (algorithm != "auto" && algorithm != "admm" && algorithm != "newton") {
+    return InvalidArgument("--algorithm: '" + algorithm + "' is not admm, newton or auto");
+  }
+  const bool allreduce = runtime.topology == "allreduce";
+  if (algorithm == "newton" && (admm.barrier != 0 || admm.lean_messages || allreduce)) {
+    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
+                           "allreduce (ADMM's)");
+  }
+  if (admm.lean_messages && (runtime.kind == "threads" || allreduce)) {
+    return InvalidArgument("--message-precision float32: only where messages cross a wire "
+                           "(--runtime process, command, lambda, or mpi with the star topology)");
+  }
+  if (allreduce && admm.barrier != 0) {
+    return InvalidArgument("--barrier: with --topology allreduce every rank waits for all");
+  }
+  if (!checkpoint.location.empty()) {
+    if (checkpoint.every < 1) return InvalidArgument("--checkpoint-every: must be >= 1");
+    if (runtime.kind == "mpi") {
+      return InvalidArgument("--checkpoint: not with --runtime mpi (an MPI job lives and dies as a whole; its ranks "
+                             "cannot be resumed one by one)");
+    }
+    if (admm.barrier != 0) return InvalidArgument("--checkpoint: needs synchronous rounds (--barrier all)");
+  }
+  if (checkpoint.resume && checkpoint.location.empty()) {
+    return InvalidArgument("--resume: needs --checkpoint DIR|s3://BUCKET/PREFIX, where the run writes its checkpoints");
+  }
+  NIMBUS_RETURN_IF_ERROR(admm.Validate());
+  NIMBUS_RETURN_IF_ERROR(NewtonOptionsOf(*this).Validate());
+  NIMBUS_RETURN_IF_ERROR(worker.Validate());
+  return prices.Validate();
+}
+
+NewtonOptions NewtonOptionsOf(const SolveOptions& options) {
+  NewtonOptions newton;
+  newton.gradient_tolerance = options.gradient_tolerance;
+  newton.max_iterations = options.admm.max_iterations;
+  newton.target_objective = options.admm.target_objective;
+  newton.round_timeout_seconds = options.admm.round_timeout_seconds;
+  newton.start_timeout_seconds = options.admm.start_timeout_seconds;
+  return newton;
+}
+
+WorkerOptions WorkerOptionsOf(const SolveOptions& options) {
+  WorkerOptions worker = options.worker;
+  worker.general_form = options.general_form;
+  return worker;
+}
+
+namespace {
+
+// on_trace as the masters' and executors' trace sink.
+class CallbackTraceSink final : public TraceSink {
+ public:
+  explicit CallbackTraceSink(std::function<void(std::string_view)> callback) : callback_(std::move(callback)) {}
+  void Write(std::string_view json_object) override { callback_(json_object); }
+
+ private:
+  std::function<void(std::string_view)> callback_;
+};
+
+// What the data allows of the options: the workers' memory and the partial barrier.
+Status CheckPlanFits(const Plan& plan, const SolveOptions& options) {
+  const RuntimeOptions& runtime = options.runtime;
+  const double limit_mb = runtime.worker_memory_mb >= 0 ? runtime.worker_memory_mb
+                          : runtime.kind == "lambda"    ? options.prices.function_memory_gb * 1000
+                                                        : 0;
+  NIMBUS_RETURN_IF_ERROR(CheckWorkerMemory(plan, options.general_form, limit_mb));
+  if (options.admm.barrier > plan.workers) {
+    return InvalidArgument("--barrier: " + std::to_string(options.admm.barrier) + " of " +
+                           std::to_string(plan.workers) + " workers");
+  }
+  return Status::Ok();
+}
+
+// Checkpoints every `every` rounds into the store at `location`; a failed write is reported
+// through the trace and the summary, and the run goes on with the previous checkpoint.
+Status SetCheckpointing(const SolveOptions& options, Master* master) {
+  const CheckpointOptions& checkpoint = options.checkpoint;
+  if (checkpoint.location.empty()) return Status::Ok();
+  Result<std::unique_ptr<Store>> opened = OpenAnyStore(checkpoint.location, /*create=*/true);
+  if (!opened.ok()) return opened.status().WithContext("--checkpoint");
+  std::shared_ptr<Store> store = std::move(opened).value();
+  const Checkpoint kept{MasterState{}, checkpoint.run_arguments, checkpoint.working_directory};
+  master->SetCheckpointWriter(static_cast<int>(checkpoint.every), [store, kept](const MasterState& state) {
+    Checkpoint written = kept;
+    written.state = state;
+    Status status = WriteCheckpoint(*store, written);
+    if (!status.ok()) {
+      std::fprintf(stderr, "\nnimbus: warning: %s (the run goes on; the previous checkpoint stays)\n",
+                   status.message().c_str());
+    }
+    return status;
+  });
+  if (checkpoint.resume) master->ResumeFrom(*checkpoint.resume);
+  return Status::Ok();
+}
+
+Model ModelOf(const Plan& plan, std::vector<double> weights) {
+  Model model;
+  model.loss = plan.spec.loss;
+  model.regularizer = plan.spec.regularizer;
+  model.intercept = plan.spec.intercept;
+  model.cols = plan.spec.cols;
+  model.labels = plan.labels;
+  model.weights = std::move(weights);
+  return model;
+}
+
+// The solve on a planned problem: this process is the master (rank 0 under mpirun).
+Result<SolveResult> SolvePlanned(const Plan& plan, const SolveOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options));
+  std::unique_ptr<CallbackTraceSink> trace;
+  if (options.on_trace) trace = std::make_unique<CallbackTraceSink>(options.on_trace);
+  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
+  if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
+  const MasterChoice choice = ChooseMaster(options);
+  std::unique_ptr<Master> master = choice.Make(plan.spec, runtime.executor.get());
+  if (trace) master->SetTraceSink(trace.get());
+  NIMBUS_RETURN_IF_ERROR(SetCheckpointing(options, master.get()));
+  if (options.on_iteration) master->SetIterationCallback(options.on_iteration);
+  if (options.on_start) {
+    NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, plan.workers, runtime.executor->name(), choice.algorithm}));
+  }
+  NIMBUS_ASSIGN_OR_RETURN(Solution solution, master->Solve());
+  SolveResult result;
+  result.summary = std::move(solution.summary);
+  result.summary.load_seconds = plan.load_seconds;
+  AddCostEstimate(options.prices, plan, &result.summary);
+  result.model = ModelOf(plan, std::move(solution.model));
+  return result;
+}
+
+}  // namespace
+
+#ifdef NIMBUS_HAVE_MPI
+namespace {
+
+// Under mpirun every rank runs Solve. An error ends the whole job (the other ranks would wait
+// for rank 0 forever): it is printed, and the job aborts with the exit code.
+[[noreturn]] void AbortJob(MpiSession& mpi, const Status& status) {
+  std::fprintf(stderr, "nimbus: error: %s\n", status.message().c_str());
+  const bool bad_input = status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound ||
+                         status.code() == StatusCode::kDataLoss;
+  mpi.Abort(bad_input ? 2 : 1);
+}
+
+// Ranks 1..K-1 of the allreduce topology run the master's logic alongside rank 0 on the same
+// numbers; rank 0 reports. Should rank 0 not end the job on an error it met too, this rank does.
+int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) {
+  Result<AssignBody> assignment = ReceiveAllreduceAssignment(run_id, Deadline::After(24 * 3600));
+  Result<Solution> solution = assignment.status();
+  if (assignment.ok()) {
+    MpiAllreduceExecutor executor(mpi.rank(), mpi.size(), *assignment, run_id);
+    solution = Coordinator(AssignedSpec(*assignment), admm, &executor).Solve();
+  }
+  if (!solution.ok()) {
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    AbortJob(mpi, solution.status());
+  }
+  mpi.EndNormally();
+  return solution->summary.ok() ? 0 : 1;
+}
+
+Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options) {
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<MpiSession> mpi, MpiSession::Start(nullptr, nullptr));
+  options.runtime.run_id = mpi->ShareRunId();
+  const bool allreduce = options.runtime.topology == "allreduce";
+  const int64_t ranks_needed = options.runtime.workers == 0 ? 0 : options.runtime.workers + (allreduce ? 0 : 1);
+  if (ranks_needed != 0 && ranks_needed != mpi->size()) {
+    AbortJob(*mpi, InvalidArgument("--workers " + std::to_string(options.runtime.workers) + " needs mpirun -n " +
+                                   std::to_string(ranks_needed) + "; this job has " + std::to_string(mpi->size()) +
+                                   " ranks"));
+  }
+  if (!allreduce && mpi->size() < 2) {
+    AbortJob(*mpi, InvalidArgument("--runtime mpi: start it as mpirun -n K+1 (a master and K workers), or with "
+                                   "--topology allreduce as mpirun -n K"));
+  }
+  options.runtime.workers = allreduce ? mpi->size() : mpi->size() - 1;
+  if (mpi->rank() > 0) {
+    SolveResult worker;
+    worker.mpi_worker_rank = true;
+    if (allreduce) {
+      worker.mpi_worker_exit_code = RunAllreduceRank(*mpi, options.admm, options.runtime.run_id);
+    } else {
+      worker.mpi_worker_exit_code = RunMpiWorker(mpi->rank(), options.runtime.run_id, WallSeconds());
+      if (worker.mpi_worker_exit_code == kWorkerDone) mpi->EndNormally();
+    }
+    return worker;
+  }
+  Result<Plan> plan = PlanData(data, options.runtime.workers, options.loss);
+  Status planned = plan.ok() ? SetRegularizer(options.l1, options.l2, options.intercept, &*plan) : plan.status();
+  Result<SolveResult> result = planned.ok() ? SolvePlanned(*plan, options) : Result<SolveResult>(planned);
+  if (!result.ok() && mpi->size() > 1) AbortJob(*mpi, result.status());
+  if (result.ok()) mpi->EndNormally();  // the workers have had their BYE
+  return result;
+}
+
+}  // namespace
+#endif
+
+Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+#ifdef NIMBUS_HAVE_MPI
+  if (options.runtime.kind == "mpi") return SolveUnderMpi(data, options);
+#endif
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, options.runtime.workers, options.loss));
+  NIMBUS_RETURN_IF_ERROR(SetRegularizer(options.l1, options.l2, options.intercept, &plan));
+  return SolvePlanned(plan, options);
+}
+
+}  // namespace nimbus

@@ -1,0 +1,189 @@
+// The facade, nimbus::Solve, as a program that links the library calls it: data from a file,
+// from the caller's own arrays, on threads and on worker processes; checked against
+// liblinear's optimum, with every option error named.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "nimbus/data/libsvm_reader.h"
+#include "nimbus/nimbus.h"
+#include "support/test_support.h"
+
+namespace nimbus {
+namespace {
+
+using testing::HeartScalePath;
+using testing::TempDir;
+using testing::TrainLiblinear;
+
+constexpr double kL1 = 0.01;
+
+Dataset ReadHeartScale() {
+  Result<Dataset> data = ReadLibsvmFile(HeartScalePath(), LibsvmReadOptions{});
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  return std::move(data).value();
+}
+
+// F of `model` on heart_scale with l1 = kL1, computed here from the file.
+double ObjectiveOnHeartScale(const Model& model) {
+  const Dataset data = ReadHeartScale();
+  return EvaluateObjective(model.Spec(data.rows(), data.cols()), data.matrix, data.labels, model.WeightsFor(data.cols()));
+}
+
+// liblinear's L1-regularized logistic regression (-s 6) to a tight tolerance: F*.
+double LiblinearObjective() {
+  static const double objective = [] {
+    TempDir dir;
+    const Dataset data = ReadHeartScale();
+    const std::string path = TrainLiblinear(6, 1.0 / (static_cast<double>(data.rows()) * kL1), 1e-8, HeartScalePath(),
+                                            dir.File("liblinear.model"));
+    Result<Model> model = ReadModel(path);
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    model->regularizer.l1 = kL1;
+    return ObjectiveOnHeartScale(*model);
+  }();
+  return objective;
+}
+
+SolveOptions L1Options() {
+  SolveOptions options;
+  options.l1 = kL1;
+  options.runtime.workers = 2;
+  options.admm.eps_abs = 1e-9;
+  options.admm.eps_rel = 1e-7;
+  options.gradient_tolerance = 1e-8;
+  return options;
+}
+
+void ExpectLiblinearOptimum(const Result<SolveResult>& result) {
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_TRUE(result->summary.ok()) << result->summary.message;
+  const double objective = ObjectiveOnHeartScale(result->model);
+  EXPECT_LE(objective, LiblinearObjective() * (1 + 1e-6));
+  EXPECT_NEAR(result->summary.objective, objective, 1e-9 * objective);
+}
+
+TEST(Solve, ALibsvmFileOnThreadsReachesLiblinearsOptimum) {
+  ExpectLiblinearOptimum(Solve(TrainingData::LibsvmFile(HeartScalePath()), L1Options()));
+}
+
+TEST(Solve, ADMMReachesTheSameOptimum) {
+  SolveOptions options = L1Options();
+  options.algorithm = "admm";
+  Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+  ExpectLiblinearOptimum(result);
+  EXPECT_EQ(result->summary.algorithm, "admm");
+}
+
+TEST(Solve, TheCallersArraysWithLabelsZeroAndOneReachTheOptimum) {
+  const Dataset file = ReadHeartScale();
+  // The caller's own arrays, labels 0 and 1 where the file has -1 and +1.
+  std::vector<int64_t> row_ptr(file.matrix.row_ptr, file.matrix.row_ptr + file.rows() + 1);
+  std::vector<uint32_t> col_idx(file.matrix.col_idx, file.matrix.col_idx + file.nnz());
+  std::vector<double> values(file.matrix.values, file.matrix.values + file.nnz());
+  std::vector<double> labels;
+  for (const double y : file.labels) labels.push_back(y > 0 ? 1.0 : 0.0);
+  const CsrView matrix{file.rows(), file.cols(), row_ptr.data(), col_idx.data(), values.data()};
+  Result<SolveResult> result = Solve(TrainingData::Csr(matrix, labels), L1Options());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->model.labels.negative, 0.0);
+  EXPECT_EQ(result->model.labels.positive, 1.0);
+  result->model.labels = file.encoding;  // the file's encoding, for the objective on the file
+  ExpectLiblinearOptimum(result);
+}
+
+TEST(Solve, WorkerProcessesReachTheOptimum) {
+  SolveOptions options = L1Options();
+  options.runtime.kind = "process";
+  options.runtime.worker_program = NIMBUS_BINARY;
+  Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+  ExpectLiblinearOptimum(result);
+  EXPECT_EQ(result->summary.runtime, "process");
+}
+
+TEST(Solve, CallbacksSeeEveryIterationAndTraceEventAndMayStop) {
+  SolveOptions options = L1Options();
+  int iterations = 0;
+  std::vector<std::string> events;
+  std::string started;
+  options.on_start = [&](const SolveStart& start) {
+    started = start.algorithm + " " + std::to_string(start.workers) + " " + std::to_string(start.spec.rows);
+    return Status::Ok();
+  };
+  options.on_iteration = [&](const IterationInfo&) { return ++iterations < 2; };
+  options.on_trace = [&](std::string_view event) { events.emplace_back(event); };
+  Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(started, "newton 2 270");
+  EXPECT_EQ(iterations, 2);
+  EXPECT_EQ(result->summary.termination, Termination::kUserStopped);
+  ASSERT_FALSE(events.empty());
+  for (const std::string& event : events) EXPECT_EQ(event.front(), '{') << event;
+}
+
+TEST(Solve, AnErrorFromOnStartEndsTheSolveBeforeAnyWorkerStarts) {
+  SolveOptions options = L1Options();
+  options.on_start = [](const SolveStart&) { return InvalidArgument("not today"); };
+  Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(), "not today");
+}
+
+TEST(Solve, EveryBadOptionIsNamed) {
+  struct Case {
+    void (*mutate)(SolveOptions&);
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](SolveOptions& o) { o.runtime.kind = "cloud"; }, "--runtime: 'cloud' is not available"},
+      {[](SolveOptions& o) { o.runtime.workers = -1; }, "--workers"},
+      {[](SolveOptions& o) { o.runtime.kind = "command"; }, "--runtime command: needs --launch"},
+      {[](SolveOptions& o) { o.runtime.topology = "ring"; }, "--topology: 'ring'"},
+      {[](SolveOptions& o) { o.algorithm = "sgd"; }, "--algorithm: 'sgd'"},
+      {[](SolveOptions& o) { o.algorithm = "newton", o.admm.barrier = 1; }, "--algorithm newton: not with --barrier"},
+      {[](SolveOptions& o) { o.admm.lean_messages = true; }, "--message-precision float32: only where"},
+      {[](SolveOptions& o) { o.checkpoint.location = "/tmp/x", o.checkpoint.every = 0; }, "--checkpoint-every"},
+      {[](SolveOptions& o) { o.checkpoint.resume = MasterState{}; }, "--resume: needs --checkpoint"},
+      {[](SolveOptions& o) { o.gradient_tolerance = 2; }, "gradient_tolerance: must be in (0, 1)"},
+      {[](SolveOptions& o) { o.admm.relaxation = 3; }, "relaxation: must be in [1, 1.8]"},
+      {[](SolveOptions& o) { o.l1 = -1; }, "l1: must be a finite number >= 0"},
+      {[](SolveOptions& o) { o.admm.barrier = 3; }, "--barrier: 3 of 2 workers"},
+  };
+  for (const Case& c : cases) {
+    SolveOptions options = L1Options();
+    c.mutate(options);
+    Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+    ASSERT_FALSE(result.ok()) << c.message;
+    EXPECT_NE(result.status().message().find(c.message), std::string::npos)
+        << "expected '" << c.message << "' in: " << result.status().message();
+  }
+}
+
+TEST(Solve, BadDataIsNamed) {
+  Result<SolveResult> missing = Solve(TrainingData::LibsvmFile("/nonexistent/train.svm"), SolveOptions{});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/train.svm"), std::string::npos);
+
+  const std::vector<int64_t> row_ptr = {0, 1, 2, 3};
+  const std::vector<uint32_t> col_idx = {0, 0, 0};
+  const std::vector<double> values = {1, 2, 3};
+  const std::vector<double> three_labels = {1, 2, 3};
+  const CsrView matrix{3, 1, row_ptr.data(), col_idx.data(), values.data()};
+  Result<SolveResult> three = Solve(TrainingData::Csr(matrix, three_labels), SolveOptions{});
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.status().message().find("a third distinct label 3"), std::string::npos) << three.status().message();
+  Result<SolveResult> short_labels = Solve(TrainingData::Csr(matrix, std::span(three_labels).first(2)), SolveOptions{});
+  ASSERT_FALSE(short_labels.ok());
+  EXPECT_NE(short_labels.status().message().find("2 labels for 3 rows"), std::string::npos);
+  const std::vector<uint32_t> wide_col_idx = {0, 5, 0};
+  const CsrView wide{3, 2, row_ptr.data(), wide_col_idx.data(), values.data()};
+  const std::vector<double> two_labels = {1, -1, 1};
+  Result<SolveResult> wild = Solve(TrainingData::Csr(wide, two_labels), SolveOptions{});
+  ASSERT_FALSE(wild.ok());
+  EXPECT_NE(wild.status().message().find("col_idx[1] = 5 is not below cols = 2"), std::string::npos)
+      << wild.status().message();
+}
+
+}  // namespace
+}  // namespace nimbus
