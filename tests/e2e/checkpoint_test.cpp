@@ -204,6 +204,16 @@ TEST_F(CheckpointCli, CheckpointsGoToS3AndAResumeReadsThem) {
   full.push_back("--resume");
   Train(full);  // the run's own arguments with --resume work as well
   EXPECT_LT(LargestDifference(dir.File("m.json"), dir.File("first.json")), 1e-9);
+  // The outputs of a resumed run are the user's to choose: new ones beside the run's own ...
+  const CommandResult outputs = RunNimbus({"train", "--checkpoint", "s3://runs/job-1", "--resume", "--quiet",
+                                           "--out", dir.File("again.json"), "--summary-json", dir.File("s.json")});
+  ASSERT_EQ(outputs.exit_code, 0) << outputs.err;
+  EXPECT_LT(LargestDifference(dir.File("again.json"), dir.File("first.json")), 1e-9);
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("s.json")))["termination"], "converged");
+  // ... and with the run's own arguments too.
+  full.insert(full.end(), {"--trace", dir.File("t.jsonl"), "--verbose"});
+  Train(full);
+  EXPECT_TRUE(FileExists(dir.File("t.jsonl")));
 }
 
 TEST_F(CheckpointCli, AFullDiskKeepsThePreviousCheckpointAndTheRunGoesOn) {
