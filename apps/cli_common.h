@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
+#include "nimbus/core/args.h"
 #include "nimbus/core/status.h"
 #include "nimbus/metrics/cost.h"
 

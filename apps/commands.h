@@ -14,7 +14,6 @@ int RunTrain(int argc, char** argv);
 int RunPredict(int argc, char** argv);
 int RunEval(int argc, char** argv);
 // `process_start_wall`: when this process began, for the worker's cold-start report.
-int RunWorker(int argc, char** argv, double process_start_wall);
 int RunLambda(int argc, char** argv);
 int RunReport(int argc, char** argv);
 int RunScale(int argc, char** argv);

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "nimbus/core/clock.h"
+#include "nimbus/nimbus.h"
 
 namespace {
 
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
   if (command == "train") return RunTrain(argc, argv);
   if (command == "predict") return RunPredict(argc, argv);
   if (command == "eval") return RunEval(argc, argv);
-  if (command == "worker") return RunWorker(argc, argv, kProcessStartWall);
+  if (command == "worker") return nimbus::WorkerMain(argc, argv, kProcessStartWall);
   if (command == "lambda") return RunLambda(argc, argv);
   if (command == "report") return RunReport(argc, argv);
   if (command == "scale") return RunScale(argc, argv);

@@ -53,7 +53,7 @@ int RunScale(int argc, char** argv) {
                                                 " holds shards for one K; give the LIBSVM file, which scale splits anew "
                                                 "for each K"));
   }
-  if (Status valid = SetRegularizer(options.l1, options.l2, options.intercept, &*plan); !valid.ok()) {
+  if (Status valid = SetRegularizer(options, &*plan); !valid.ok()) {
     return ReportError("scale", valid);
   }
 

@@ -52,7 +52,7 @@ int RunCalibrate(int argc, char** argv) {
   Result<Plan> plan = PlanData(TrainingData::At(problem.data), workers->front(), solve_options.loss);
   if (!plan.ok()) return ReportError(command, plan.status());
   if (!plan->data) return ReportError(command, InvalidArgument("--data: give a LIBSVM file (it is split anew for each K)"));
-  if (Status valid = SetRegularizer(solve_options.l1, solve_options.l2, solve_options.intercept, &*plan); !valid.ok()) {
+  if (Status valid = SetRegularizer(solve_options, &*plan); !valid.ok()) {
     return ReportError(command, valid);
   }
 

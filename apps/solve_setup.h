@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "args.h"
+#include "nimbus/core/args.h"
 #include "nimbus/api/plan.h"
 #include "nimbus/nimbus.h"
 

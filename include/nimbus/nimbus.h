@@ -14,8 +14,10 @@
 //
 // Solve minimizes  F(x) = (1/N) sum_r loss(y_r, a_r . x [+ b]) + regularizer(x)  across K
 // workers (threads of this process, local processes, launched commands, AWS Lambda functions
-// or MPI ranks), with distributed Newton-CG or consensus ADMM, for the losses of
-// problem/loss.h and the regularizer l1 ||x||_1 + (l2/2) ||x||^2.
+// or MPI ranks), with distributed Newton-CG or consensus ADMM. The loss is one of nimbus's
+// (logistic, squared, squared hinge) or the program's own smooth one (problem/loss.h:
+// CustomLoss), the regularizer l1 ||x||_1 + (l2/2) ||x||^2 or the program's own separable one
+// (problem/problem.h: CustomRegularizer). examples/ has Poisson and Huber regression.
 //
 // Errors are Result/Status values (core/status.h), never exceptions; an option error names the
 // option as the command line spells it (`nimbus train --help` lists them all).
@@ -23,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -112,8 +115,9 @@ struct CheckpointOptions {
 
 struct SolveOptions {
   // The problem.
-  Loss loss = Loss::kLogistic;
-  std::optional<double> l1, l2;  // neither: l2 = 1/N (liblinear's default C = 1)
+  Loss loss = Loss::kLogistic;    // or a program's own (problem/loss.h: CustomLoss, RegisterLoss)
+  std::optional<double> l1, l2;  // neither (and no custom regularizer): l2 = 1/N (liblinear's C = 1)
+  std::shared_ptr<const CustomRegularizer> regularizer;  // a program's own g, in place of l1 and l2
   bool intercept = false;
   // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set).
   std::string algorithm = "auto";
@@ -158,5 +162,21 @@ struct SolveResult {
 // An error Result for bad options or data, or a failed start; a worker failing mid-run is in
 // the summary (!summary.ok()) with the newest model whose objective is known.
 Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options);
+
+// ---- A program's own workers ---------------------------------------------------------------
+
+// Workers of the process and command runtimes (and Lambda functions) are programs started as
+// `PROGRAM worker --connect ... --run ...`. The nimbus binary is one; a program that solves
+// with a loss of its own (RegisterLoss) is its own worker program, so that its workers know
+// that loss too. First thing in its main:
+//
+//   nimbus::RegisterLoss(std::make_shared<MyLoss>());
+//   if (nimbus::IsWorkerInvocation(argc, argv)) return nimbus::WorkerMain(argc, argv);
+//
+// (the process runtime starts this same program by default: RuntimeOptions::worker_program).
+bool IsWorkerInvocation(int argc, char** argv);
+// Serves one worker until the master says BYE; returns the process's exit code.
+// `process_start_wall` (WallSeconds() at process start) times cold starts; 0: now.
+int WorkerMain(int argc, char** argv, double process_start_wall = 0);
 
 }  // namespace nimbus

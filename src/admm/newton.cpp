@@ -84,7 +84,7 @@ class DistributedObjective final : public SmoothFunction {
     request.point = at.x;
     Fill(hv, 0.0);
     if (!RunAndSum(request, hv, {})) return;
-    AddRegularizer(v, hv);
+    spec_.regularizer.AddCurvatureProduct(at.x, v, static_cast<std::size_t>(spec_.cols), hv);
   }
 
   void HessianDiagonal(std::span<double> diagonal) override {
@@ -144,21 +144,15 @@ class DistributedObjective final : public SmoothFunction {
     if (!RunAndSum(request, p.gradient, p.diagonal, &p.value)) return nullptr;
     p.round = request.round;
     p.x = request.z;
-    AddRegularizer(x, p.gradient);
     const std::size_t regularized = static_cast<std::size_t>(spec_.cols);
-    for (std::size_t j = 0; j < regularized; ++j) p.diagonal[j] += spec_.regularizer.l2;
+    spec_.regularizer.AddGradient(x, regularized, p.gradient);
+    spec_.regularizer.AddCurvature(x, regularized, p.diagonal);
     // Before the master reports its first step, the trace shows the first point's test.
     if (!has_tested_) {
       const double violation = MinimumSubgradientNorm(spec_, x, p.gradient, v_);
       SetProgress(violation, first_tolerance_ > 0 ? first_tolerance_ : tolerance_scale_ * violation);
     }
     return &p;
-  }
-
-  // out += l2 v on the regularized coordinates (not the intercept).
-  void AddRegularizer(std::span<const double> v, std::span<double> out) const {
-    const double l2 = spec_.regularizer.l2;
-    for (std::size_t j = 0; j < static_cast<std::size_t>(spec_.cols); ++j) out[j] += l2 * v[j];
   }
 
   // One round on every worker; sums each reply's first vector into `first` and its second

@@ -154,10 +154,12 @@ Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
   return plan;
 }
 
-Status SetRegularizer(std::optional<double> l1, std::optional<double> l2, bool intercept, Plan* plan) {
-  plan->spec.intercept = intercept;
-  plan->spec.regularizer = {l1.value_or(0.0), l2.value_or(0.0)};
-  if (!l1 && !l2) plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);
+Status SetRegularizer(const SolveOptions& options, Plan* plan) {
+  plan->spec.intercept = options.intercept;
+  plan->spec.regularizer = {options.l1.value_or(0.0), options.l2.value_or(0.0), options.regularizer};
+  if (!options.l1 && !options.l2 && !options.regularizer) {
+    plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);
+  }
   return plan->spec.Validate();
 }
 
@@ -292,7 +294,8 @@ void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary) {
 
 MasterChoice ChooseMaster(const SolveOptions& options) {
   const AdmmOptions& admm = options.admm;
-  const bool admm_only = admm.barrier != 0 || admm.lean_messages || options.runtime.topology == "allreduce";
+  const bool rough = options.regularizer != nullptr && !options.regularizer->smooth();
+  const bool admm_only = admm.barrier != 0 || admm.lean_messages || options.runtime.topology == "allreduce" || rough;
   MasterChoice choice;
   choice.algorithm = options.algorithm != "auto" ? options.algorithm : admm_only ? "admm" : "newton";
   // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).

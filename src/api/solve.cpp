@@ -87,6 +87,13 @@ Status SolveOptions::Validate() const {
     return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
                            "allreduce (ADMM's)");
   }
+  if (regularizer != nullptr && !regularizer->smooth() && algorithm == "newton") {
+    return InvalidArgument("--algorithm newton: the regularizer '" + regularizer->name() + "' is not smooth (it has a "
+                           "prox only); ADMM solves with it");
+  }
+  if (regularizer != nullptr && allreduce) {
+    return InvalidArgument("--topology allreduce: every rank applies the regularizer, and ranks know only l1 and l2");
+  }
   if (admm.lean_messages && (runtime.kind == "threads" || allreduce)) {
     return InvalidArgument("--message-precision float32: only where messages cross a wire "
                            "(--runtime process, command, lambda, or mpi with the star topology)");
@@ -229,10 +236,11 @@ namespace {
 // numbers; rank 0 reports. Should rank 0 not end the job on an error it met too, this rank does.
 int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) {
   Result<AssignBody> assignment = ReceiveAllreduceAssignment(run_id, Deadline::After(24 * 3600));
-  Result<Solution> solution = assignment.status();
-  if (assignment.ok()) {
+  Result<ProblemSpec> spec = assignment.ok() ? AssignedSpec(*assignment) : Result<ProblemSpec>(assignment.status());
+  Result<Solution> solution = spec.status();
+  if (spec.ok()) {
     MpiAllreduceExecutor executor(mpi.rank(), mpi.size(), *assignment, run_id);
-    solution = Coordinator(AssignedSpec(*assignment), admm, &executor).Solve();
+    solution = Coordinator(*spec, admm, &executor).Solve();
   }
   if (!solution.ok()) {
     std::this_thread::sleep_for(std::chrono::seconds(20));
@@ -269,7 +277,7 @@ Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options
     return worker;
   }
   Result<Plan> plan = PlanData(data, options.runtime.workers, options.loss);
-  Status planned = plan.ok() ? SetRegularizer(options.l1, options.l2, options.intercept, &*plan) : plan.status();
+  Status planned = plan.ok() ? SetRegularizer(options, &*plan) : plan.status();
   Result<SolveResult> result = planned.ok() ? SolvePlanned(*plan, options) : Result<SolveResult>(planned);
   if (!result.ok() && mpi->size() > 1) AbortJob(*mpi, result.status());
   if (result.ok()) mpi->EndNormally();  // the workers have had their BYE
@@ -285,7 +293,7 @@ Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options)
   if (options.runtime.kind == "mpi") return SolveUnderMpi(data, options);
 #endif
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, options.runtime.workers, options.loss));
-  NIMBUS_RETURN_IF_ERROR(SetRegularizer(options.l1, options.l2, options.intercept, &plan));
+  NIMBUS_RETURN_IF_ERROR(SetRegularizer(options, &plan));
   return SolvePlanned(plan, options);
 }
 

@@ -16,12 +16,13 @@ using Json = nlohmann::json;
 // liblinear's name for the solver that solves the same problem.
 const char* LiblinearSolverType(const Model& model) {
   const bool l1 = model.regularizer.l1 > 0;
-  switch (model.loss) {
-    case Loss::kLogistic: return l1 ? "L1R_LR" : "L2R_LR";
-    case Loss::kSquaredHinge: return l1 ? "L1R_L2LOSS_SVC" : "L2R_L2LOSS_SVC";
-    case Loss::kSquared: return "L2R_L2LOSS_SVR";
+  switch (model.loss.kind()) {
+    case LossKind::kLogistic: return l1 ? "L1R_LR" : "L2R_LR";
+    case LossKind::kSquaredHinge: return l1 ? "L1R_L2LOSS_SVC" : "L2R_L2LOSS_SVC";
+    case LossKind::kSquared: return "L2R_L2LOSS_SVR";
+    case LossKind::kCustom: return nullptr;
   }
-  return "L2R_LR";
+  return nullptr;
 }
 
 Result<Loss> LossOfLiblinearSolver(const std::string& solver) {
@@ -191,7 +192,12 @@ std::string ModelToJson(const Model& model) {
 }
 
 Result<std::string> ModelToLiblinear(const Model& model) {
-  std::string out = "solver_type " + std::string(LiblinearSolverType(model)) + "\n";
+  const char* solver = LiblinearSolverType(model);
+  if (solver == nullptr) {
+    return InvalidArgument(std::string("liblinear model files hold liblinear's losses; the '") + LossName(model.loss) +
+                           "' loss has none (write JSON)");
+  }
+  std::string out = "solver_type " + std::string(solver) + "\n";
   out += "nr_class 2\n";
   if (model.labels.binary) {
     for (double label : {model.labels.positive, model.labels.negative}) {

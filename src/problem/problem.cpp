@@ -10,10 +10,44 @@ namespace nimbus {
 
 double Regularizer::Value(std::span<const double> x, std::size_t regularized) const {
   const auto part = x.first(regularized);
+  if (custom != nullptr) {
+    double sum = 0;
+    for (const double v : part) sum += custom->Value(v);
+    return sum;
+  }
   return l1 * Norm1(part) + 0.5 * l2 * SquaredNorm(part);
 }
 
+void Regularizer::AddGradient(std::span<const double> x, std::size_t regularized, std::span<double> out) const {
+  double first = 0, second = 0;
+  for (std::size_t j = 0; j < regularized; ++j) {
+    if (custom != nullptr) custom->Derivatives(x[j], &first, &second);
+    out[j] += custom != nullptr ? first : l2 * x[j];
+  }
+}
+
+void Regularizer::AddCurvature(std::span<const double> x, std::size_t regularized, std::span<double> diagonal) const {
+  double first = 0, second = 0;
+  for (std::size_t j = 0; j < regularized; ++j) {
+    if (custom != nullptr) custom->Derivatives(x[j], &first, &second);
+    diagonal[j] += custom != nullptr ? second : l2;
+  }
+}
+
+void Regularizer::AddCurvatureProduct(std::span<const double> x, std::span<const double> v, std::size_t regularized,
+                                      std::span<double> out) const {
+  double first = 0, second = 0;
+  for (std::size_t j = 0; j < regularized; ++j) {
+    if (custom != nullptr) custom->Derivatives(x[j], &first, &second);
+    out[j] += (custom != nullptr ? second : l2) * v[j];
+  }
+}
+
 void Regularizer::Prox(double t, std::span<double> x, std::size_t regularized) const {
+  if (custom != nullptr) {
+    for (std::size_t j = 0; j < regularized; ++j) x[j] = custom->Prox(t, x[j]);
+    return;
+  }
   const double threshold = t * l1;
   const double shrink = 1.0 / (1.0 + t * l2);
   for (std::size_t j = 0; j < regularized; ++j) {
@@ -32,6 +66,10 @@ Status ProblemSpec::Validate() const {
   };
   NIMBUS_RETURN_IF_ERROR(check("l1", regularizer.l1));
   NIMBUS_RETURN_IF_ERROR(check("l2", regularizer.l2));
+  if (regularizer.custom != nullptr && (regularizer.l1 != 0 || regularizer.l2 != 0)) {
+    return InvalidArgument("regularizer: the custom '" + regularizer.custom->name() + "' replaces l1 and l2 (give "
+                           "neither, or fold them into it)");
+  }
   if (rows < 1) return InvalidArgument("rows: the problem has no data rows");
   if (cols < 0) return InvalidArgument("cols: must be >= 0");
   return Status::Ok();
@@ -60,7 +98,10 @@ double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::
   const double l1 = spec.regularizer.l1;
   const double l2 = spec.regularizer.l2;
   double worst = 0;
-  for (std::size_t j = 0; j < static_cast<std::size_t>(spec.cols); ++j) {
+  for (std::size_t j = 0; j < static_cast<std::size_t>(spec.cols) && spec.regularizer.custom != nullptr; ++j) {
+    worst = std::max(worst, std::abs(x[j] - spec.regularizer.custom->Prox(1.0, x[j] - g[j])));
+  }
+  for (std::size_t j = 0; j < static_cast<std::size_t>(spec.cols) && spec.regularizer.custom == nullptr; ++j) {
     const double gj = g[j] + l2 * x[j];
     const double violation = x[j] != 0 ? std::abs(gj + std::copysign(l1, x[j])) : std::max(0.0, std::abs(gj) - l1);
     worst = std::max(worst, violation);

@@ -39,7 +39,7 @@ AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec,
   body.store_uri = shard.store_uri;
   body.shard_key = shard.key;
   body.shard_checksum = shard.checksum;
-  body.loss = static_cast<int64_t>(spec.loss);
+  body.loss = LossName(spec.loss);
   body.l1 = spec.regularizer.l1;
   body.l2 = spec.regularizer.l2;
   body.intercept = spec.intercept ? 1 : 0;

@@ -18,9 +18,13 @@
 
 namespace nimbus {
 
-ProblemSpec AssignedSpec(const AssignBody& body) {
+Result<ProblemSpec> AssignedSpec(const AssignBody& body) {
   ProblemSpec spec;
-  spec.loss = static_cast<Loss>(body.loss);
+  Result<Loss> loss = ParseLoss(body.loss);
+  if (!loss.ok()) {
+    return loss.status().WithContext("this worker program cannot serve the run");
+  }
+  spec.loss = *loss;
   spec.regularizer = {body.l1, body.l2};
   spec.intercept = body.intercept != 0;
   spec.rows = body.rows;
@@ -38,7 +42,7 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
   Result<Dataset> shard = LoadShard(**store, body.shard_key, checksum);
   if (!shard.ok()) return shard.status().WithContext("cannot load its shard");
   *load_seconds = load_watch.ElapsedSeconds();
-  *spec = AssignedSpec(body);
+  NIMBUS_ASSIGN_OR_RETURN(*spec, AssignedSpec(body));
   if (shard->cols() > spec->cols) return InvalidArgument("its shard has more features than the problem");
   shard->matrix.cols = spec->cols;
   WorkerOptions options;

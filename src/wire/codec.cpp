@@ -32,7 +32,6 @@ struct HelloFields {
 };
 struct AssignFields {
   uint64_t shard_checksum;
-  int64_t loss;
   double l1, l2;
   int64_t intercept, rows, cols, local_solver, general_form;
   double heartbeat_seconds, master_timeout_seconds;
@@ -281,24 +280,28 @@ Result<HelloBody> UnpackHello(const WireMessage& message) {
 
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
   const FaultInjection& x = b.faults;
-  const AssignFields f{b.shard_checksum, b.loss, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
+  const AssignFields f{b.shard_checksum, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
                        b.general_form, b.heartbeat_seconds, b.master_timeout_seconds, x.crash_probability, x.delay_ms,
                        x.delay_probability, x.delay_worker, x.crash_worker, x.crash_round, x.slow_worker,
                        x.slow_factor, x.seed};
-  return Make(envelope, MessageType::kAssign, {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key)});
+  return Make(envelope, MessageType::kAssign,
+              {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss)});
 }
 
 Result<AssignBody> UnpackAssign(const WireMessage& message) {
   NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 2, 2));
   NIMBUS_ASSIGN_OR_RETURN(const AssignFields f, ReadFields<AssignFields>(message, MessageType::kAssign, 0));
+  // "store\nkey\nloss"
   const std::string_view location = message.payload[1].text();
   const auto newline = location.find('\n');
   if (newline == std::string_view::npos) return BadBody(MessageType::kAssign, "shard location without a key");
+  const auto second_newline = location.find('\n', newline + 1);
+  if (second_newline == std::string_view::npos) return BadBody(MessageType::kAssign, "shard location without a loss");
   AssignBody b;
   b.store_uri = std::string(location.substr(0, newline));
-  b.shard_key = std::string(location.substr(newline + 1));
+  b.shard_key = std::string(location.substr(newline + 1, second_newline - newline - 1));
+  b.loss = std::string(location.substr(second_newline + 1));
   b.shard_checksum = f.shard_checksum;
-  b.loss = f.loss;
   b.l1 = f.l1;
   b.l2 = f.l2;
   b.intercept = f.intercept;

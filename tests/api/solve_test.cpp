@@ -3,6 +3,9 @@
 // liblinear's optimum, with every option error named.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -158,6 +161,114 @@ TEST(Solve, EveryBadOptionIsNamed) {
     EXPECT_NE(result.status().message().find(c.message), std::string::npos)
         << "expected '" << c.message << "' in: " << result.status().message();
   }
+}
+
+// ---- A program's own loss and regularizer --------------------------------------------------
+
+// The logistic loss written from its formula, as a user would: log(1 + e^{-y m}).
+class FormulaLogistic final : public CustomLoss {
+ public:
+  FormulaLogistic() : CustomLoss("formula_logistic", /*classification=*/true) {}
+  double Value(double y, double m) const override { return std::log1p(std::exp(-y * m)); }
+  void Derivatives(double y, double m, double* first, double* second) const override {
+    const double p = 1.0 / (1.0 + std::exp(y * m));  // sigmoid(-y m)
+    *first = -y * p;
+    *second = p * (1.0 - p);
+  }
+};
+
+// lambda |x|: non-smooth, a prox only.
+class FormulaL1 final : public CustomRegularizer {
+ public:
+  explicit FormulaL1(double lambda) : CustomRegularizer("formula_l1"), lambda_(lambda) {}
+  double Value(double x) const override { return lambda_ * std::abs(x); }
+  double Prox(double t, double x) const override { return std::copysign(std::max(std::abs(x) - t * lambda_, 0.0), x); }
+
+ private:
+  double lambda_;
+};
+
+// (lambda/2) x^2: smooth.
+class FormulaL2 final : public CustomRegularizer {
+ public:
+  explicit FormulaL2(double lambda) : CustomRegularizer("formula_l2"), lambda_(lambda) {}
+  double Value(double x) const override { return 0.5 * lambda_ * x * x; }
+  double Prox(double t, double x) const override { return x / (1.0 + t * lambda_); }
+  bool smooth() const override { return true; }
+  void Derivatives(double x, double* first, double* second) const override {
+    *first = lambda_ * x;
+    *second = lambda_;
+  }
+
+ private:
+  double lambda_;
+};
+
+TEST(Solve, EveryAlgorithmSolvesWithTheProgramsOwnLoss) {
+  for (const char* algorithm : {"newton", "admm"}) {
+    SolveOptions options = L1Options();
+    options.loss = Loss(std::make_shared<FormulaLogistic>());
+    options.algorithm = algorithm;
+    Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->summary.algorithm, algorithm);
+    result->model.loss = Loss::kLogistic;  // the same function, for the objective on the file
+    ExpectLiblinearOptimum(result);
+  }
+}
+
+TEST(Solve, ANonSmoothRegularizerOfTheProgramsOwnIsSolvedByADMM) {
+  SolveOptions options = L1Options();
+  options.l1.reset();
+  options.regularizer = std::make_shared<FormulaL1>(kL1);
+  Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->summary.algorithm, "admm");  // auto: Newton needs a smooth regularizer
+  result->model.regularizer = Regularizer(kL1, 0);
+  ExpectLiblinearOptimum(result);
+
+  options.algorithm = "newton";
+  Result<SolveResult> newton = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+  ASSERT_FALSE(newton.ok());
+  EXPECT_NE(newton.status().message().find("the regularizer 'formula_l1' is not smooth"), std::string::npos)
+      << newton.status().message();
+}
+
+TEST(Solve, ASmoothRegularizerOfTheProgramsOwnIsSolvedByBothAlgorithms) {
+  constexpr double kL2 = 0.05;
+  TempDir dir;
+  const Dataset data = ReadHeartScale();
+  Result<Model> reference = ReadModel(TrainLiblinear(0, 1.0 / (static_cast<double>(data.rows()) * kL2), 1e-10,
+                                                     HeartScalePath(), dir.File("l2.model")));
+  ASSERT_TRUE(reference.ok());
+  reference->regularizer = Regularizer(0, kL2);
+  const double optimum = EvaluateObjective(reference->Spec(data.rows(), data.cols()), data.matrix, data.labels,
+                                           reference->WeightsFor(data.cols()));
+  for (const char* algorithm : {"newton", "admm"}) {
+    SolveOptions options = L1Options();
+    options.l1.reset();
+    options.regularizer = std::make_shared<FormulaL2>(kL2);
+    options.algorithm = algorithm;
+    Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    result->model.regularizer = Regularizer(0, kL2);
+    const double objective = EvaluateObjective(result->model.Spec(data.rows(), data.cols()), data.matrix, data.labels,
+                                               result->model.WeightsFor(data.cols()));
+    EXPECT_LE(objective, optimum * (1 + 1e-7)) << algorithm;
+    EXPECT_NEAR(result->summary.objective, objective, 1e-9 * objective) << algorithm;
+  }
+}
+
+TEST(Solve, WorkersThatDoNotKnowTheLossSayWhichLoss) {
+  SolveOptions options = L1Options();
+  options.loss = Loss(std::make_shared<FormulaLogistic>());
+  options.runtime.kind = "process";
+  options.runtime.worker_program = NIMBUS_BINARY;  // the nimbus binary never registered it
+  options.runtime.max_restarts = 0;
+  Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+  const std::string message = result.ok() ? result->summary.message : result.status().message();
+  EXPECT_FALSE(result.ok() && result->summary.ok());
+  EXPECT_NE(message.find("formula_logistic"), std::string::npos) << message;
 }
 
 TEST(Solve, BadDataIsNamed) {

@@ -31,7 +31,7 @@ std::string Label(Loss loss, bool intercept) {
 // A shard of 30 rows of a problem with N = 90 rows in all, 8 features.
 struct Fixture {
   Fixture(Loss loss, bool intercept) : loss(loss), intercept(intercept) {
-    problem = MakeRandomProblem(30, 8, 3, 1000 + static_cast<uint64_t>(loss) * 2 + (intercept ? 1 : 0), loss);
+    problem = MakeRandomProblem(30, 8, 3, 1000 + static_cast<uint64_t>(loss.kind()) * 2 + (intercept ? 1 : 0), loss);
     width = problem.Width(intercept);
     center = RandomVector(width, 77, 0.5);
     x = RandomVector(width, 78, 0.9);
@@ -57,7 +57,7 @@ TEST(AugmentedObjectiveTest, DimensionCountsTheIntercept) {
 }
 
 TEST(AugmentedObjectiveTest, ValueAndDataLossMatchTheDenseReference) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       const Fixture fx(loss, intercept);
       AugmentedShardObjective f = fx.Make();
@@ -96,7 +96,7 @@ TEST(AugmentedObjectiveTest, HandComputedValueAndGradient) {
 }
 
 TEST(AugmentedObjectiveTest, GradientMatchesFiniteDifferencesOfValue) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       const Fixture fx(loss, intercept);
       AugmentedShardObjective f = fx.Make();
@@ -117,7 +117,7 @@ TEST(AugmentedObjectiveTest, GradientMatchesFiniteDifferencesOfValue) {
 }
 
 TEST(AugmentedObjectiveTest, HessianVectorMatchesFiniteDifferencesOfTheGradient) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       const Fixture fx(loss, intercept);
       AugmentedShardObjective f = fx.Make();
@@ -168,7 +168,7 @@ TEST(AugmentedObjectiveTest, HessianIsTakenAtTheLastGradientPoint) {
 }
 
 TEST(AugmentedObjectiveTest, HessianDiagonalMatchesUnitHessianVectors) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       const Fixture fx(loss, intercept);
       AugmentedShardObjective f = fx.Make();
@@ -210,7 +210,7 @@ Snapshot Fresh(const Fixture& fx, const std::vector<double>& center, double rho,
 }
 
 TEST(AugmentedObjectiveTest, CallOrderAndSetCenterDoNotChangeResults) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       const Fixture fx(loss, intercept);
       const std::vector<double> x1 = fx.x;

@@ -59,10 +59,10 @@ TEST(LbfgsTest, SquaredLossMinimizerSolvesTheNormalEquations) {
 }
 
 TEST(LbfgsTest, AgreesWithNewtonCgAndADenseSolutionForEveryLoss) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       for (double rho : {1e-2, 0.5}) {
-        const SparseProblem p = ShardProblem(loss, 200 + static_cast<uint64_t>(loss));
+        const SparseProblem p = ShardProblem(loss, 200 + static_cast<uint64_t>(loss.kind()));
         const std::size_t n = p.Width(intercept);
         const std::vector<double> v = RandomVector(n, 8, 2.0);
         const std::vector<double> x0 = RandomVector(n, 9, 1.0);
@@ -94,7 +94,7 @@ TEST(LbfgsTest, AgreesWithNewtonCgAndADenseSolutionForEveryLoss) {
 }
 
 TEST(LbfgsTest, WarmStartFromTheSolutionTakesNoIterations) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     const SparseProblem p = ShardProblem(loss, 57);
     AugmentedShardObjective f(p.View(), p.labels, loss, true, 120);
     const std::vector<double> v = RandomVector(16, 58, 1.0);

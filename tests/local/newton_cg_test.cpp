@@ -65,10 +65,10 @@ TEST(NewtonCgTest, SquaredLossMinimizerSolvesTheNormalEquations) {
 }
 
 TEST(NewtonCgTest, MatchesADenseNewtonSolutionForEveryLoss) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       for (double rho : {1e-2, 0.5}) {
-        const SparseProblem p = ShardProblem(loss, 100 + static_cast<uint64_t>(loss));
+        const SparseProblem p = ShardProblem(loss, 100 + static_cast<uint64_t>(loss.kind()));
         const std::size_t n = p.Width(intercept);
         AugmentedShardObjective f(p.View(), p.labels, loss, intercept, 120);
         const std::vector<double> v = RandomVector(n, 8, 2.0);
@@ -92,7 +92,7 @@ TEST(NewtonCgTest, MatchesADenseNewtonSolutionForEveryLoss) {
 
 TEST(NewtonCgTest, ConvergesFromAFarStartingPoint) {
   // Huge margins at the start: the trust region has to shrink and grow again.
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     const SparseProblem p = ShardProblem(loss, 300);
     AugmentedShardObjective f(p.View(), p.labels, loss, true, 120);
     const std::vector<double> v(16, 0.0);
@@ -109,7 +109,7 @@ TEST(NewtonCgTest, ConvergesFromAFarStartingPoint) {
 }
 
 TEST(NewtonCgTest, WarmStartFromTheSolutionTakesNoIterations) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     const SparseProblem p = ShardProblem(loss, 55);
     AugmentedShardObjective f(p.View(), p.labels, loss, true, 120);
     const std::vector<double> v = RandomVector(16, 56, 1.0);

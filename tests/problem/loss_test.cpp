@@ -13,7 +13,7 @@
 namespace nimbus {
 namespace {
 
-constexpr Loss kAllLosses[] = {Loss::kLogistic, Loss::kSquared, Loss::kSquaredHinge};
+const Loss kAllLosses[] = {Loss::kLogistic, Loss::kSquared, Loss::kSquaredHinge};
 
 // ---- Values at hand-computed points ----
 
@@ -99,7 +99,7 @@ TEST(LossDerivativesTest, HandComputedPoints) {
 TEST(LossDerivativesTest, ScaleMultipliesDerivativesButNotTheSum) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> margin(-3, 3);
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     std::vector<double> labels, margins;
     for (int r = 0; r < 50; ++r) {
       labels.push_back(loss == Loss::kSquared ? margin(rng) : (r % 2 == 0 ? 1.0 : -1.0));
@@ -258,7 +258,7 @@ TEST(LogisticStabilityTest, DerivativesAreFiniteAtHugeMargins) {
 TEST(SumLossTest, EqualsTheSumOfLossValue) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> uniform(-5, 5);
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     std::vector<double> labels, margins;
     double expected = 0;
     for (int r = 0; r < 257; ++r) {
@@ -296,7 +296,7 @@ TEST(SumLossTest, LogisticSumIsFiniteAtHugeMargins) {
 // ---- Names ----
 
 TEST(LossNameTest, RoundTripsThroughParseLoss) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     const Result<Loss> parsed = ParseLoss(LossName(loss));
     ASSERT_TRUE(parsed.ok()) << LossName(loss) << ": " << parsed.status().ToString();
     EXPECT_EQ(*parsed, loss);
@@ -328,7 +328,7 @@ TEST(LossNameTest, IsClassification) {
 
 TEST(CurvatureAtZeroTest, MatchesFiniteDifferencesAtZero) {
   const double h = 1e-4;
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     const std::vector<double> labels =
         loss == Loss::kSquared ? std::vector<double>{1.0, -1.0, 0.0, 3.5} : std::vector<double>{1.0, -1.0};
     for (double y : labels) {
@@ -340,6 +340,78 @@ TEST(CurvatureAtZeroTest, MatchesFiniteDifferencesAtZero) {
   EXPECT_DOUBLE_EQ(CurvatureAtZero(Loss::kLogistic), 0.25);
   EXPECT_DOUBLE_EQ(CurvatureAtZero(Loss::kSquared), 1.0);
   EXPECT_DOUBLE_EQ(CurvatureAtZero(Loss::kSquaredHinge), 2.0);
+}
+
+}  // namespace
+}  // namespace nimbus
+
+// ---- A program's own losses ----
+
+namespace nimbus {
+namespace {
+
+// exp(m) - y m (Poisson with a log link), written out.
+class TestPoisson final : public CustomLoss {
+ public:
+  explicit TestPoisson(std::string name = "test_poisson") : CustomLoss(std::move(name), false) {}
+  double Value(double y, double m) const override { return std::exp(m) - y * m; }
+  void Derivatives(double y, double m, double* first, double* second) const override {
+    *first = std::exp(m) - y;
+    *second = std::exp(m);
+  }
+};
+
+TEST(CustomLossTest, SumsAndScaledDerivativesRowByRow) {
+  const Loss loss(std::make_shared<TestPoisson>());
+  const std::vector<double> labels = {0, 2, 5};
+  const std::vector<double> margins = {0.0, 1.0, -1.0};
+  // By hand: e^0 - 0 = 1; e - 2 = 0.71828...; e^-1 + 5 = 5.36788...
+  const double expected = 1.0 + (std::exp(1.0) - 2.0) + (std::exp(-1.0) + 5.0);
+  EXPECT_NEAR(SumLoss(loss, labels, margins), expected, 1e-14);
+  std::vector<double> first(3), second(3);
+  EXPECT_NEAR(LossDerivatives(loss, labels, margins, 0.5, first, second), expected, 1e-14);
+  EXPECT_NEAR(first[1], 0.5 * (std::exp(1.0) - 2.0), 1e-15);
+  EXPECT_NEAR(second[2], 0.5 * std::exp(-1.0), 1e-15);
+  EXPECT_NEAR(CurvatureAtZero(loss), 1.0, 1e-15);  // e^0 at (y, m) = (1, 0)
+  EXPECT_FALSE(IsClassification(loss));
+  EXPECT_STREQ(LossName(loss), "test_poisson");
+  EXPECT_EQ(loss.kind(), LossKind::kCustom);
+}
+
+TEST(CustomLossTest, RegisteredByNameAndFoundByParseLoss) {
+  auto poisson = std::make_shared<TestPoisson>("registered_poisson");
+  ASSERT_TRUE(RegisterLoss(poisson).ok());
+  ASSERT_TRUE(RegisterLoss(poisson).ok());  // the same object again: nothing changes
+  const Result<Loss> parsed = ParseLoss("registered_poisson");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->custom(), poisson.get());
+  EXPECT_EQ(*parsed, Loss(poisson));
+  // Another object under that name, or a name of nimbus's own, is refused.
+  EXPECT_FALSE(RegisterLoss(std::make_shared<TestPoisson>("registered_poisson")).ok());
+  const Status builtin = RegisterLoss(std::make_shared<TestPoisson>("logistic"));
+  EXPECT_NE(builtin.message().find("one of nimbus's own losses"), std::string::npos) << builtin.message();
+  // Unknown names list what there is.
+  const Result<Loss> unknown = ParseLoss("gamma");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("registered_poisson"), std::string::npos) << unknown.status().message();
+}
+
+TEST(CustomLossTest, AFamilyMakesItsMembersFromTheirNames) {
+  ASSERT_TRUE(RegisterLossFamily("scaled_poisson", [](const std::string& parameter)
+                                                       -> Result<std::shared_ptr<const CustomLoss>> {
+                if (parameter == "bad") return InvalidArgument("no such member");
+                if (parameter == "renamed") return std::shared_ptr<const CustomLoss>(std::make_shared<TestPoisson>("x"));
+                return std::shared_ptr<const CustomLoss>(std::make_shared<TestPoisson>("scaled_poisson:" + parameter));
+              }).ok());
+  const Result<Loss> member = ParseLoss("scaled_poisson:2");
+  ASSERT_TRUE(member.ok()) << member.status().ToString();
+  EXPECT_STREQ(LossName(*member), "scaled_poisson:2");
+  const Result<Loss> bad = ParseLoss("scaled_poisson:bad");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("loss 'scaled_poisson:bad': no such member"), std::string::npos)
+      << bad.status().message();
+  EXPECT_FALSE(ParseLoss("scaled_poisson:renamed").ok());
+  EXPECT_FALSE(RegisterLossFamily("with:colon", [](const std::string&) { return Result<std::shared_ptr<const CustomLoss>>(nullptr); }).ok());
 }
 
 }  // namespace

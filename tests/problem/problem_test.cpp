@@ -21,7 +21,7 @@ using testing::RefDataGradient;
 using testing::SolveDense;
 using testing::SparseProblem;
 
-constexpr Loss kAllLosses[] = {Loss::kLogistic, Loss::kSquared, Loss::kSquaredHinge};
+const Loss kAllLosses[] = {Loss::kLogistic, Loss::kSquared, Loss::kSquaredHinge};
 
 // ---- Regularizer::Prox ----
 
@@ -206,9 +206,9 @@ TEST(EvaluateObjectiveTest, HandComputedWithInterceptWhichIsNotRegularized) {
 // ---- SmoothGradient against finite differences of EvaluateObjective ----
 
 TEST(SmoothGradientTest, MatchesFiniteDifferencesOfTheObjective) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
-      const SparseProblem p = MakeRandomProblem(25, 7, 3, 101 + static_cast<int>(loss), loss);
+      const SparseProblem p = MakeRandomProblem(25, 7, 3, 101 + static_cast<int>(loss.kind()), loss);
       ProblemSpec spec;
       spec.loss = loss;
       spec.intercept = intercept;
@@ -317,7 +317,7 @@ TEST(OptimalityViolationTest, ZeroAtAOneFeatureLassoOptimum) {
 }
 
 TEST(OptimalityViolationTest, ZeroAtTheOriginWhenL1DominatesTheGradient) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     const SparseProblem p = MakeRandomProblem(30, 6, 3, 23, loss);
     ProblemSpec spec;
     spec.loss = loss;
@@ -362,7 +362,7 @@ TEST(OptimalityViolationTest, MatchesItsDefinitionAtAMixedPoint) {
 TEST(OptimalityViolationTest, CountsTheInterceptGradient) {
   // x = 0 with an l1 weight no feature gradient can beat: only the intercept can violate,
   // by |g_b| = |(1/N) sum_r loss'(y_r, b)|, and not at all where that sum is zero.
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     const SparseProblem p = MakeRandomProblem(30, 6, 3, 31, loss);
     ProblemSpec spec;
     spec.loss = loss;
@@ -449,6 +449,70 @@ TEST(ProblemSpecTest, ModelSizeCountsTheIntercept) {
   EXPECT_EQ(spec.model_size(), 5u);
   spec.intercept = true;
   EXPECT_EQ(spec.model_size(), 6u);
+}
+
+}  // namespace
+}  // namespace nimbus
+
+// ---- A program's own regularizer ----
+
+namespace nimbus {
+namespace {
+
+// (lambda/2) x^2 + mu |x| written out: smooth only without mu.
+class WrittenOut final : public CustomRegularizer {
+ public:
+  WrittenOut(double lambda, double mu) : CustomRegularizer("written_out"), lambda_(lambda), mu_(mu) {}
+  double Value(double x) const override { return 0.5 * lambda_ * x * x + mu_ * std::abs(x); }
+  double Prox(double t, double x) const override {
+    return std::copysign(std::max(std::abs(x) - t * mu_, 0.0), x) / (1.0 + t * lambda_);
+  }
+  bool smooth() const override { return mu_ == 0; }
+  void Derivatives(double x, double* first, double* second) const override {
+    *first = lambda_ * x;
+    *second = lambda_;
+  }
+
+ private:
+  double lambda_, mu_;
+};
+
+TEST(CustomRegularizerTest, ValueProxAndDerivativesOverTheRegularizedPrefix) {
+  const Regularizer g(0, 0, std::make_shared<WrittenOut>(2.0, 0.0));
+  const std::vector<double> x = {1.0, -3.0, 0.5, 7.0};  // the last entry is the intercept
+  EXPECT_DOUBLE_EQ(g.Value(x, 3), 0.5 * 2.0 * (1.0 + 9.0 + 0.25));
+  EXPECT_TRUE(g.smooth());
+  std::vector<double> gradient(4, 1.0), diagonal(4, 0.0), product(4, 0.0);
+  g.AddGradient(x, 3, gradient);
+  EXPECT_EQ(gradient, (std::vector<double>{3.0, -5.0, 2.0, 1.0}));
+  g.AddCurvature(x, 3, diagonal);
+  EXPECT_EQ(diagonal, (std::vector<double>{2.0, 2.0, 2.0, 0.0}));
+  g.AddCurvatureProduct(x, std::vector<double>{1, 2, 3, 4}, 3, product);
+  EXPECT_EQ(product, (std::vector<double>{2.0, 4.0, 6.0, 0.0}));
+  std::vector<double> proxed = x;
+  g.Prox(0.5, proxed, 3);
+  EXPECT_EQ(proxed, (std::vector<double>{0.5, -1.5, 0.25, 7.0}));  // x / (1 + 0.5 * 2), the intercept kept
+  EXPECT_DOUBLE_EQ(g.ProxOf(0.5)(-3.0), -1.5);
+}
+
+TEST(CustomRegularizerTest, ReplacesL1AndL2AndItsViolationIsTheProxGradientStep) {
+  ProblemSpec spec;
+  spec.rows = 1;
+  spec.cols = 1;
+  spec.loss = Loss::kSquared;
+  spec.regularizer = Regularizer(0.1, 0, std::make_shared<WrittenOut>(0, 0.5));
+  EXPECT_NE(spec.Validate().message().find("replaces l1 and l2"), std::string::npos);
+  spec.regularizer.l1 = 0;
+  ASSERT_TRUE(spec.Validate().ok());
+  EXPECT_FALSE(spec.regularizer.smooth());
+  // One row a = 1, y = 0.3: g(x) = (x - 0.3) at x, F = (x - 0.3)^2 / 2 + 0.5 |x|: the
+  // optimum is 0 (|g(0)| = 0.3 <= 0.5); at x = 0.2 the step is |0.2 - prox(0.2 - (-0.1))| = 0.2.
+  const std::vector<int64_t> row_ptr = {0, 1};
+  const std::vector<uint32_t> col_idx = {0};
+  const std::vector<double> values = {1.0}, labels = {0.3};
+  const CsrView matrix{1, 1, row_ptr.data(), col_idx.data(), values.data()};
+  EXPECT_DOUBLE_EQ(OptimalityViolation(spec, matrix, labels, std::vector<double>{0.0}), 0.0);
+  EXPECT_NEAR(OptimalityViolation(spec, matrix, labels, std::vector<double>{0.2}), 0.2, 1e-15);
 }
 
 }  // namespace

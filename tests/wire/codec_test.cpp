@@ -57,7 +57,7 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   assign.store_uri = "/data/shards dir";
   assign.shard_key = "shard-00003.bin";
   assign.shard_checksum = 0xfeedULL;
-  assign.loss = 2;
+  assign.loss = "squared_hinge";
   assign.l1 = 1e-5;
   assign.l2 = 0.25;
   assign.intercept = 1;
@@ -80,7 +80,7 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   EXPECT_EQ(back.store_uri, assign.store_uri);
   EXPECT_EQ(back.shard_key, assign.shard_key);
   EXPECT_EQ(back.shard_checksum, assign.shard_checksum);
-  EXPECT_EQ(back.loss, 2);
+  EXPECT_EQ(back.loss, "squared_hinge");
   EXPECT_EQ(back.l1, 1e-5);
   EXPECT_EQ(back.l2, 0.25);
   EXPECT_EQ(back.intercept, 1);

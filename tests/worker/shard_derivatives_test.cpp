@@ -31,7 +31,7 @@ std::vector<double> DenseProduct(const std::vector<double>& h, const std::vector
 }
 
 TEST(ShardDerivatives, EvaluateAndProductsMatchTheDenseReferences) {
-  for (const Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (const bool intercept : {false, true}) {
       SCOPED_TRACE(std::string(LossName(loss)) + (intercept ? " with intercept" : ""));
       const auto p = MakeRandomProblem(60, 12, 4, 7, loss);

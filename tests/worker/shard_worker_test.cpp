@@ -125,7 +125,7 @@ std::string Label(Loss loss, bool intercept, LocalSolver solver) {
 // ---- Ready ----
 
 TEST(ShardWorkerTest, ReadyReportsSizesAndCurvatureTrace) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       const ShardSetup s(loss, intercept);
       const ShardWorker worker = s.MakeWorker(LocalSolver::kNewtonCg, 7);
@@ -154,7 +154,7 @@ TEST(ShardWorkerTest, ReadyReportsSizesAndCurvatureTrace) {
 // ---- Round 0 ----
 
 TEST(ShardWorkerTest, FirstRoundSolvesTheXUpdateAndReportsNoScalars) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       for (LocalSolver solver : kAllSolvers) {
         const ShardSetup s(loss, intercept);
@@ -222,7 +222,7 @@ TEST(ShardWorkerTest, AlreadyOptimalStartTakesNoIterations) {
 // ---- Later rounds: dual update, scalars, rho changes ----
 
 TEST(ShardWorkerTest, LaterRoundsUpdateTheDualAndReportTheScalars) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       for (LocalSolver solver : kAllSolvers) {
         const ShardSetup s(loss, intercept);
@@ -562,7 +562,7 @@ struct SparseSupportSetup {
 };
 
 TEST(ShardWorkerTest, TheGeneralFormWorksOnTheSupportAsADenseWorkerOnTheCompactProblem) {
-  for (Loss loss : kAllLosses) {
+  for (const Loss& loss : kAllLosses) {
     for (bool intercept : {false, true}) {
       SCOPED_TRACE(Label(loss, intercept, LocalSolver::kNewtonCg));
       const SparseSupportSetup s(loss, intercept);

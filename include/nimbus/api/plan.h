@@ -40,8 +40,9 @@ struct Plan {
 };
 // `workers` 0: the store's shard count, or this machine's cores for rows in memory.
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss);
-// The plan's intercept and regularizer; without l1 and l2, l2 = 1/N (liblinear's C = 1).
-Status SetRegularizer(std::optional<double> l1, std::optional<double> l2, bool intercept, Plan* plan);
+// The plan's intercept and regularizer: the options' l1, l2 or custom one; without any,
+// l2 = 1/N (liblinear's C = 1).
+Status SetRegularizer(const SolveOptions& options, Plan* plan);
 // What a worker holds for a shard of `rows` rows and `nnz` nonzeros, in bytes: the shard
 // (labels, row offsets, indices, values), the x-update's per-row arrays, and about 20 vectors
 // of the worker's length (measured: 1.5 GB per worker at d = 10^7 in the dense form); in the

@@ -5,47 +5,114 @@
 //   squared        (m - y)^2 / 2               y real (lasso, ridge)
 //   squared hinge  max(0, 1 - y m)^2           y in {-1, +1} (L2-loss SVM; its second
 //                                              derivative is the generalized one, 0 or 2)
+//   a user's own   CustomLoss                  smooth and convex in m
 #pragma once
 
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "nimbus/core/status.h"
 
 namespace nimbus {
 
-enum class Loss { kLogistic, kSquared, kSquaredHinge };
+// A user's own loss(y, m): smooth and convex in the margin m, given by its value and first
+// two derivatives in m. Every algorithm solves with it. Remote workers find it by name: the
+// worker program registers it (RegisterLoss) before it serves (nimbus.h: WorkerMain).
+class CustomLoss {
+ public:
+  // `classification`: labels are two classes, encoded -1/+1 as nimbus's classifiers see them;
+  // otherwise they are real targets, as they are in the file.
+  CustomLoss(std::string name, bool classification) : name_(std::move(name)), classification_(classification) {}
+  virtual ~CustomLoss() = default;
 
-const char* LossName(Loss loss);  // "logistic", "squared", "squared_hinge"
+  const std::string& name() const { return name_; }
+  bool classification() const { return classification_; }
+  virtual double Value(double y, double m) const = 0;
+  // dloss/dm and d2loss/dm2 (>= 0) at (y, m).
+  virtual void Derivatives(double y, double m, double* first, double* second) const = 0;
+  // The curvature scale where solves start (m = 0), for ADMM's first rho: by default the
+  // second derivative at (y, m) = (1, 0).
+  virtual double CurvatureAtZero() const;
+  // Sum over rows (and the derivatives scaled by `scale`): override for speed, e.g. to let the
+  // compiler vectorize; the defaults call Value and Derivatives row by row.
+  virtual double Sum(std::span<const double> labels, std::span<const double> margins) const;
+  virtual double SumWithDerivatives(std::span<const double> labels, std::span<const double> margins, double scale,
+                                    std::span<double> first, std::span<double> second) const;
+
+ private:
+  std::string name_;
+  bool classification_;
+};
+
+enum class LossKind { kLogistic, kSquared, kSquaredHinge, kCustom };
+
+// One of nimbus's losses, or a user's. Copies share the user's loss object.
+class Loss {
+ public:
+  static const Loss kLogistic, kSquared, kSquaredHinge;
+
+  Loss() = default;  // logistic
+  explicit Loss(LossKind kind) : kind_(kind) {}
+  explicit Loss(std::shared_ptr<const CustomLoss> custom) : kind_(LossKind::kCustom), custom_(std::move(custom)) {}
+
+  LossKind kind() const { return kind_; }
+  const CustomLoss* custom() const { return custom_.get(); }
+  friend bool operator==(const Loss& a, const Loss& b) { return a.kind_ == b.kind_ && a.custom_ == b.custom_; }
+
+ private:
+  LossKind kind_ = LossKind::kLogistic;
+  std::shared_ptr<const CustomLoss> custom_;
+};
+inline const Loss Loss::kLogistic{LossKind::kLogistic};
+inline const Loss Loss::kSquared{LossKind::kSquared};
+inline const Loss Loss::kSquaredHinge{LossKind::kSquaredHinge};
+
+// "logistic", "squared", "squared_hinge", or the custom loss's name.
+const char* LossName(const Loss& loss);
+// nimbus's losses by name, then the registered ones. Errors list what there is.
 Result<Loss> ParseLoss(const std::string& name);
-inline bool IsClassification(Loss loss) { return loss != Loss::kSquared; }
+// Makes a custom loss known by its name in this process (to ParseLoss, and so to the workers
+// it runs). A name of nimbus's own losses, or one already registered for another object, is
+// refused.
+Status RegisterLoss(std::shared_ptr<const CustomLoss> loss);
+// A family of custom losses with a parameter, e.g. "huber:1.5": ParseLoss("FAMILY:PARAMETER")
+// asks `make` for the loss, whose name must be that whole text. Workers find it the same way.
+using LossMaker = std::function<Result<std::shared_ptr<const CustomLoss>>(const std::string& parameter)>;
+Status RegisterLossFamily(const std::string& family, LossMaker make);
+inline bool IsClassification(const Loss& loss) {
+  return loss.kind() == LossKind::kCustom ? loss.custom()->classification() : loss.kind() != LossKind::kSquared;
+}
 
 // log(1 + exp(-t)) without overflow for large |t|.
 inline double LogOnePlusExpMinus(double t) {
   return t > 0 ? std::log1p(std::exp(-t)) : -t + std::log1p(std::exp(t));
 }
 
-inline double LossValue(Loss loss, double y, double m) {
-  switch (loss) {
-    case Loss::kLogistic: return LogOnePlusExpMinus(y * m);
-    case Loss::kSquared: return 0.5 * (m - y) * (m - y);
-    case Loss::kSquaredHinge: {
+inline double LossValue(const Loss& loss, double y, double m) {
+  switch (loss.kind()) {
+    case LossKind::kLogistic: return LogOnePlusExpMinus(y * m);
+    case LossKind::kSquared: return 0.5 * (m - y) * (m - y);
+    case LossKind::kSquaredHinge: {
       const double slack = 1.0 - y * m;
       return slack > 0 ? slack * slack : 0.0;
     }
+    case LossKind::kCustom: return loss.custom()->Value(y, m);
   }
   return 0;
 }
 
 // Sum over rows of loss(y_r, m_r).
-double SumLoss(Loss loss, std::span<const double> labels, std::span<const double> margins);
+double SumLoss(const Loss& loss, std::span<const double> labels, std::span<const double> margins);
 
 // Sum over rows of loss(y_r, m_r); first[r] = dloss/dm, second[r] = d2loss/dm2, each times `scale`.
-double LossDerivatives(Loss loss, std::span<const double> labels, std::span<const double> margins, double scale,
+double LossDerivatives(const Loss& loss, std::span<const double> labels, std::span<const double> margins, double scale,
                        std::span<double> first, std::span<double> second);
 
 // The second derivative at m = 0, where every solve starts: the curvature scale of the data.
-double CurvatureAtZero(Loss loss);
+double CurvatureAtZero(const Loss& loss);
 
 }  // namespace nimbus

@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
+#include <utility>
 
 #include "nimbus/core/status.h"
 #include "nimbus/core/csr.h"
@@ -18,12 +21,46 @@
 
 namespace nimbus {
 
+// A user's own separable regularizer g(x) = sum_j g_j(x_j), the same g_j on every feature
+// (the intercept is never regularized): convex, given by its value and its prox. ADMM solves
+// with any; Newton with smooth ones (g' and g'' everywhere). Only the master applies it, so
+// workers need not know it.
+class CustomRegularizer {
+ public:
+  explicit CustomRegularizer(std::string name) : name_(std::move(name)) {}
+  virtual ~CustomRegularizer() = default;
+
+  const std::string& name() const { return name_; }
+  virtual double Value(double x) const = 0;
+  // argmin_z t g(z) + (z - x)^2 / 2, for t > 0.
+  virtual double Prox(double t, double x) const = 0;
+  virtual bool smooth() const { return false; }
+  // g'(x) and g''(x) >= 0; called only if smooth().
+  virtual void Derivatives(double /*x*/, double* first, double* second) const { *first = *second = 0; }
+
+ private:
+  std::string name_;
+};
+
+// l1 ||x||_1 + (l2/2) ||x||^2, or a user's own g (then l1 = l2 = 0), over the first
+// `regularized` entries of a model vector (the rest is the intercept).
 struct Regularizer {
+  Regularizer() = default;
+  Regularizer(double l1_weight, double l2_weight, std::shared_ptr<const CustomRegularizer> g = nullptr)
+      : l1(l1_weight), l2(l2_weight), custom(std::move(g)) {}
+
   double l1 = 0.0;
   double l2 = 0.0;
+  std::shared_ptr<const CustomRegularizer> custom;
 
-  // l1 ||x||_1 + (l2/2) ||x||^2 over the first `regularized` entries.
   double Value(std::span<const double> x, std::size_t regularized) const;
+  // Whether g has a gradient and curvature everywhere (no l1, and a custom g says so).
+  bool smooth() const { return l1 == 0 && (custom == nullptr || custom->smooth()); }
+  // For a smooth g: out += grad g(x); diagonal += g''(x); out += diag(g''(x)) v.
+  void AddGradient(std::span<const double> x, std::size_t regularized, std::span<double> out) const;
+  void AddCurvature(std::span<const double> x, std::size_t regularized, std::span<double> diagonal) const;
+  void AddCurvatureProduct(std::span<const double> x, std::span<const double> v, std::size_t regularized,
+                           std::span<double> out) const;
   // In place: x <- argmin_z t g(z) + ||z - x||^2 / 2 on the first `regularized` entries,
   // which is soft-thresholding at t l1 followed by shrinking by 1 / (1 + t l2). The
   // remaining entries (the intercept) are left as they are.
@@ -33,14 +70,17 @@ struct Regularizer {
   struct ScalarProx {
     double threshold = 0;  // t l1
     double shrink = 1;     // 1 / (1 + t l2)
-    // Without branches (which entries fall below the threshold is unpredictable); the + 0.0
-    // turns the -0 of a small negative entry into 0, as the vector form returns.
+    double t = 0;
+    const CustomRegularizer* custom = nullptr;
+    // Without branches for l1/l2 (which entries fall below the threshold is unpredictable);
+    // the + 0.0 turns the -0 of a small negative entry into 0, as the vector form returns.
     double operator()(double x) const {
+      if (custom != nullptr) return custom->Prox(t, x);
       const double magnitude = std::max(std::abs(x) - threshold, 0.0);
       return std::copysign(magnitude * shrink, x) + 0.0;
     }
   };
-  ScalarProx ProxOf(double t) const { return {t * l1, 1.0 / (1.0 + t * l2)}; }
+  ScalarProx ProxOf(double t) const { return {t * l1, 1.0 / (1.0 + t * l2), t, custom.get()}; }
   // The same for one entry.
   double Prox(double t, double x) const { return ProxOf(t)(x); }
 };
@@ -65,7 +105,8 @@ void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<co
 // How far x is from satisfying 0 in dF(x): the largest over coordinates of
 //   |g_j + l2 x_j + l1 sign(x_j)|   where x_j != 0,
 //   max(0, |g_j| - l1)             where x_j == 0,   and |g_b| for the intercept,
-// with g the gradient of the loss term. Zero exactly at the optimum.
+// with g the gradient of the loss term. Zero exactly at the optimum. With a custom
+// regularizer: |x_j - prox_g(x_j - g_j)|, the proximal gradient step's length.
 double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x);
 
 }  // namespace nimbus

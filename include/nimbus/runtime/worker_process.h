@@ -32,7 +32,7 @@ inline constexpr int kWorkerLostMaster = 3;  // no word from the master before i
 inline constexpr int kWorkerError = 4;       // could not do its part (shard, protocol)
 
 // The problem an ASSIGN names.
-ProblemSpec AssignedSpec(const AssignBody& body);
+Result<ProblemSpec> AssignedSpec(const AssignBody& body);
 
 // The worker an ASSIGN describes, with its shard loaded (the cold start, timed into
 // *load_seconds); *spec becomes the problem the ASSIGN names. Errors say what failed.

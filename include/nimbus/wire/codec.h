@@ -94,7 +94,7 @@ struct AssignBody {
   std::string store_uri;  // where the shard lives
   std::string shard_key;
   uint64_t shard_checksum = 0;  // 0: not checked
-  int64_t loss = 0;             // Loss as a number
+  std::string loss = "logistic";  // the loss's name: nimbus's or one the worker program registered
   double l1 = 0, l2 = 0;
   int64_t intercept = 0;
   int64_t rows = 0, cols = 0;  // N and d of the whole problem

@@ -10,7 +10,7 @@
 
 #include "nimbus/core/status.h"
 
-namespace nimbus::cli {
+namespace nimbus {
 
 class ArgParser {
  public:
@@ -55,4 +55,4 @@ class ArgParser {
   bool help_requested_ = false;
 };
 
-}  // namespace nimbus::cli
+}  // namespace nimbus

@@ -1,11 +1,11 @@
-#include "args.h"
+#include "nimbus/core/args.h"
 
 #include <charconv>
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
 
-namespace nimbus::cli {
+namespace nimbus {
 namespace {
 
 std::string ShortDouble(double value) {
@@ -157,4 +157,4 @@ std::string ArgParser::Help() const {
   return out;
 }
 
-}  // namespace nimbus::cli
+}  // namespace nimbus
