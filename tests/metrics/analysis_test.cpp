@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
 #include "nimbus/metrics/cost.h"
 #include "nimbus/metrics/report.h"
 #include "support/test_support.h"
@@ -66,6 +71,54 @@ TEST(TraceReader, BadTracesNameTheLine) {
   WriteTextFile(dir.File("empty.jsonl"), "");
   EXPECT_FALSE(ReadTrace(dir.File("empty.jsonl")).ok());
   EXPECT_EQ(ReadTrace(dir.File("none.jsonl")).status().code(), StatusCode::kNotFound);
+}
+
+// Counts are read as integers within their type's range: casting a double such as 1e300 to
+// an integer was undefined behaviour. The error names the line and the field.
+TEST(TraceReader, CountsThatAreNotIntegersInRangeNameTheLineAndField) {
+  const std::string setup = R"({"event":"setup","workers":1,"shards":[]})";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"event":"round","round":1e300,"workers":[]})", "t.jsonl:2: round event: field 'round' is not an integer"},
+      {R"({"event":"round","round":3,"workers":[{"worker":0},{"worker":1,"passes":9223372036854775808}]})",
+       "t.jsonl:2: round event: field 'workers[1].passes' is an integer out of range"},
+      {R"({"event":"setup","workers":2.5,"shards":[]})", "t.jsonl:2: setup event: field 'workers' is not an integer"},
+      {R"({"event":"setup","shards":[{"rows":1},{"rows":1e19}]})",
+       "t.jsonl:2: setup event: field 'shards[1].rows' is not an integer"},
+      {R"({"event":"setup","shards":[{"worker":"zero"}]})",
+       "t.jsonl:2: setup event: field 'shards[0].worker' is not an integer"},
+      {R"({"event":"worker","worker":0,"invocation":-1})",
+       "t.jsonl:2: worker event: field 'invocation' is an integer out of range"},
+      {R"({"event":"summary","rounds":2147483648})", "t.jsonl:2: summary event: field 'rounds' is an integer out of range"},
+      {R"({"event":"round","round":1,"workers":{"worker":0}})", "t.jsonl:2: round event: field 'workers' is not an array"},
+  };
+  for (const auto& [line, expected] : cases) {
+    Result<Trace> trace = ParseTrace(setup + "\n" + line + "\n", "t.jsonl");
+    ASSERT_FALSE(trace.ok()) << line;
+    EXPECT_NE(trace.status().message().find(expected), std::string::npos) << trace.status().message();
+  }
+  // The extremes of each type are counts like any other; null is "not known", as absent.
+  Result<Trace> extremes = ParseTrace(
+      setup + "\n" +
+          R"({"event":"worker","worker":-2147483648,"invocation":18446744073709551615})" + "\n" +
+          R"({"event":"round","round":-9223372036854775808,"workers":[{"worker":2147483647,"passes":null}]})",
+      "t.jsonl");
+  ASSERT_TRUE(extremes.ok()) << extremes.status().ToString();
+  EXPECT_EQ(extremes->events[0].worker, std::numeric_limits<int>::min());
+  EXPECT_EQ(extremes->events[0].invocation, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(extremes->rounds[0].round, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(extremes->rounds[0].workers[0].worker, std::numeric_limits<int>::max());
+  EXPECT_EQ(extremes->rounds[0].workers[0].passes, 0);
+}
+
+TEST(TraceReader, TextInMemoryReadsAsTheFileDoes) {
+  Result<Trace> trace = ParseTrace(kTrace, "memory.jsonl");
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->rounds.size(), 3u);
+  EXPECT_EQ(trace->shards[1].nnz, 500);
+  EXPECT_EQ(trace->rounds[1].workers[0].passes, 4);
+  EXPECT_EQ(trace->summary->rounds, 3);
+  EXPECT_NE(ParseTrace("{\"event\":\"mystery\"}", "memory.jsonl").status().message().find("memory.jsonl:1: unknown"),
+            std::string::npos);
 }
 
 TEST(Analysis, BreakdownSplitsEachRound) {
