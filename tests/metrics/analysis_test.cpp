@@ -134,6 +134,40 @@ TEST(Analysis, BreakdownSplitsEachRound) {
   EXPECT_NEAR(rows[1].slowest_compute, 0.7, 1e-12);
 }
 
+// One round of two remote workers whose clocks the master corrected by 0.9 s too much (the
+// HELLO's delay was in the offset estimate): their receive and send times fall late, the way
+// back looks negative. The master's own clock says: dispatch at 10.0, replies at 11.6 and
+// 11.0, the last one 1.6 s after dispatch, then 0.4 s of master work: a 2.0 s round.
+//   worker 0: compute 0.8, communication 1.6 - 0.8 = 0.8, waiting 0
+//   worker 1: compute 0.4, communication 1.0 - 0.4 = 0.6, waiting 1.6 - 1.0 = 0.6
+// Means: compute 0.6 (30%), communication 0.7 (35%), waiting 0.3 (15%), master 0.4 (20%).
+constexpr char kSkewedTrace[] =
+    R"({"event":"setup","runtime":"process","workers":2,"rows":10,"cols":2,"loss":"logistic","shards":[]}
+{"event":"round","round":0,"time":2.0,"wait_seconds":1.6,"master_seconds":0.4,"dispatch":10.0,"replies":11.6,"workers":[{"worker":0,"compute_seconds":0.8,"receive":11.3,"start":11.3,"end":12.1,"send":12.1,"arrival":11.6},{"worker":1,"compute_seconds":0.4,"receive":11.2,"start":11.2,"end":11.6,"send":11.6,"arrival":11.0}]}
+)";
+
+TEST(Analysis, BreakdownPartitionsTheRoundWhateverTheWorkersClocksSay) {
+  const std::vector<RoundBreakdown> rows = BreakdownRounds(Load(kSkewedTrace));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0].wall, 2.0, 1e-12);
+  EXPECT_NEAR(rows[0].compute, 0.6, 1e-12);
+  EXPECT_NEAR(rows[0].communication, 0.7, 1e-12);
+  EXPECT_NEAR(rows[0].waiting, 0.3, 1e-12);
+  EXPECT_NEAR(rows[0].master, 0.4, 1e-12);
+  for (const RoundBreakdown& r : BreakdownRounds(Load(kTrace))) {
+    EXPECT_NEAR(r.master + r.compute + r.communication + r.waiting, r.wall, 1e-12) << "round " << r.round;
+  }
+}
+
+TEST(Report, RoundSharesAddUpToTheRoundsAndSayWhatTheyAre) {
+  const std::string text = ReportText(Load(kSkewedTrace), Prices{});
+  EXPECT_NE(text.find("rounds        2.000 s in all, as the mean worker spent them: compute 30.0% (its work), "
+                      "communication 35.0% (the rest of dispatch to its reply), waiting 15.0% (its reply to the last), "
+                      "master 20.0% (after the last reply)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Analysis, StragglersAsThePaperCountsThem) {
   const StragglerStats s = Stragglers(Load(kTrace));
   // Response times: round 0: 0.7, 1.0; round 1: 0.4, 0.9; round 2: 0.5, 0.45. The 90th
