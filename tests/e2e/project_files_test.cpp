@@ -1,5 +1,6 @@
-// What the README promises, checked against the source tree: the layout table names every
-// module and folder, and the README's Lambda rehearsal sets what docs/lambda.md sets.
+// What the README and the Makefile promise, checked against the source tree: the layout table
+// names every module and folder, the README's Lambda rehearsal sets what docs/lambda.md sets,
+// and `make demo` builds only what the demo runs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,6 +100,31 @@ TEST(Readme, LambdaRehearsalSetsWhatDocsLambdaSetsAndNeedsNoCloud) {
     EXPECT_EQ(line.find("s3://"), std::string::npos) << "the rehearsal needs a bucket: " << line;
     if (line.find("http") != std::string::npos) {
       EXPECT_NE(line.find("http://127.0.0.1:"), std::string::npos) << line;
+    }
+  }
+}
+
+// The `cmake --build` lines `make TARGET` would run.
+std::vector<std::string> BuildCommands(const std::string& target) {
+  const CommandResult make = RunCommand({"make", "-n", "-C", kSource, target, "BUILD_DIR=/nonexistent/b"});
+  EXPECT_EQ(make.exit_code, 0) << make.err;
+  std::vector<std::string> builds;
+  for (const std::string& line : Lines(make.out)) {
+    if (line.find("cmake --build") != std::string::npos) builds.push_back(line);
+  }
+  EXPECT_FALSE(builds.empty()) << make.out;
+  return builds;
+}
+
+TEST(Makefile, DemoBuildsOnlyTheNimbusBinaryAndTestBuildsEverything) {
+  for (const std::string& line : BuildCommands("demo")) {
+    EXPECT_NE(line.find("--target nimbus "), std::string::npos) << line;
+  }
+  const CommandResult demo = RunCommand({"make", "-n", "-C", kSource, "demo", "BUILD_DIR=/nonexistent/b"});
+  EXPECT_NE(demo.out.find("scripts/demo /nonexistent/b/apps/nimbus\n"), std::string::npos) << demo.out;
+  for (const char* target : {"build", "test"}) {
+    for (const std::string& line : BuildCommands(target)) {
+      EXPECT_EQ(line.find("--target"), std::string::npos) << target << ": " << line;
     }
   }
 }
