@@ -20,18 +20,21 @@ std::vector<RoundBreakdown> BreakdownRounds(const Trace& trace) {
     if (round.workers.empty()) continue;
     RoundBreakdown row;
     row.round = round.round;
-    row.master = round.master_seconds;
-    row.wall = round.wait_seconds + round.master_seconds;
+    const double wait = std::max(0.0, round.wait_seconds);
+    row.master = std::max(0.0, round.master_seconds);
+    row.wall = wait + row.master;
     const double k = static_cast<double>(round.workers.size());
     for (const TraceWorkerRound& w : round.workers) {
-      row.compute += w.compute_seconds / k;
+      // Only the master's clock: dispatch and arrival. A remote worker's clock is corrected
+      // by an estimate (the HELLO's delay is in it), and its receive and send timestamps
+      // could make the way out and back overlap the compute or outlast the round.
+      const double response = std::clamp(w.arrival - round.dispatch, 0.0, wait);
+      const double compute = std::clamp(w.compute_seconds, 0.0, response);
+      row.compute += compute / k;
+      row.communication += (response - compute) / k;
+      row.waiting += (wait - response) / k;
       row.slowest_compute = std::max(row.slowest_compute, w.compute_seconds);
-      // Clock offsets of remote workers are estimates: a negative transit is a zero one.
-      const double out = std::max(0.0, w.receive - round.dispatch);
-      const double back = std::max(0.0, w.arrival - w.send);
-      row.communication += (out + back) / k;
     }
-    row.waiting = std::max(0.0, row.wall - row.master - row.compute - row.communication);
     rows.push_back(row);
   }
   return rows;

@@ -81,7 +81,10 @@ std::string ReportText(const Trace& trace, const Prices& prices) {
   const std::vector<RoundBreakdown> rows = BreakdownRounds(trace);
   const Totals t = TotalsOf(rows);
   if (t.wall > 0) {
-    out += Format("  rounds        %.3f s in all: compute %.1f%%, communication %.1f%%, waiting %.1f%%, master %.1f%%\n",
+    // The four parts partition every round (BreakdownRounds), so the shares add up to 100%.
+    out += Format("  rounds        %.3f s in all, as the mean worker spent them: compute %.1f%% (its work), communication "
+                  "%.1f%% (the rest of dispatch to its reply), waiting %.1f%% (its reply to the last), master %.1f%% "
+                  "(after the last reply)\n",
                   t.wall, 100 * t.compute / t.wall, 100 * t.communication / t.wall, 100 * t.waiting / t.wall,
                   100 * t.master / t.wall);
   }

@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
 #include "nimbus/metrics/cost.h"
 #include "nimbus/metrics/report.h"
 #include "support/test_support.h"
@@ -68,6 +73,54 @@ TEST(TraceReader, BadTracesNameTheLine) {
   EXPECT_EQ(ReadTrace(dir.File("none.jsonl")).status().code(), StatusCode::kNotFound);
 }
 
+// Counts are read as integers within their type's range: casting a double such as 1e300 to
+// an integer was undefined behaviour. The error names the line and the field.
+TEST(TraceReader, CountsThatAreNotIntegersInRangeNameTheLineAndField) {
+  const std::string setup = R"({"event":"setup","workers":1,"shards":[]})";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"event":"round","round":1e300,"workers":[]})", "t.jsonl:2: round event: field 'round' is not an integer"},
+      {R"({"event":"round","round":3,"workers":[{"worker":0},{"worker":1,"passes":9223372036854775808}]})",
+       "t.jsonl:2: round event: field 'workers[1].passes' is an integer out of range"},
+      {R"({"event":"setup","workers":2.5,"shards":[]})", "t.jsonl:2: setup event: field 'workers' is not an integer"},
+      {R"({"event":"setup","shards":[{"rows":1},{"rows":1e19}]})",
+       "t.jsonl:2: setup event: field 'shards[1].rows' is not an integer"},
+      {R"({"event":"setup","shards":[{"worker":"zero"}]})",
+       "t.jsonl:2: setup event: field 'shards[0].worker' is not an integer"},
+      {R"({"event":"worker","worker":0,"invocation":-1})",
+       "t.jsonl:2: worker event: field 'invocation' is an integer out of range"},
+      {R"({"event":"summary","rounds":2147483648})", "t.jsonl:2: summary event: field 'rounds' is an integer out of range"},
+      {R"({"event":"round","round":1,"workers":{"worker":0}})", "t.jsonl:2: round event: field 'workers' is not an array"},
+  };
+  for (const auto& [line, expected] : cases) {
+    Result<Trace> trace = ParseTrace(setup + "\n" + line + "\n", "t.jsonl");
+    ASSERT_FALSE(trace.ok()) << line;
+    EXPECT_NE(trace.status().message().find(expected), std::string::npos) << trace.status().message();
+  }
+  // The extremes of each type are counts like any other; null is "not known", as absent.
+  Result<Trace> extremes = ParseTrace(
+      setup + "\n" +
+          R"({"event":"worker","worker":-2147483648,"invocation":18446744073709551615})" + "\n" +
+          R"({"event":"round","round":-9223372036854775808,"workers":[{"worker":2147483647,"passes":null}]})",
+      "t.jsonl");
+  ASSERT_TRUE(extremes.ok()) << extremes.status().ToString();
+  EXPECT_EQ(extremes->events[0].worker, std::numeric_limits<int>::min());
+  EXPECT_EQ(extremes->events[0].invocation, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(extremes->rounds[0].round, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(extremes->rounds[0].workers[0].worker, std::numeric_limits<int>::max());
+  EXPECT_EQ(extremes->rounds[0].workers[0].passes, 0);
+}
+
+TEST(TraceReader, TextInMemoryReadsAsTheFileDoes) {
+  Result<Trace> trace = ParseTrace(kTrace, "memory.jsonl");
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->rounds.size(), 3u);
+  EXPECT_EQ(trace->shards[1].nnz, 500);
+  EXPECT_EQ(trace->rounds[1].workers[0].passes, 4);
+  EXPECT_EQ(trace->summary->rounds, 3);
+  EXPECT_NE(ParseTrace("{\"event\":\"mystery\"}", "memory.jsonl").status().message().find("memory.jsonl:1: unknown"),
+            std::string::npos);
+}
+
 TEST(Analysis, BreakdownSplitsEachRound) {
   const std::vector<RoundBreakdown> rows = BreakdownRounds(Load(kTrace));
   ASSERT_EQ(rows.size(), 3u);
@@ -79,6 +132,40 @@ TEST(Analysis, BreakdownSplitsEachRound) {
   EXPECT_NEAR(rows[1].master, 0.1, 1e-12);
   EXPECT_NEAR(rows[1].waiting, 0.25, 1e-9);
   EXPECT_NEAR(rows[1].slowest_compute, 0.7, 1e-12);
+}
+
+// One round of two remote workers whose clocks the master corrected by 0.9 s too much (the
+// HELLO's delay was in the offset estimate): their receive and send times fall late, the way
+// back looks negative. The master's own clock says: dispatch at 10.0, replies at 11.6 and
+// 11.0, the last one 1.6 s after dispatch, then 0.4 s of master work: a 2.0 s round.
+//   worker 0: compute 0.8, communication 1.6 - 0.8 = 0.8, waiting 0
+//   worker 1: compute 0.4, communication 1.0 - 0.4 = 0.6, waiting 1.6 - 1.0 = 0.6
+// Means: compute 0.6 (30%), communication 0.7 (35%), waiting 0.3 (15%), master 0.4 (20%).
+constexpr char kSkewedTrace[] =
+    R"({"event":"setup","runtime":"process","workers":2,"rows":10,"cols":2,"loss":"logistic","shards":[]}
+{"event":"round","round":0,"time":2.0,"wait_seconds":1.6,"master_seconds":0.4,"dispatch":10.0,"replies":11.6,"workers":[{"worker":0,"compute_seconds":0.8,"receive":11.3,"start":11.3,"end":12.1,"send":12.1,"arrival":11.6},{"worker":1,"compute_seconds":0.4,"receive":11.2,"start":11.2,"end":11.6,"send":11.6,"arrival":11.0}]}
+)";
+
+TEST(Analysis, BreakdownPartitionsTheRoundWhateverTheWorkersClocksSay) {
+  const std::vector<RoundBreakdown> rows = BreakdownRounds(Load(kSkewedTrace));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0].wall, 2.0, 1e-12);
+  EXPECT_NEAR(rows[0].compute, 0.6, 1e-12);
+  EXPECT_NEAR(rows[0].communication, 0.7, 1e-12);
+  EXPECT_NEAR(rows[0].waiting, 0.3, 1e-12);
+  EXPECT_NEAR(rows[0].master, 0.4, 1e-12);
+  for (const RoundBreakdown& r : BreakdownRounds(Load(kTrace))) {
+    EXPECT_NEAR(r.master + r.compute + r.communication + r.waiting, r.wall, 1e-12) << "round " << r.round;
+  }
+}
+
+TEST(Report, RoundSharesAddUpToTheRoundsAndSayWhatTheyAre) {
+  const std::string text = ReportText(Load(kSkewedTrace), Prices{});
+  EXPECT_NE(text.find("rounds        2.000 s in all, as the mean worker spent them: compute 30.0% (its work), "
+                      "communication 35.0% (the rest of dispatch to its reply), waiting 15.0% (its reply to the last), "
+                      "master 20.0% (after the last reply)\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Analysis, StragglersAsThePaperCountsThem) {

@@ -7,13 +7,15 @@
 
 namespace nimbus {
 
-// One round split into what the average worker did while the master waited for the last:
-//   wall          = dispatch to the last reply, plus the master's own work
-//   master        = z-update, stop test and bookkeeping
-//   compute       = the workers' compute time (mean over workers)
-//   communication = the ROUND's way out (dispatch to receive) and the REPLY's way back (send
-//                   to arrival), mean over workers
-//   waiting       = the rest: the average worker waiting for the slowest
+// One round split into parts that add up to it, each the mean over the round's workers of
+// what that worker's share of the round was (master clock only: dispatch and arrival):
+//   wall          = dispatch to the last reply (wait), plus the master's own work after it
+//   master        = z-update, stop test and bookkeeping after the last reply
+//   compute       = the worker's compute time (its whole round on the worker)
+//   communication = the rest of dispatch to the arrival of its reply: the ROUND's way out, the
+//                   REPLY's way back, and their packing and unpacking
+//   waiting       = the arrival of its reply to the last one: waiting for the slowest
+// so that wall = master + compute + communication + waiting in every round.
 struct RoundBreakdown {
   int64_t round = 0;
   double wall = 0, master = 0, compute = 0, communication = 0, waiting = 0;

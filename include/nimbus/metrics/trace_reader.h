@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nimbus/core/status.h"
@@ -74,7 +75,10 @@ struct Trace {
   std::optional<TraceSummary> summary;  // absent if the run did not finish
 };
 
-// Errors name the file and line.
+// Errors name the file and line, and the field when one is wrong (a count that is not an
+// integer within its type's range, say).
 Result<Trace> ReadTrace(const std::string& path);
+// The same from text in memory; errors name `origin` as they would the file.
+Result<Trace> ParseTrace(std::string_view text, const std::string& origin);
 
 }  // namespace nimbus
