@@ -9,14 +9,18 @@ all: build
 deps:
 	scripts/install-deps
 
+# ccache, when present, lets the build without optional parts (make test) share these objects.
 configure: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release \
+	  $$(command -v ccache > /dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 build: configure
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
+# The suite, then the build without MPI and AWS (build-minimal) and its suites.
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 900
+	scripts/test-without-optional
 
 # The demo runs the nimbus binary alone: build that, not every test, before its first line.
 demo: configure

@@ -50,7 +50,14 @@ int main(int argc, char** argv) {
   if (command == "predict") return RunPredict(argc, argv);
   if (command == "eval") return RunEval(argc, argv);
   if (command == "worker") return nimbus::WorkerMain(argc, argv, kProcessStartWall);
+#ifdef NIMBUS_HAVE_AWS
   if (command == "lambda") return RunLambda(argc, argv);
+#else
+  if (command == "lambda") {
+    std::fputs("nimbus lambda: not in this build (it was built with NIMBUS_WITH_AWS=OFF)\n", stderr);
+    return kExitUsage;
+  }
+#endif
   if (command == "report") return RunReport(argc, argv);
   if (command == "scale") return RunScale(argc, argv);
   if (command == "simulate") return RunSimulate(argc, argv);

@@ -5,15 +5,17 @@
 #include <thread>
 
 #include "nimbus/admm/coordinator.h"
-#include "nimbus/cloud/aws.h"
 #include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/data/libsvm_reader.h"
-#include "nimbus/runtime/lambda.h"
 #include "nimbus/runtime/launcher.h"
 #include "nimbus/runtime/threads_executor.h"
 #ifdef NIMBUS_HAVE_MPI
 #include "nimbus/mpi/mpi_runtime.h"
+#endif
+#ifdef NIMBUS_HAVE_AWS
+#include "nimbus/cloud/aws.h"
+#include "nimbus/runtime/lambda.h"
 #endif
 
 namespace nimbus {
@@ -144,6 +146,22 @@ Result<Plan> PlanInMemory(const TrainingData& source, int64_t requested_workers,
   return plan;
 }
 
+// Lambda's: Invoke requests signed with this machine's AWS configuration.
+Result<std::unique_ptr<Launcher>> MakeInvokeLauncher([[maybe_unused]] const RuntimeOptions& flags) {
+#ifdef NIMBUS_HAVE_AWS
+  NIMBUS_ASSIGN_OR_RETURN(AwsConfig config, LoadAwsConfig("lambda"));
+  if (!flags.lambda_endpoint.empty()) config.endpoint_url = flags.lambda_endpoint;
+  std::optional<AwsCredentials> passed;
+  if (flags.lambda_pass_credentials) {
+    NIMBUS_ASSIGN_OR_RETURN(AwsConfig s3, LoadAwsConfig("s3"));
+    passed = s3.credentials;
+  }
+  return MakeLambdaLauncher(flags.lambda_function, std::move(config), std::move(passed));
+#else
+  return InvalidArgument("--runtime lambda: not in this build (NIMBUS_WITH_AWS=OFF)");
+#endif
+}
+
 }  // namespace
 
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
@@ -264,14 +282,7 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   if (flags.kind == "process") {
     launcher = MakeProcessLauncher(flags.worker_program.empty() ? CurrentExecutable() : flags.worker_program);
   } else if (flags.kind == "lambda") {
-    NIMBUS_ASSIGN_OR_RETURN(AwsConfig config, LoadAwsConfig("lambda"));
-    if (!flags.lambda_endpoint.empty()) config.endpoint_url = flags.lambda_endpoint;
-    std::optional<AwsCredentials> passed;
-    if (flags.lambda_pass_credentials) {
-      NIMBUS_ASSIGN_OR_RETURN(AwsConfig s3, LoadAwsConfig("s3"));
-      passed = s3.credentials;
-    }
-    launcher = MakeLambdaLauncher(flags.lambda_function, std::move(config), std::move(passed));
+    NIMBUS_ASSIGN_OR_RETURN(launcher, MakeInvokeLauncher(flags));
   } else {
     launcher = MakeCommandLauncher(flags.launch, SplitHosts(flags.hosts));
   }

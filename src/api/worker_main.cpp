@@ -10,6 +10,9 @@
 #include "nimbus/core/clock.h"
 #include "nimbus/nimbus.h"
 #include "nimbus/runtime/launcher.h"
+#ifdef NIMBUS_HAVE_AWS
+#include "nimbus/runtime/lambda.h"
+#endif
 #include "nimbus/runtime/worker_process.h"
 #include "nimbus/transport/transport.h"
 
@@ -21,12 +24,22 @@ int Refuse(const Status& status) {
   return 2;
 }
 
+bool NamesWorker(int argc, char** argv) { return argc >= 2 && std::strcmp(argv[1], "worker") == 0; }
+
+// Inside a Lambda function: its runtime sets this for the bootstrap.
+bool InLambdaFunction() { return std::getenv("AWS_LAMBDA_RUNTIME_API") != nullptr; }
+
 }  // namespace
 
-bool IsWorkerInvocation(int argc, char** argv) { return argc >= 2 && std::strcmp(argv[1], "worker") == 0; }
+bool IsWorkerInvocation(int argc, char** argv) { return NamesWorker(argc, argv) || InLambdaFunction(); }
 
 int WorkerMain(int argc, char** argv, double process_start_wall) {
   if (process_start_wall <= 0) process_start_wall = WallSeconds();
+#ifdef NIMBUS_HAVE_AWS
+  // A program packaged as a function's bootstrap (nimbus lambda package --binary) serves the
+  // function's invocations, each one worker.
+  if (!NamesWorker(argc, argv) && InLambdaFunction()) return RunLambdaBootstrap();
+#endif
   std::string connect;
   int64_t run = 0, worker = -1, invocation = 1;
   WorkerProcessOptions options;

@@ -271,6 +271,20 @@ TEST(Solve, WorkersThatDoNotKnowTheLossSayWhichLoss) {
   EXPECT_NE(message.find("formula_logistic"), std::string::npos) << message;
 }
 
+TEST(Solve, ARuntimeThisBuildLacksIsNamedWithTheOnesItHas) {
+  for (const char* kind : {"lambda", "mpi"}) {
+    if (RuntimeAvailable(kind)) continue;  // -DNIMBUS_WITH_AWS=OFF, -DNIMBUS_WITH_MPI=OFF
+    SolveOptions options = L1Options();
+    options.runtime.kind = kind;
+    Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.status().message().find(std::string("--runtime: '") + kind + "' is not available"),
+              std::string::npos) << result.status().message();
+    EXPECT_NE(result.status().message().find("threads, process, command"), std::string::npos);
+  }
+  EXPECT_TRUE(RuntimeAvailable("threads") && RuntimeAvailable("process") && RuntimeAvailable("command"));
+}
+
 TEST(Solve, BadDataIsNamed) {
   Result<SolveResult> missing = Solve(TrainingData::LibsvmFile("/nonexistent/train.svm"), SolveOptions{});
   ASSERT_FALSE(missing.ok());
