@@ -27,6 +27,7 @@ Result<Dataset> ReadDataForModel(const Model& model, const std::string& path) {
   LibsvmReadOptions options;
   options.label_mode = model.labels.binary ? LabelMode::kBinary : LabelMode::kRegression;
   if (model.labels.binary) options.expected_labels = model.labels;
+  options.renumber_columns = true;  // a hashed feature space costs no vector of its size
   return ReadLibsvmFile(path, options);
 }
 
@@ -97,16 +98,20 @@ int RunSplit(int argc, char** argv) {
   Stopwatch watch;
   LibsvmReadOptions read_options;
   read_options.label_mode = *parsed_task == SyntheticTask::kClassification ? LabelMode::kBinary : LabelMode::kRegression;
+  read_options.renumber_columns = true;  // the shards hold the features that occur; the manifest, the map
   Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
   if (!dataset.ok()) return ReportError("split", dataset.status());
   Result<std::unique_ptr<Store>> store = OpenAnyStore(out, /*create=*/true);
   if (!store.ok()) return ReportError("split", store.status());
   Result<Manifest> manifest = WriteShards(*dataset, static_cast<int>(shards), data, **store);
   if (!manifest.ok()) return ReportError("split", manifest.status());
-  std::printf("wrote %zu shards of %s to %s: %lld rows, %lld features, %lld nonzeros, %s (%.2f s)\n",
-              manifest->shards.size(), data.c_str(), out.c_str(), static_cast<long long>(manifest->rows),
-              static_cast<long long>(manifest->cols), static_cast<long long>(manifest->nnz),
-              manifest->encoding.Describe().c_str(), watch.ElapsedSeconds());
+  const std::string features =
+      manifest->features ? std::to_string(manifest->features->source_cols) + " features (" +
+                               std::to_string(manifest->cols) + " occur, renumbered)"
+                         : std::to_string(manifest->cols) + " features";
+  std::printf("wrote %zu shards of %s to %s: %lld rows, %s, %lld nonzeros, %s (%.2f s)\n", manifest->shards.size(),
+              data.c_str(), out.c_str(), static_cast<long long>(manifest->rows), features.c_str(),
+              static_cast<long long>(manifest->nnz), manifest->encoding.Describe().c_str(), watch.ElapsedSeconds());
   return kExitOk;
 }
 
@@ -130,6 +135,7 @@ int RunPredict(int argc, char** argv) {
   if (!model.ok()) return ReportError("predict", model.status());
   LibsvmReadOptions read_options;
   read_options.label_mode = LabelMode::kRegression;  // prediction ignores the labels' values
+  read_options.renumber_columns = true;
   Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
   if (!dataset.ok()) return ReportError("predict", dataset.status());
 

@@ -275,9 +275,11 @@ void PrintCheckpointNotes(const SolveOptions& options) {
 
 void PrintStart(const SolveStart& start) {
   const ProblemSpec& spec = start.spec;
-  std::fprintf(stderr, "nimbus train: %lld rows, %lld features, %s loss, l1 %g, l2 %g, %d %s workers, %s\n",
-               static_cast<long long>(spec.rows), static_cast<long long>(spec.cols), LossName(spec.loss),
-               spec.regularizer.l1, spec.regularizer.l2, start.workers, start.runtime.c_str(), start.algorithm.c_str());
+  const std::string used = spec.cols == start.source_cols ? "" : " (" + std::to_string(spec.cols) + " occur)";
+  std::fprintf(stderr, "nimbus train: %lld rows, %lld features%s, %s loss, l1 %g, l2 %g, %d %s workers, %s\n",
+               static_cast<long long>(spec.rows), static_cast<long long>(start.source_cols), used.c_str(),
+               LossName(spec.loss), spec.regularizer.l1, spec.regularizer.l2, start.workers, start.runtime.c_str(),
+               start.algorithm.c_str());
 }
 
 Status WriteOutputs(const TrainFlags& flags, const SolveResult& result) {
@@ -336,6 +338,10 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   std::unique_ptr<JsonlTraceFile> trace;
   auto printing = std::make_shared<Printing>(Printing{flags.quiet, !flags.quiet && StderrIsTerminal(), {}});
   options.on_start = [&trace, &flags, printing](const SolveStart& start) -> Status {
+    // A model too large for liblinear's dense format is refused before the run, not after it.
+    if (!flags.out.empty() && flags.model_format == "liblinear") {
+      NIMBUS_RETURN_IF_ERROR(CheckLiblinearSize(start.source_cols).WithContext("--model-format liblinear"));
+    }
     if (!flags.trace.empty()) {
       NIMBUS_ASSIGN_OR_RETURN(trace, JsonlTraceFile::Open(flags.trace));
     }

@@ -52,7 +52,9 @@ namespace nimbus {
 // Where a solve's rows come from. A LIBSVM file is read and split into one row block per
 // worker; a store (a directory or s3://bucket/prefix written by `nimbus split`) holds one shard
 // per worker, which the workers load themselves; the caller's CSR arrays are used in place on
-// the threads runtime (other runtimes write them as shards first).
+// the threads runtime (other runtimes write them as shards first). When far fewer features
+// occur than the largest index (hashed features), the solve runs over the features that occur
+// (a renumbered copy of the column indices; data/feature_map.h) and the model maps back.
 class TrainingData {
  public:
   static TrainingData LibsvmFile(std::string path);
@@ -141,7 +143,8 @@ struct SolveOptions {
 
 // What a solve is about to do (on_start): the problem as planned.
 struct SolveStart {
-  ProblemSpec spec;
+  ProblemSpec spec;          // spec.cols: the columns solved over (the features that occur, when renumbered)
+  int64_t source_cols = 0;   // the data's features: its largest index
   int workers = 0;
   std::string runtime;    // the executor's name
   std::string algorithm;  // newton or admm
@@ -151,6 +154,7 @@ struct SolveStart {
 
 struct SolveResult {
   Model model;      // weights with the problem and the label encoding, ready to write or predict
+                    // (over the data's own feature numbers, however the solve numbered them)
   Summary summary;  // why it stopped, objective, rounds, times, bytes, cost (summary.h)
   // Under mpirun, Solve runs on every rank: rank 0 returns the model, the others serve as
   // workers and return with this set (and no model).

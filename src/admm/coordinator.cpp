@@ -355,6 +355,7 @@ Result<Solution> Coordinator::Solve() {
   summary.workers = workers;
   summary.rows = spec_.rows;
   summary.cols = spec_.cols;
+  summary.solved_cols = spec_.cols;
 
   Stopwatch setup_watch;
   Result<std::vector<WorkerReady>> ready = executor_->Start(Deadline::After(options_.start_timeout_seconds));

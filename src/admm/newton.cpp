@@ -516,6 +516,7 @@ Result<Solution> NewtonMaster::Solve() {
   summary.workers = executor_->workers();
   summary.rows = spec_.rows;
   summary.cols = spec_.cols;
+  summary.solved_cols = spec_.cols;
   Stopwatch setup_watch;
   Result<std::vector<WorkerReady>> ready = executor_->Start(Deadline::After(options_.start_timeout_seconds));
   Status started = ready.ok() && resume_ ? SameShards(*resume_, *ready, spec_.model_size()) : ready.status();

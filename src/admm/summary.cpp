@@ -37,6 +37,9 @@ std::string Summary::FullReport() const {
   out += "nimbus solver summary\n";
   out += Format("  problem          %lld rows, %lld features, %lld nonzeros\n", static_cast<long long>(rows),
                 static_cast<long long>(cols), static_cast<long long>(data_nnz));
+  if (solved_cols != cols) {
+    out += Format("  features used    %lld (solved over these only)\n", static_cast<long long>(solved_cols));
+  }
   out += Format("  runtime          %s, %d workers\n", runtime.c_str(), workers);
   out += Format("  termination      %s: %s\n", TerminationName(termination), message.c_str());
   out += Format("  algorithm        %s\n", algorithm.c_str());
@@ -130,6 +133,7 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("workers", workers)
       .Field("rows", rows)
       .Field("cols", cols)
+      .Field("solved_cols", solved_cols)
       .Field("data_nnz", data_nnz);
   return json.EndObject().Take();
 }

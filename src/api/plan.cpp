@@ -7,6 +7,7 @@
 #include "nimbus/admm/coordinator.h"
 #include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
+#include "nimbus/data/feature_map.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/runtime/launcher.h"
 #include "nimbus/runtime/threads_executor.h"
@@ -49,6 +50,7 @@ Result<Plan> PlanFromStore(const std::string& location, int64_t workers, Loss lo
                            LossName(loss) + " loss cannot use (split with --task " +
                            (IsClassification(loss) ? "classification" : "regression") + ")");
   }
+  NIMBUS_ASSIGN_OR_RETURN(plan.columns, ReadColumnMap(*plan.store, plan.manifest));
   plan.spec.rows = plan.manifest.rows;
   plan.spec.cols = plan.manifest.cols;
   plan.labels = plan.manifest.encoding;
@@ -124,15 +126,18 @@ Result<Plan> PlanInMemory(const TrainingData& source, int64_t requested_workers,
   Dataset data;
   if (source.in_memory()) {
     NIMBUS_ASSIGN_OR_RETURN(data, InMemoryDataset(source, loss));
+    data = RenumberToOccurring(data);
   } else {
     LibsvmReadOptions options;
     options.label_mode = IsClassification(loss) ? LabelMode::kBinary : LabelMode::kRegression;
+    options.renumber_columns = true;
     NIMBUS_ASSIGN_OR_RETURN(data, ReadLibsvmFile(source.location(), options));
   }
   Plan plan;
   plan.load_seconds = watch.ElapsedSeconds();
   plan.spec.rows = data.rows();
   plan.spec.cols = data.cols();
+  plan.columns = data.columns;
   plan.labels = data.encoding;
   const int64_t default_workers = std::max<unsigned>(1, std::thread::hardware_concurrency());
   const int64_t workers = requested_workers > 0 ? requested_workers : std::min(default_workers, data.rows());

@@ -183,16 +183,23 @@ Status SetCheckpointing(const SolveOptions& options, Master* master) {
   return Status::Ok();
 }
 
+// The solution over the plan's columns as a model over the data's own features.
 Model ModelOf(const Plan& plan, std::vector<double> weights) {
   Model model;
   model.loss = plan.spec.loss;
   model.regularizer = plan.spec.regularizer;
   model.intercept = plan.spec.intercept;
   model.cols = plan.spec.cols;
+  if (plan.columns.renumbered()) {
+    model.cols = plan.columns.source_cols;
+    model.features = *plan.columns.features;
+  }
   model.labels = plan.labels;
   model.weights = std::move(weights);
   return model;
 }
+
+int64_t SourceCols(const Plan& plan) { return plan.columns.renumbered() ? plan.columns.source_cols : plan.spec.cols; }
 
 // The solve on a planned problem: this process is the master (rank 0 under mpirun).
 Result<SolveResult> SolvePlanned(const Plan& plan, const SolveOptions& options) {
@@ -207,12 +214,14 @@ Result<SolveResult> SolvePlanned(const Plan& plan, const SolveOptions& options) 
   NIMBUS_RETURN_IF_ERROR(SetCheckpointing(options, master.get()));
   if (options.on_iteration) master->SetIterationCallback(options.on_iteration);
   if (options.on_start) {
-    NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, plan.workers, runtime.executor->name(), choice.algorithm}));
+    NIMBUS_RETURN_IF_ERROR(
+        options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers, runtime.executor->name(), choice.algorithm}));
   }
   NIMBUS_ASSIGN_OR_RETURN(Solution solution, master->Solve());
   SolveResult result;
   result.summary = std::move(solution.summary);
   result.summary.load_seconds = plan.load_seconds;
+  result.summary.cols = SourceCols(plan);
   AddCostEstimate(options.prices, plan, &result.summary);
   result.model = ModelOf(plan, std::move(solution.model));
   return result;

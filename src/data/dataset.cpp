@@ -29,8 +29,9 @@ Dataset Dataset::Rows(int64_t begin, int64_t end) const {
 }
 
 uint64_t Dataset::MemoryBytes() const {
+  const uint64_t map = columns.renumbered() ? columns.features->size() * sizeof(uint32_t) : 0;
   return static_cast<uint64_t>(nnz()) * (sizeof(uint32_t) + sizeof(double)) +
-         static_cast<uint64_t>(rows() + 1) * sizeof(int64_t) + static_cast<uint64_t>(rows()) * sizeof(double);
+         static_cast<uint64_t>(rows() + 1) * sizeof(int64_t) + static_cast<uint64_t>(rows()) * sizeof(double) + map;
 }
 
 }  // namespace nimbus

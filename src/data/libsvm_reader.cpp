@@ -12,6 +12,7 @@
 
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/pod_array.h"
+#include "nimbus/data/feature_map.h"
 
 namespace nimbus {
 namespace {
@@ -241,6 +242,19 @@ class Parser {
   int distinct_label_count_ = 0;
 };
 
+// In place: the columns renumbered to the features that occur, when that is worth it.
+ColumnMap RenumberIfSparse(std::span<uint32_t> col_idx, int64_t* cols) {
+  OccurringColumns occurring = OccurringColumns::Of(col_idx, *cols);
+  const auto count = static_cast<int64_t>(occurring.columns().size());
+  if (!WorthRenumbering(count, *cols)) return {};
+  occurring.Renumber(col_idx, col_idx);
+  ColumnMap map;
+  map.source_cols = *cols;
+  map.features = std::make_shared<const std::vector<uint32_t>>(std::move(occurring).TakeColumns());
+  *cols = count;
+  return map;
+}
+
 class FileDescriptor {
  public:
   explicit FileDescriptor(int fd) : fd_(fd) {}
@@ -325,6 +339,7 @@ Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions&
   csr->labels.ShrinkToFit();
 
   Dataset data;
+  if (options.renumber_columns) data.columns = RenumberIfSparse(csr->col_idx.span(), &cols);
   data.matrix.rows = static_cast<int64_t>(csr->labels.size());
   data.matrix.cols = cols;
   data.matrix.row_ptr = csr->row_ptr.data();

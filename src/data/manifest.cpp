@@ -1,11 +1,14 @@
 #include "nimbus/data/manifest.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cinttypes>
 #include <type_traits>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <xxhash.h>
 
 #include "nimbus/core/json_integer.h"
 #include "nimbus/data/shard.h"
@@ -42,6 +45,39 @@ Status ReadField(const Json& object, const char* key, const std::string& where, 
   return Status::Ok();
 }
 
+// The hex checksum of a manifest field, or an error naming it.
+Status ParseChecksum(const std::string& text, const std::string& where, uint64_t* checksum) {
+  const bool hex = text.size() == 16 && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  if (!hex) return InvalidArgument(where + ": checksum '" + text + "' is not 16 hex digits");
+  *checksum = std::strtoull(text.c_str(), nullptr, 16);
+  return Status::Ok();
+}
+
+bool IsPlainKey(const std::string& key) {
+  return !key.empty() && key.find('/') == std::string::npos && key.find("..") == std::string::npos;
+}
+
+Result<FeatureMapEntry> ParseFeatureMapEntry(const Json& root, const std::string& name, int64_t cols) {
+  const std::string where = name + ": features";
+  Json object;
+  NIMBUS_RETURN_IF_ERROR(ReadField(root, "features", name, &object));
+  if (!object.is_object()) return InvalidArgument(where + ": expected an object");
+  FeatureMapEntry entry;
+  std::string checksum;
+  NIMBUS_RETURN_IF_ERROR(ReadField(object, "key", where, &entry.key));
+  NIMBUS_RETURN_IF_ERROR(ReadField(object, "source_cols", where, &entry.source_cols));
+  NIMBUS_RETURN_IF_ERROR(ReadField(object, "checksum", where, &checksum));
+  NIMBUS_RETURN_IF_ERROR(ParseChecksum(checksum, where, &entry.checksum));
+  if (!IsPlainKey(entry.key)) return InvalidArgument(where + ": key '" + entry.key + "' must be a plain file name");
+  if (entry.source_cols < cols || entry.source_cols > int64_t{UINT32_MAX} + 1) {
+    return InvalidArgument(where + ": source_cols " + std::to_string(entry.source_cols) + " is below cols " +
+                           std::to_string(cols) + " or above 2^32");
+  }
+  return entry;
+}
+
 }  // namespace
 
 std::string ShardKey(int index) {
@@ -62,9 +98,15 @@ std::string ManifestToJson(const Manifest& manifest) {
   const Json labels = {{"binary", manifest.encoding.binary},
                        {"negative", manifest.encoding.negative},
                        {"positive", manifest.encoding.positive}};
-  const Json root = {{"format", "nimbus-shards"}, {"version", kManifestVersion}, {"source", manifest.source},
-                     {"rows", manifest.rows},     {"cols", manifest.cols},         {"nnz", manifest.nnz},
-                     {"labels", labels},          {"shards", shards}};
+  const int version = manifest.features ? kRenumberedManifestVersion : kManifestVersion;
+  Json root = {{"format", "nimbus-shards"}, {"version", version},        {"source", manifest.source},
+               {"rows", manifest.rows},     {"cols", manifest.cols},     {"nnz", manifest.nnz},
+               {"labels", labels},          {"shards", shards}};
+  if (manifest.features) {
+    root["features"] = {{"key", manifest.features->key},
+                        {"source_cols", manifest.features->source_cols},
+                        {"checksum", Hex64(manifest.features->checksum)}};
+  }
   // The source is a path, and paths need not be UTF-8: replace what JSON cannot hold.
   return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
@@ -82,7 +124,7 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
   NIMBUS_RETURN_IF_ERROR(ReadField(root, "format", name, &format));
   if (format != "nimbus-shards") return InvalidArgument(name + ": format is '" + format + "', not 'nimbus-shards'");
   NIMBUS_RETURN_IF_ERROR(ReadField(root, "version", name, &version));
-  if (version != kManifestVersion) {
+  if (version != kManifestVersion && version != kRenumberedManifestVersion) {
     return InvalidArgument(name + ": manifest version " + std::to_string(version) + " is not supported");
   }
   Manifest manifest;
@@ -113,17 +155,11 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
     NIMBUS_RETURN_IF_ERROR(ReadField(shards[i], "nnz", where, &entry.nnz));
     NIMBUS_RETURN_IF_ERROR(ReadField(shards[i], "first_row", where, &entry.first_row));
     NIMBUS_RETURN_IF_ERROR(ReadField(shards[i], "checksum", where, &checksum));
-    if (entry.key.empty() || entry.key.find('/') != std::string::npos || entry.key.find("..") != std::string::npos) {
-      return InvalidArgument(where + ": key '" + entry.key + "' must be a plain file name");
-    }
+    if (!IsPlainKey(entry.key)) return InvalidArgument(where + ": key '" + entry.key + "' must be a plain file name");
     if (entry.rows <= 0 || entry.nnz < 0 || entry.first_row != rows) {
       return InvalidArgument(where + ": rows, nnz or first_row do not follow the previous shard");
     }
-    const bool hex = checksum.size() == 16 && std::all_of(checksum.begin(), checksum.end(), [](char c) {
-      return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-    });
-    if (!hex) return InvalidArgument(where + ": checksum '" + checksum + "' is not 16 hex digits");
-    entry.checksum = std::strtoull(checksum.c_str(), nullptr, 16);
+    NIMBUS_RETURN_IF_ERROR(ParseChecksum(checksum, where, &entry.checksum));
     for (const ShardEntry& earlier : manifest.shards) {
       if (earlier.key == entry.key) return InvalidArgument(where + ": key '" + entry.key + "' appears twice");
     }
@@ -135,6 +171,11 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
     return InvalidArgument(name + ": the shards' rows and nnz do not add up to the totals");
   }
   if (manifest.cols < 0) return InvalidArgument(name + ": field 'cols' is negative");
+  if (version == kRenumberedManifestVersion) {
+    NIMBUS_ASSIGN_OR_RETURN(manifest.features, ParseFeatureMapEntry(root, name, manifest.cols));
+  } else if (root.contains("features")) {
+    return InvalidArgument(name + ": field 'features' needs manifest version 2");
+  }
   return manifest;
 }
 
@@ -144,6 +185,34 @@ Result<Manifest> ReadManifest(Store& store) {
 }
 
 Status WriteManifest(Store& store, const Manifest& manifest) { return store.Put(kManifestKey, ManifestToJson(manifest)); }
+
+Result<ColumnMap> ReadColumnMap(Store& store, const Manifest& manifest) {
+  if (!manifest.features) return ColumnMap{};
+  const FeatureMapEntry& entry = *manifest.features;
+  NIMBUS_ASSIGN_OR_RETURN(std::shared_ptr<const Blob> blob, store.Get(entry.key));
+  const std::string name = store.Describe(entry.key);
+  const std::span<const std::byte> bytes = blob->bytes();
+  if (bytes.size() != static_cast<uint64_t>(manifest.cols) * sizeof(uint32_t)) {
+    return DataLoss(name + ": " + std::to_string(bytes.size()) + " bytes, not the 4 per column of the manifest's " +
+                    std::to_string(manifest.cols) + " columns");
+  }
+  if (XXH3_64bits(bytes.data(), bytes.size()) != entry.checksum) {
+    return DataLoss(name + ": the checksum differs from the manifest's");
+  }
+  auto features = std::make_shared<std::vector<uint32_t>>(static_cast<std::size_t>(manifest.cols));
+  if (!bytes.empty()) std::memcpy(features->data(), bytes.data(), bytes.size());
+  for (std::size_t k = 0; k < features->size(); ++k) {
+    const bool ascends = k == 0 || (*features)[k] > (*features)[k - 1];
+    if (!ascends || (*features)[k] >= static_cast<uint64_t>(entry.source_cols)) {
+      return DataLoss(name + ": feature " + std::to_string(k) + " does not ascend or is past source_cols " +
+                      std::to_string(entry.source_cols));
+    }
+  }
+  ColumnMap map;
+  map.source_cols = entry.source_cols;
+  map.features = std::move(features);
+  return map;
+}
 
 std::vector<std::pair<int64_t, int64_t>> PartitionRows(const CsrView& matrix, int parts) {
   std::vector<std::pair<int64_t, int64_t>> ranges;
@@ -180,6 +249,13 @@ Result<Manifest> WriteShards(const Dataset& data, int shards, const std::string&
   manifest.cols = data.cols();
   manifest.nnz = data.nnz();
   manifest.encoding = data.encoding;
+  if (data.columns.renumbered()) {
+    static_assert(std::endian::native == std::endian::little, "features.bin is little-endian");
+    const std::vector<uint32_t>& features = *data.columns.features;
+    const std::string_view bytes(reinterpret_cast<const char*>(features.data()), features.size() * sizeof(uint32_t));
+    NIMBUS_RETURN_IF_ERROR(store.Put(kFeatureMapKey, bytes));
+    manifest.features = FeatureMapEntry{kFeatureMapKey, data.columns.source_cols, XXH3_64bits(bytes.data(), bytes.size())};
+  }
   const auto ranges = PartitionRows(data.matrix, shards);
   for (int i = 0; i < shards; ++i) {
     const auto [begin, end] = ranges[static_cast<std::size_t>(i)];

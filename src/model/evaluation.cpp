@@ -10,11 +10,9 @@
 namespace nimbus {
 
 std::vector<double> DecisionValues(const Model& model, const Dataset& data) {
-  const std::vector<double> w = model.WeightsFor(data.cols());
-  CsrView matrix = data.matrix;
-  matrix.cols = static_cast<int64_t>(w.size()) - (model.intercept ? 1 : 0);
+  const std::vector<double> w = model.ColumnWeights(data);
   std::vector<double> scores(static_cast<std::size_t>(data.rows()));
-  MultiplyRows(matrix, w, model.intercept, scores);
+  MultiplyRows(data.matrix, w, model.intercept, scores);
   return scores;
 }
 
@@ -69,10 +67,9 @@ Evaluation Evaluate(const Model& model, const Dataset& data) {
     e.mean_squared_error = squared_error / n;
     e.r_squared = variance > 0 ? 1.0 - squared_error / variance : std::nan("");
   }
-  const ProblemSpec spec = model.Spec(data.rows(), data.cols());
-  CsrView matrix = data.matrix;
-  matrix.cols = spec.cols;
-  e.objective = EvaluateObjective(spec, matrix, data.labels, model.WeightsFor(data.cols()));
+  // F = (1/N) sum_r loss(y_r, score_r) + the penalty on every weight the model holds (also
+  // those of features this data lacks).
+  e.objective = SumLoss(model.loss, data.labels, scores) / n + model.Penalty();
   return e;
 }
 

@@ -1,5 +1,6 @@
 #include "nimbus/model/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -34,6 +35,42 @@ Result<Loss> LossOfLiblinearSolver(const std::string& solver) {
   return InvalidArgument("liblinear solver_type " + solver + " is not a loss nimbus supports");
 }
 
+// The listed weights (1-based indices, any order) into `model`: as the features listed alone
+// when they are fewer than half of cols (a hashed space of 2^31 features never becomes a
+// vector of that length), else dense. Leaves room for the intercept last.
+Status SetWeights(const std::vector<int64_t>& indices, const std::vector<double>& values, const std::string& path,
+                  Model* model) {
+  std::vector<std::pair<int64_t, double>> listed;
+  listed.reserve(indices.size());
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (indices[k] < 1 || indices[k] > model->cols) {
+      return InvalidArgument(path + ": weights.indices[" + std::to_string(k) + "] = " + std::to_string(indices[k]) +
+                             " is outside 1.." + std::to_string(model->cols));
+    }
+    listed.emplace_back(indices[k] - 1, values[k]);
+  }
+  std::sort(listed.begin(), listed.end());
+  for (std::size_t k = 1; k < listed.size(); ++k) {
+    if (listed[k].first == listed[k - 1].first) {
+      return InvalidArgument(path + ": weights.indices lists feature " + std::to_string(listed[k].first + 1) + " twice");
+    }
+  }
+  const std::size_t bias = model->intercept ? 1 : 0;
+  if (2 * static_cast<int64_t>(listed.size()) >= model->cols) {
+    model->weights.assign(static_cast<std::size_t>(model->cols) + bias, 0.0);
+    for (const auto& [feature, value] : listed) model->weights[static_cast<std::size_t>(feature)] = value;
+    return Status::Ok();
+  }
+  // No weight listed: feature 0 is held at 0, since holding none would mean holding all.
+  if (listed.empty()) listed.emplace_back(0, 0.0);
+  for (const auto& [feature, value] : listed) {
+    model->features.push_back(static_cast<uint32_t>(feature));
+    model->weights.push_back(value);
+  }
+  model->weights.resize(listed.size() + bias, 0.0);
+  return Status::Ok();
+}
+
 Result<Model> ParseJsonModel(const std::string& text, const std::string& path) {
   Json root;
   try {
@@ -50,22 +87,16 @@ Result<Model> ParseJsonModel(const std::string& text, const std::string& path) {
     model.regularizer.l2 = root.at("l2").get<double>();
     model.intercept = root.at("intercept").get<bool>();
     model.cols = JsonInteger<int64_t>(root.at("cols"));
-    if (model.cols < 0 || model.cols > 2147483647) return InvalidArgument(path + ": field 'cols' out of range");
+    // Up to 2^32 features, as many as 32-bit indices number (the caller's arrays may use them all).
+    if (model.cols < 0 || model.cols > (int64_t{1} << 32)) return InvalidArgument(path + ": field 'cols' out of range");
     const Json& labels = root.at("labels");
     model.labels.binary = labels.at("binary").get<bool>();
     model.labels.negative = labels.at("negative").get<double>();
     model.labels.positive = labels.at("positive").get<double>();
-    model.weights.assign(static_cast<std::size_t>(model.cols) + (model.intercept ? 1 : 0), 0.0);
     const auto indices = JsonIntegers<int64_t>(root.at("weights").at("indices"));
     const auto values = root.at("weights").at("values").get<std::vector<double>>();
     if (indices.size() != values.size()) return InvalidArgument(path + ": weights.indices and weights.values differ in length");
-    for (std::size_t k = 0; k < indices.size(); ++k) {
-      if (indices[k] < 1 || indices[k] > model.cols) {
-        return InvalidArgument(path + ": weights.indices[" + std::to_string(k) + "] = " + std::to_string(indices[k]) +
-                               " is outside 1.." + std::to_string(model.cols));
-      }
-      model.weights[static_cast<std::size_t>(indices[k] - 1)] = values[k];
-    }
+    NIMBUS_RETURN_IF_ERROR(SetWeights(indices, values, path, &model));
     if (model.intercept) model.weights.back() = root.at("bias").get<double>();
   } catch (const Json::exception& error) {
     return InvalidArgument(path + ": malformed model: " + error.what());
@@ -121,11 +152,11 @@ Result<Model> ParseLiblinearModel(const std::string& text, const std::string& pa
     model.labels.positive = labels[0];
     model.labels.negative = labels[1];
   }
-  const std::size_t count = static_cast<std::size_t>(model.cols) + (model.intercept ? 1 : 0);
-  model.weights.resize(count);
-  for (std::size_t j = 0; j < count; ++j) {
+  // As many weights as the file holds, not as nr_feature claims: memory follows the file.
+  const auto count = static_cast<std::size_t>(model.cols) + (model.intercept ? 1 : 0);
+  for (double w = 0; model.weights.size() < count; model.weights.push_back(w)) {
     ++line_number;
-    if (!(in >> model.weights[j])) return error("expected " + std::to_string(count) + " weights");
+    if (!(in >> w)) return error("expected " + std::to_string(count) + " weights");
   }
   // liblinear's bias feature has value `bias`; nimbus's intercept multiplies 1.
   if (model.intercept) model.weights.back() *= bias;
@@ -134,11 +165,37 @@ Result<Model> ParseLiblinearModel(const std::string& text, const std::string& pa
 
 }  // namespace
 
+double Model::Weight(int64_t feature) const {
+  if (features.empty()) return feature >= 0 && feature < cols ? weights[static_cast<std::size_t>(feature)] : 0.0;
+  const auto at = std::lower_bound(features.begin(), features.end(), feature,
+                                   [](uint32_t held, int64_t f) { return static_cast<int64_t>(held) < f; });
+  return at != features.end() && *at == feature ? weights[static_cast<std::size_t>(at - features.begin())] : 0.0;
+}
+
+std::vector<double> Model::ColumnWeights(const Dataset& data) const {
+  std::vector<double> w(static_cast<std::size_t>(data.cols()) + (intercept ? 1 : 0), 0.0);
+  std::size_t next = 0;  // both ascend: a merge of the data's features with the model's
+  for (int64_t column = 0; column < data.cols(); ++column) {
+    const int64_t feature = data.columns.FeatureOf(column);
+    if (features.empty()) {
+      if (feature < cols) w[static_cast<std::size_t>(column)] = weights[static_cast<std::size_t>(feature)];
+      continue;
+    }
+    while (next < features.size() && features[next] < feature) ++next;
+    if (next < features.size() && features[next] == feature) w[static_cast<std::size_t>(column)] = weights[next];
+  }
+  if (intercept) w.back() = bias();
+  return w;
+}
+
 std::vector<double> Model::WeightsFor(int64_t data_cols) const {
   const int64_t cols_used = std::max(cols, data_cols);
   std::vector<double> padded(static_cast<std::size_t>(cols_used) + (intercept ? 1 : 0), 0.0);
-  std::copy(weights.begin(), weights.begin() + cols, padded.begin());
-  if (intercept) padded.back() = weights.back();
+  for (int64_t k = 0; k < held(); ++k) {
+    const int64_t feature = features.empty() ? k : features[static_cast<std::size_t>(k)];
+    padded[static_cast<std::size_t>(feature)] = weights[static_cast<std::size_t>(k)];
+  }
+  if (intercept) padded.back() = bias();
   return padded;
 }
 
@@ -177,21 +234,35 @@ std::string ModelToJson(const Model& model) {
       .EndObject();
   // Sparse, 1-based like LIBSVM: an L1 model over millions of features stays small.
   std::string indices = "[", values = "[";
-  for (int64_t j = 0; j < model.cols; ++j) {
-    const double w = model.weights[static_cast<std::size_t>(j)];
+  for (int64_t k = 0; k < model.held(); ++k) {
+    const double w = model.weights[static_cast<std::size_t>(k)];
     if (w == 0.0) continue;
     if (indices.size() > 1) {
       indices += ',';
       values += ',';
     }
-    indices += std::to_string(j + 1);
+    indices += std::to_string((model.features.empty() ? k : model.features[static_cast<std::size_t>(k)]) + 1);
     AppendJsonNumber(values, w);
   }
   json.Key("weights").BeginObject().Key("indices").Raw(indices + "]").Key("values").Raw(values + "]").EndObject();
   return json.EndObject().Take() + "\n";
 }
 
-Result<std::string> ModelToLiblinear(const Model& model) {
+Status CheckLiblinearSize(int64_t cols) {
+  if (cols <= kMaxLiblinearFeatures) return Status::Ok();
+  const int64_t gib = (cols * 8 + (int64_t{1} << 30) - 1) >> 30;
+  return InvalidArgument("a liblinear model file holds one weight per feature, and this model has " +
+                         std::to_string(cols) + " features (liblinear-predict would need " + std::to_string(gib) +
+                         " GiB for them); the format's limit here is " + std::to_string(kMaxLiblinearFeatures) +
+                         " (2^27): write the model as JSON (--model-format json), which lists only its nonzero weights");
+}
+
+namespace {
+
+// liblinear's text, a piece at a time to `emit` (a file of a large model is never one string).
+template <typename Emit>
+Status EmitLiblinear(const Model& model, Emit emit) {
+  NIMBUS_RETURN_IF_ERROR(CheckLiblinearSize(model.cols));
   const char* solver = LiblinearSolverType(model);
   if (solver == nullptr) {
     return InvalidArgument(std::string("liblinear model files hold liblinear's losses; the '") + LossName(model.loss) +
@@ -210,18 +281,46 @@ Result<std::string> ModelToLiblinear(const Model& model) {
   out += "nr_feature " + std::to_string(model.cols) + "\n";
   out += model.intercept ? "bias 1\n" : "bias -1\n";
   out += "w\n";
+  // Every feature, the ones the model does not hold as 0 (the held ones ascend: a merge).
   char text[40];
-  for (double w : model.weights) {
+  std::size_t next = 0;
+  for (int64_t j = 0; j < model.cols; ++j) {
+    double w = 0;
+    if (model.features.empty()) {
+      w = model.weights[static_cast<std::size_t>(j)];
+    } else if (next < model.features.size() && model.features[next] == j) {
+      w = model.weights[next++];
+    }
     std::snprintf(text, sizeof text, "%.17g \n", w);
     out += text;
+    if (out.size() >= (1 << 20)) {
+      NIMBUS_RETURN_IF_ERROR(emit(out));
+      out.clear();
+    }
   }
-  return out;
+  if (model.intercept) {
+    std::snprintf(text, sizeof text, "%.17g \n", model.bias());
+    out += text;
+  }
+  return emit(out);
+}
+
+}  // namespace
+
+Result<std::string> ModelToLiblinear(const Model& model) {
+  std::string text;
+  NIMBUS_RETURN_IF_ERROR(EmitLiblinear(model, [&text](std::string_view piece) {
+    text += piece;
+    return Status::Ok();
+  }));
+  return text;
 }
 
 Status WriteModel(const Model& model, ModelFormat format, const std::string& path) {
   if (format == ModelFormat::kJson) return WriteFileAtomically(path, ModelToJson(model));
-  NIMBUS_ASSIGN_OR_RETURN(std::string text, ModelToLiblinear(model));
-  return WriteFileAtomically(path, text);
+  NIMBUS_ASSIGN_OR_RETURN(AtomicFileWriter file, AtomicFileWriter::Open(path));
+  NIMBUS_RETURN_IF_ERROR(EmitLiblinear(model, [&file](std::string_view piece) { return file.Write(piece); }));
+  return file.Commit();
 }
 
 Result<Model> ReadModel(const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
+#include "nimbus/data/feature_map.h"
 
 namespace nimbus {
 
@@ -34,32 +35,17 @@ LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_f
     local.data = std::move(shard);
     return local;
   }
-  // The support: the columns the rows touch, as a bitmap over the features with a running
-  // count per 64-bit word, so that a column's new number (its rank among the support) is a
-  // popcount away. Linear in the nonzeros, and d/8 + d/16 bytes.
+  // The support: the columns the rows touch, and each one's new number, its rank among them
+  // (linear in the nonzeros, and nothing sized by the problem's columns when they are many).
   const CsrView& a = shard.matrix;
   const int64_t first = a.row_ptr[0];
   const int64_t nnz = a.nnz();
-  const std::size_t words = static_cast<std::size_t>(spec.cols + 63) / 64;
-  std::vector<uint64_t> touched(words, 0);
-  for (int64_t k = 0; k < nnz; ++k) {
-    const uint32_t j = a.col_idx[first + k];
-    touched[j / 64] |= uint64_t{1} << (j % 64);
-  }
-  std::vector<uint32_t> before(words);  // support columns in the words before this one
-  uint32_t count = 0;
-  for (std::size_t w = 0; w < words; ++w) {
-    before[w] = count;
-    count += static_cast<uint32_t>(std::popcount(touched[w]));
-  }
-  const auto features = static_cast<int64_t>(count);
+  const std::span<const uint32_t> col_idx(a.col_idx + first, static_cast<std::size_t>(nnz));
+  const OccurringColumns occurring = OccurringColumns::Of(col_idx, spec.cols);
+  const auto features = static_cast<int64_t>(occurring.columns().size());
   auto support = std::make_shared<std::vector<uint32_t>>();
-  support->reserve(count + (spec.intercept ? 1 : 0));
-  for (std::size_t w = 0; w < words; ++w) {
-    for (uint64_t bits = touched[w]; bits != 0; bits &= bits - 1) {
-      support->push_back(static_cast<uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
-    }
-  }
+  support->reserve(occurring.columns().size() + (spec.intercept ? 1 : 0));
+  support->assign(occurring.columns().begin(), occurring.columns().end());
   if (spec.intercept) support->push_back(static_cast<uint32_t>(spec.cols));
 
   // The rows with their columns renumbered 0..features-1 and their offsets from 0; the values
@@ -74,12 +60,9 @@ LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_f
   renumbered->row_ptr.resize(static_cast<std::size_t>(a.rows) + 1);
   for (int64_t r = 0; r <= a.rows; ++r) renumbered->row_ptr[static_cast<std::size_t>(r)] = a.row_ptr[r] - first;
   renumbered->col_idx.resize(static_cast<std::size_t>(nnz));
-  for (int64_t k = 0; k < nnz; ++k) {
-    const uint32_t j = a.col_idx[first + k];
-    const uint64_t below = touched[j / 64] & ((uint64_t{1} << (j % 64)) - 1);
-    renumbered->col_idx[static_cast<std::size_t>(k)] = before[j / 64] + static_cast<uint32_t>(std::popcount(below));
-  }
+  occurring.Renumber(col_idx, renumbered->col_idx);
   local.data = shard;
+  local.data.columns = {};  // its columns are the support's now, not the source's features
   local.data.matrix.cols = features;
   local.data.matrix.row_ptr = renumbered->row_ptr.data();
   local.data.matrix.col_idx = renumbered->col_idx.data();

@@ -96,6 +96,38 @@ TEST(Solve, TheCallersArraysWithLabelsZeroAndOneReachTheOptimum) {
   ExpectLiblinearOptimum(result);
 }
 
+// heart_scale's 13 features spread over a space of 2^32 (feature c at c * 330382099 + 7): the
+// solve runs over the 13 that occur and the model holds them by the caller's numbers; put
+// back in heart_scale's numbering by hand it is liblinear's optimum there.
+TEST(Solve, TheCallersArraysInASpaceOf2To32FeaturesAreSolvedOverTheFeaturesThatOccur) {
+  constexpr int64_t kSpace = int64_t{1} << 32;
+  auto spread = [](int64_t c) { return c * 330382099 + 7; };
+  const Dataset file = ReadHeartScale();
+  std::vector<int64_t> row_ptr(file.matrix.row_ptr, file.matrix.row_ptr + file.rows() + 1);
+  std::vector<uint32_t> col_idx;
+  for (int64_t k = 0; k < file.nnz(); ++k) col_idx.push_back(static_cast<uint32_t>(spread(file.matrix.col_idx[k])));
+  const std::vector<uint32_t> given = col_idx;
+  std::vector<double> values(file.matrix.values, file.matrix.values + file.nnz());
+  const CsrView matrix{file.rows(), kSpace, row_ptr.data(), col_idx.data(), values.data()};
+  Result<SolveResult> result = Solve(TrainingData::Csr(matrix, file.labels), L1Options());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(col_idx, given);  // the caller's arrays are not renumbered in place
+  EXPECT_EQ(result->summary.cols, kSpace);
+  EXPECT_EQ(result->summary.solved_cols, 13);
+  const Model& hashed = result->model;
+  EXPECT_EQ(hashed.cols, kSpace);
+  ASSERT_EQ(hashed.features.size(), 13u);
+  EXPECT_EQ(hashed.features[12], spread(12));
+
+  Model renumbered = hashed;
+  renumbered.cols = 13;
+  renumbered.features.clear();
+  renumbered.weights.clear();
+  for (int64_t c = 0; c < 13; ++c) renumbered.weights.push_back(hashed.Weight(spread(c)));
+  result->model = renumbered;
+  ExpectLiblinearOptimum(result);
+}
+
 TEST(Solve, WorkerProcessesReachTheOptimum) {
   SolveOptions options = L1Options();
   options.runtime.kind = "process";

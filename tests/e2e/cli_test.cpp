@@ -68,27 +68,36 @@ TEST(Cli, AModelWithANumberOutOfRangeIsAnError) {
 
 TEST(Cli, AShardTooLargeForAWorkersMemoryIsRefusedBeforeTheStart) {
   TempDir dir;
-  ASSERT_EQ(RunNimbus({"gen", "--rows", "2000", "--cols", "1000000", "--nnz-per-row", "10", "--seed", "3", "--out",
+  // 20,000 rows of 10 of 200,000 features: about 126,000 occur, more than half, so the columns
+  // keep their numbers and a dense worker holds vectors of all 200,000 (32 MB of them).
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "20000", "--cols", "200000", "--nnz-per-row", "10", "--seed", "3", "--out",
                        dir.File("wide.svm")}).exit_code, 0);
-  // Dense: each worker holds vectors of all 10^6 features, 160 MB of them.
   const CommandResult dense = RunNimbus({"train", "--data", dir.File("wide.svm"), "--workers", "2", "--consensus",
-                                         "dense", "--worker-memory-mb", "50", "--trace", dir.File("t.jsonl")});
+                                         "dense", "--worker-memory-mb", "20", "--trace", dir.File("t.jsonl")});
   EXPECT_EQ(dense.exit_code, 2) << dense.err;
-  EXPECT_NE(dense.err.find("worker 0's rows of " + dir.File("wide.svm") + " (1000 rows, 10000 nonzeros) needs about "
-                           "161 MB in a worker, over the 50 MB limit (--worker-memory-mb)"),
+  // 48 bytes a row, 12 a nonzero and 160 a feature: 0.48 + 1.2 + 32 MB.
+  EXPECT_NE(dense.err.find("worker 0's rows of " + dir.File("wide.svm") + " (10000 rows, 100000 nonzeros) needs about "
+                           "34 MB in a worker, over the 20 MB limit (--worker-memory-mb)"),
             std::string::npos)
       << dense.err;
   EXPECT_NE(dense.err.find("or --consensus general"), std::string::npos) << dense.err;
   EXPECT_FALSE(FileExists(dir.File("t.jsonl"))) << "refused before anything started";
-  // The general form holds the 10,000 features a shard touches at most.
-  Train({"--data", dir.File("wide.svm"), "--workers", "2", "--worker-memory-mb", "50"});
-  // Shards in a store are named by their place.
+  // The general form holds the (at most 100,000) features a shard touches.
+  Train({"--data", dir.File("wide.svm"), "--workers", "2", "--worker-memory-mb", "20"});
+  // Shards in a store are named by their place: 0.48 + 1.2 + 16 MB.
   ASSERT_EQ(RunNimbus({"split", "--data", dir.File("wide.svm"), "--shards", "2", "--out", dir.File("s")}).exit_code, 0);
   const CommandResult shards = RunNimbus({"train", "--data", dir.File("s"), "--worker-memory-mb", "1"});
   EXPECT_EQ(shards.exit_code, 2) << shards.err;
-  EXPECT_NE(shards.err.find(dir.File("s") + "/shard-00000.bin (1000 rows, 10000 nonzeros) needs about 2 MB"),
+  EXPECT_NE(shards.err.find(dir.File("s") + "/shard-00000.bin (10000 rows, 100000 nonzeros) needs about 18 MB"),
             std::string::npos)
       << shards.err;
+
+  // 2,000 rows of 10 of 10^6 features: about 20,000 occur, and the solve runs over those
+  // alone, so even a dense worker fits in 50 MB (it needed 161 MB when its vectors were sized
+  // by the largest index).
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "2000", "--cols", "1000000", "--nnz-per-row", "10", "--seed", "3", "--out",
+                       dir.File("sparse.svm")}).exit_code, 0);
+  Train({"--data", dir.File("sparse.svm"), "--workers", "2", "--consensus", "dense", "--worker-memory-mb", "50"});
 }
 
 TEST(Cli, MalformedDataNamesFileAndLine) {

@@ -24,6 +24,9 @@ struct CommandResult {
   int exit_code = -1;  // 128 + signal when killed by a signal
   std::string out;
   std::string err;
+  // RunCommand: the peak resident set, in KiB, of the command or of the largest of the
+  // descendants it waited for (wait4's ru_maxrss, what /usr/bin/time -v reports).
+  long max_rss_kb = 0;
 };
 
 // Runs argv[0] with arguments (no shell), capturing standard output and error.

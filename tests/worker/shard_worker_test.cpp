@@ -609,5 +609,38 @@ TEST(ShardWorkerTest, TheGeneralFormWorksOnTheSupportAsADenseWorkerOnTheCompactP
   }
 }
 
+// A shard numbered in a space of 2^31 - 1 features (as a store written before data were
+// renumbered holds it): the worker's vectors and its bookkeeping follow the 3 features its
+// rows touch, with nothing sized by the space.
+TEST(ShardWorkerTest, TheGeneralFormSizesAShardOfAHugeSpaceByItsSupport) {
+  struct Arrays {
+    std::vector<int64_t> row_ptr = {0, 2, 4};
+    std::vector<uint32_t> col_idx = {5, 2147483646, 5, 70000};
+    std::vector<double> values = {1.0, 2.0, -1.0, 0.5};
+    std::vector<double> labels = {1.0, -1.0};
+  };
+  auto arrays = std::make_shared<Arrays>();
+  Dataset shard;
+  shard.matrix = {2, 2147483647, arrays->row_ptr.data(), arrays->col_idx.data(), arrays->values.data()};
+  shard.labels = arrays->labels;
+  shard.storage = arrays;
+  ProblemSpec spec;
+  spec.rows = 2;
+  spec.cols = 2147483647;
+  spec.intercept = true;
+  const LocalShard local = MakeLocalShard(shard, spec, /*general_form=*/true);
+  ASSERT_NE(local.support, nullptr);
+  EXPECT_EQ(*local.support, (std::vector<uint32_t>{5, 70000, 2147483646, 2147483647}));  // and the intercept
+  EXPECT_EQ(local.spec.cols, 3);
+  EXPECT_EQ(local.model_size, 2147483648u);
+  const CsrView& m = local.data.matrix;
+  EXPECT_EQ(std::vector<uint32_t>(m.col_idx, m.col_idx + 4), (std::vector<uint32_t>{0, 2, 0, 1}));
+  EXPECT_EQ(std::vector<double>(m.values, m.values + 4), arrays->values);
+  WorkerOptions general;
+  general.general_form = true;
+  const ShardWorker worker(0, local, general);
+  EXPECT_EQ(worker.local_size(), 4u);
+}
+
 }  // namespace
 }  // namespace nimbus

@@ -62,7 +62,8 @@ struct Summary {
   std::string runtime;
   int workers = 0;
   int64_t rows = 0;
-  int64_t cols = 0;
+  int64_t cols = 0;         // the data's features (its largest index)
+  int64_t solved_cols = 0;  // the columns solved over: cols, or the features that occur when far fewer
   int64_t data_nnz = 0;
 
   bool ok() const { return termination != Termination::kWorkerFailed; }

@@ -29,7 +29,8 @@ namespace nimbus {
 // store.
 struct Plan {
   std::string source;  // the file or store; "memory" for the caller's arrays
-  ProblemSpec spec;
+  ProblemSpec spec;    // spec.cols: the columns the solve runs on
+  ColumnMap columns;   // the source's feature of each column (renumbered when few occur)
   LabelEncoding labels;
   double load_seconds = 0;
   int workers = 0;
@@ -38,7 +39,10 @@ struct Plan {
   std::shared_ptr<Store> store;                     // store input
   Manifest manifest;
 };
-// `workers` 0: the store's shard count, or this machine's cores for rows in memory.
+// `workers` 0: the store's shard count, or this machine's cores for rows in memory. Columns
+// are renumbered to the features that occur when far fewer occur than the largest index
+// (data/feature_map.h): the master's and the workers' vectors follow the data, and the model
+// maps back.
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss);
 // The plan's intercept and regularizer: the options' l1, l2 or custom one; without any,
 // l2 = 1/N (liblinear's C = 1).

@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "nimbus/core/csr.h"
 
@@ -22,18 +23,37 @@ struct LabelEncoding {
   std::string Describe() const;  // "labels 1 (+1) and -1 (-1)" or "real-valued targets"
 };
 
+// Which of the source's features a data set's columns are. A source whose largest index is
+// far above the number of features its rows use (hashed features: indices up to 2^31) has
+// its columns renumbered to the features that occur, in ascending order, so that every vector
+// over the model is sized by the data (data/feature_map.h).
+struct ColumnMap {
+  // Column k is feature (*features)[k] of the source (0-based, ascending). Null: column j is
+  // feature j.
+  std::shared_ptr<const std::vector<uint32_t>> features;
+  int64_t source_cols = 0;  // the source's feature count (its largest index), when renumbered
+
+  bool renumbered() const { return features != nullptr; }
+  int64_t FeatureOf(int64_t column) const {
+    return renumbered() ? static_cast<int64_t>((*features)[static_cast<std::size_t>(column)]) : column;
+  }
+};
+
 struct Dataset {
   CsrView matrix;                  // rows x cols, 0-based column indices
   std::span<const double> labels;  // one per row, already encoded
   LabelEncoding encoding;
+  ColumnMap columns;                    // the source's feature of each column
   std::shared_ptr<const void> storage;  // keeps the arrays behind the views alive
 
   int64_t rows() const { return matrix.rows; }
   int64_t cols() const { return matrix.cols; }
+  // The source's feature count: cols(), or more when the columns were renumbered.
+  int64_t source_cols() const { return columns.renumbered() ? columns.source_cols : matrix.cols; }
   int64_t nnz() const { return matrix.nnz(); }
   // Rows [begin, end) sharing this data set's storage.
   Dataset Rows(int64_t begin, int64_t end) const;
-  // Bytes of the CSR arrays and labels as held in memory.
+  // Bytes of the CSR arrays, labels and column map as held in memory.
   uint64_t MemoryBytes() const;
 };
 

@@ -25,6 +25,10 @@ struct LibsvmReadOptions {
   // For prediction: labels must be the model's two values, mapped as the model maps them
   // (a test file may hold only one of them).
   std::optional<LabelEncoding> expected_labels;
+  // Renumber the columns to the features that occur when far fewer occur than the largest
+  // index (data/feature_map.h), keeping the map in Dataset::columns. Off: column j is the
+  // file's feature j + 1, and vectors over the columns are sized by the largest index.
+  bool renumber_columns = false;
 
   Status Validate() const;
 };

@@ -5,7 +5,8 @@
 //        8     4  format version (1)
 //       12     4  flags: bit 0 = labels are a binary encoding
 //       16     8  rows
-//       24     8  cols (the whole data set's feature count)
+//       24     8  cols (the whole data set's columns: its features, or those that occur
+//                 when it was renumbered; the map is beside the manifest, manifest.h)
 //       32     8  nnz
 //       40     8  first_row (this shard's first row in the whole data set)
 //       48     8  label_negative (file value of -1)

@@ -25,7 +25,8 @@ struct Evaluation {
   std::string ToJson() const;
 };
 
-// Decision values a . w (+ b) of every row.
+// Decision values a . w (+ b) of every row. The data's features are matched to the model's by
+// their numbers in the data's source (Dataset::columns); features the model never saw weigh 0.
 std::vector<double> DecisionValues(const Model& model, const Dataset& data);
 
 // Area under the ROC curve of `scores` for labels in {-1, +1} (ties count one half).

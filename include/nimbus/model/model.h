@@ -15,22 +15,48 @@ struct Model {
   Loss loss = Loss::kLogistic;
   Regularizer regularizer;
   bool intercept = false;
-  int64_t cols = 0;
+  int64_t cols = 0;  // the features of the data it was trained on (its largest index)
   LabelEncoding labels;
-  std::vector<double> weights;  // cols entries, then the intercept if any
+  // When the model holds fewer features than cols (trained on data renumbered to the features
+  // that occur, or read from a file listing few): weights[k] is feature features[k] (0-based,
+  // ascending), and every other feature's weight is 0. Empty: weights[j] is feature j, j < cols.
+  std::vector<uint32_t> features;
+  std::vector<double> weights;  // one per feature held, then the intercept if any
   std::string origin = "nimbus";  // "nimbus" or "liblinear"
 
-  // The model's weights padded with zeros to `cols` features (a test file may have more).
+  // The number of feature weights held: features.size(), or cols.
+  int64_t held() const { return features.empty() ? cols : static_cast<int64_t>(features.size()); }
+  // The weight of a feature (0-based): 0 for one the model does not hold.
+  double Weight(int64_t feature) const;
+  double bias() const { return intercept ? weights.back() : 0.0; }
+  // One weight per column of `data` (its feature's: data.columns maps columns to the data's
+  // features, and features the model never saw get 0), then the intercept if any. Linear in
+  // the data's columns and the model's features; nothing is sized by the feature space.
+  std::vector<double> ColumnWeights(const Dataset& data) const;
+  // l1 ||w||_1 + (l2/2) ||w||^2 over every feature weight held (the intercept is not penalized).
+  double Penalty() const { return regularizer.Value(weights, static_cast<std::size_t>(held())); }
+  // Dense: every feature's weight up to max(cols, data_cols), then the intercept. For small
+  // feature spaces (a vector of that length): ColumnWeights when they may be large.
   std::vector<double> WeightsFor(int64_t data_cols) const;
   ProblemSpec Spec(int64_t rows, int64_t data_cols) const;
 };
 
 enum class ModelFormat { kJson, kLiblinear };
+
+// liblinear's model files are dense, one line per feature, and liblinear-predict holds a
+// double per feature: past 2^27 features (1 GiB in liblinear-predict, a file of at least
+// 400 MB) a model is refused in that format and written only as JSON, which lists the
+// nonzero weights alone.
+inline constexpr int64_t kMaxLiblinearFeatures = int64_t{1} << 27;
+// An error naming the size when a model of `cols` features cannot be written for liblinear.
+Status CheckLiblinearSize(int64_t cols);
 Result<ModelFormat> ParseModelFormat(const std::string& name);
 
 // Writes atomically: on any failure no file (or the old one) is left at `path`.
 Status WriteModel(const Model& model, ModelFormat format, const std::string& path);
-// Reads either format (detected from the first bytes).
+// Reads either format (detected from the first bytes). A JSON model that lists fewer than
+// half its features is held as those features alone (see Model::features); old files read
+// as they always did.
 Result<Model> ReadModel(const std::string& path);
 
 std::string ModelToJson(const Model& model);
