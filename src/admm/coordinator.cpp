@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "nimbus/admm/reply_board.h"
 #include "trace_events.h"
+#include "nimbus/core/clock.h"
 #include "nimbus/core/json_writer.h"
 #include "nimbus/core/vector_ops.h"
 
@@ -324,294 +326,380 @@ Status RestoreWorkers(const MasterState& state, const std::vector<WorkerReady>& 
   return executor.Restore(histories);
 }
 
-}  // namespace
+// How z^{k+1} is made from the replies: by this master from every w_i, or by workers that
+// sum among themselves (the allreduce topology), each process making its block.
+class ZUpdateStrategy {
+ public:
+  virtual ~ZUpdateStrategy() = default;
+  virtual Status Next(const std::vector<WorkerReply>& latest, double rho, Vector& z_next) = 0;
+};
 
-Result<Solution> Coordinator::Solve() {
-  NIMBUS_RETURN_IF_ERROR(spec_.Validate());
-  NIMBUS_RETURN_IF_ERROR(options_.Validate());
-  const int workers = executor_->workers();
-  const std::size_t n = spec_.model_size();
-  const double sqrt_k = std::sqrt(static_cast<double>(workers));
-  const bool sums_among_workers = executor_->SumsAmongWorkers();
-  if (sums_among_workers && options_.barrier != 0 && options_.barrier < workers) {
-    return InvalidArgument("barrier: workers that sum among themselves wait for all of them in every round");
-  }
-  const bool checkpointing = checkpoint_every_ > 0 && checkpoint_writer_ != nullptr;
-  if ((checkpointing || resume_ != nullptr) &&
-      (sums_among_workers || (options_.barrier != 0 && options_.barrier < workers))) {
-    return InvalidArgument("checkpoint: needs a master and synchronous rounds (not a partial --barrier, not the "
-                           "allreduce topology)");
-  }
-  if (resume_ != nullptr && resume_->algorithm != "admm") {
-    return InvalidArgument("checkpoint: the run was " + resume_->algorithm + "'s, not ADMM's");
-  }
-  if (resume_ != nullptr && resume_->next_round < 2) {
-    return InvalidArgument("checkpoint: a run resumes at round 2 or later, not " +
-                           std::to_string(resume_->next_round));
+class CentralZUpdate final : public ZUpdateStrategy {
+ public:
+  CentralZUpdate(const ProblemSpec& spec, const Consensus& consensus) : spec_(spec), consensus_(consensus) {}
+  Status Next(const std::vector<WorkerReply>& latest, double rho, Vector& z_next) override {
+    consensus_.ZUpdate(spec_, latest, rho, z_next);
+    return Status::Ok();
   }
 
-  Summary summary;
-  summary.runtime = executor_->name();
-  summary.workers = workers;
-  summary.rows = spec_.rows;
-  summary.cols = spec_.cols;
-  summary.solved_cols = spec_.cols;
+ private:
+  const ProblemSpec& spec_;
+  const Consensus& consensus_;
+};
 
-  Stopwatch setup_watch;
-  Result<std::vector<WorkerReady>> ready = executor_->Start(Deadline::After(options_.start_timeout_seconds));
-  if (!ready.ok()) {
-    executor_->Stop();
-    return ready.status();
-  }
-  summary.setup_seconds = setup_watch.ElapsedSeconds();
-  for (const WorkerReady& r : *ready) summary.data_nnz += r.nnz;
-  Result<Consensus> consensus = Consensus::Of(*ready, n);
-  if (!consensus.ok()) {
-    executor_->Stop();
-    return consensus.status();
+class ReducedZUpdate final : public ZUpdateStrategy {
+ public:
+  ReducedZUpdate(const ProblemSpec& spec, const Consensus& consensus, Executor& executor)
+      : spec_(spec), consensus_(consensus), executor_(executor) {}
+  // This process's block from the workers' sums, the rest from the other processes.
+  Status Next(const std::vector<WorkerReply>& latest, double rho, Vector& z_next) override {
+    NIMBUS_ASSIGN_OR_RETURN(Executor::ReducedBlock block, executor_.ReduceScatter(latest));
+    if (block.begin + block.sums.size() > z_next.size()) return Internal("a block of sums beyond the model");
+    consensus_.ZFromSums(spec_, block.sums, block.begin, rho, z_next);
+    return executor_.AllGather(z_next);
   }
 
-  if (resume_ != nullptr) {
-    if (Status restored = RestoreWorkers(*resume_, *ready, n, *consensus, *executor_); !restored.ok()) {
-      executor_->Stop();
-      return restored.WithContext("cannot resume");
+ private:
+  const ProblemSpec& spec_;
+  const Consensus& consensus_;
+  Executor& executor_;
+};
+
+// One ADMM solve (Boyd et al. 2011, section 7.1 with over-relaxation, section 3.4.1), one
+// named step per line of the loop on one state: the MasterState a checkpoint holds as it is.
+// Round k sends z^k; each worker's x- and u-updates run there and come back folded into
+//   w_i = alpha x_i^{k+1} + (1 - alpha) z^k + u_i^{k+1}   (the u-update of the round before
+// is in it), and the master makes z^{k+1} = prox_{g/(K rho)}(mean w_i).
+class AdmmSolve {
+ public:
+  AdmmSolve(const ProblemSpec& spec, const AdmmOptions& options, Executor& executor, const IterationCallback& callback,
+            TraceSink* trace, int checkpoint_every, const CheckpointWriter& checkpoint_writer)
+      : spec_(spec), options_(options), executor_(executor), callback_(callback), trace_(trace),
+        checkpoint_every_(checkpoint_writer ? checkpoint_every : 0), checkpoint_writer_(checkpoint_writer),
+        board_(executor.workers(), options.barrier, options.max_staleness) {}
+
+  Result<Solution> Run(const MasterState* resume) {
+    NIMBUS_RETURN_IF_ERROR(CheckOptions(resume));
+    if (Status started = Start(resume); !started.ok()) {
+      executor_.Stop();
+      return started;
     }
+    for (int64_t round = state_.next_round;; ++round) {
+      const RoundRequest request = XUpdateDispatch(round);
+      if (!Gather(request)) break;
+      ResidualsOf(round);
+      const bool stop = StopTest(round);
+      if (!stop && !ZUpdate(round)) break;
+      if (!stop) RhoUpdate(round);
+      Record(request, stop);
+      if (stop) break;
+      Checkpoint(request);
+    }
+    return Finish();
   }
 
-  double rho = options_.rho > 0 ? options_.rho : options_.rho_scale * InitialRho(spec_, *ready);
-  summary.initial_rho = rho;
-  if (trace_ != nullptr) trace_->Write(SetupEvent(*executor_, spec_, *ready, rho, summary.setup_seconds));
+ private:
+  Status CheckOptions(const MasterState* resume) const;
+  Status Start(const MasterState* resume);
+  RoundRequest XUpdateDispatch(int64_t round);
+  bool Gather(const RoundRequest& request);
+  void ResidualsOf(int64_t round);
+  bool StopTest(int64_t round);
+  bool ZUpdate(int64_t round);
+  void RhoUpdate(int64_t round);
+  void Record(const RoundRequest& request, bool last);
+  void Checkpoint(const RoundRequest& request);
+  Result<Solution> Finish();
+  bool Fail(std::string message) {
+    summary_.termination = Termination::kWorkerFailed;
+    summary_.message = std::move(message);
+    return false;
+  }
 
-  auto z = std::make_shared<Vector>(n, 0.0);  // z^k, sent in round k
-  std::shared_ptr<Vector> spare_z;             // z^{k-1}, for reuse once no one holds it
-  std::shared_ptr<const Vector> tested_z = z;  // the newest z whose objective is known
-  double dual_residual = 0;                    // s of iteration k, known once z^k exists
-  double rho_of_previous_round = rho;
-  double inner_tolerance = 0;
-  double inner_relative = options_.inner_first_relative;
-  Solution solution;
-  Stopwatch solve_watch;
-  double solve_seconds_before = 0;  // in the run a resumed one continues
-  int64_t first_round = 0;
-  // For checkpoints: the replies to the round before the current one, and its rho.
-  std::vector<SharedVector> previous_w(static_cast<std::size_t>(workers));
-  double previous_rho = 0;
+  const ProblemSpec& spec_;
+  const AdmmOptions& options_;
+  Executor& executor_;
+  const IterationCallback& callback_;
+  TraceSink* trace_;
+  int checkpoint_every_;
+  const CheckpointWriter& checkpoint_writer_;
+
+  MasterState state_;  // the loop's variables between rounds
+  Summary summary_;
+  // Within a solve, not across a resume:
+  std::vector<WorkerReady> ready_;
+  std::optional<Consensus> consensus_;
+  std::unique_ptr<ZUpdateStrategy> z_update_;
   // Partial barrier (Zhang & Kwok 2014): wait for `barrier` of the K workers and reuse the
   // newest w_i of the others, none older than max_staleness rounds. Rounds become
   // synchronous again to confirm the stop test with every worker's reply to the same z.
-  ReplyBoard board(workers, options_.barrier, options_.max_staleness);
-  bool synchronous = board.barrier() == workers;
-  // Lean rounds until the stop test first passes, exact ones from then on; the test may end
-  // the solve only when the x_i and z^k it is made on came from an exact round.
-  bool lean = options_.lean_messages;
-  bool previous_round_lean = false;
-  if (resume_ != nullptr) {
-    const MasterState& state = *resume_;
-    first_round = state.next_round;
-    z = std::make_shared<Vector>(state.z.ToVector());
-    tested_z = z;
-    rho = state.rho;
-    rho_of_previous_round = state.rho_of_previous_round;
-    dual_residual = state.dual_residual;
-    inner_tolerance = state.inner_tolerance;
-    inner_relative = state.inner_relative;
-    lean = state.lean;
-    previous_round_lean = state.previous_round_lean;
-    for (std::size_t i = 0; i < previous_w.size(); ++i) previous_w[i] = state.workers[i].w_last;
-    previous_rho = state.rho_last;
-    summary.initial_rho = state.initial_rho;
-    summary.rho_updates = state.rho_updates;
-    summary.lean_rounds = state.lean_rounds;
-    summary.objective = state.objective;
-    summary.iterations = static_cast<int>(first_round - 1);
-    summary.resumed_at_round = first_round;
-    solve_seconds_before = state.solve_seconds;
+  ReplyBoard board_;
+  bool synchronous_ = true;
+  std::shared_ptr<Vector> z_;                   // z^k: state_.z, writable
+  std::shared_ptr<Vector> spare_z_;             // z^{k-1}, for reuse once no one holds it
+  std::shared_ptr<const Vector> tested_z_;      // the newest z whose objective is known
+  Stopwatch solve_watch_;
+  double solve_seconds_before_ = 0;             // in the run a resumed one continues
+  // This round's:
+  std::vector<WorkerReply> arrived_;
+  bool exact_ = false;  // every worker answered this z, so F(z^k) and the test are of it
+  Residuals res_;
+  double objective_ = 0;
+  double wait_seconds_ = 0, dispatch_wall_ = 0, replies_wall_ = 0, stop_test_seconds_ = 0, z_update_seconds_ = 0;
+  Stopwatch master_watch_;
+};
+
+Status AdmmSolve::CheckOptions(const MasterState* resume) const {
+  NIMBUS_RETURN_IF_ERROR(spec_.Validate());
+  NIMBUS_RETURN_IF_ERROR(options_.Validate());
+  const int workers = executor_.workers();
+  const bool partial = options_.barrier != 0 && options_.barrier < workers;
+  if (executor_.SumsAmongWorkers() && partial) {
+    return InvalidArgument("barrier: workers that sum among themselves wait for all of them in every round");
   }
-  // z^{k+1} when the workers sum among themselves: this process's block from their sums, the
-  // rest from the other processes.
-  auto reduced_z_update = [&](const std::vector<WorkerReply>& replies, double round_rho, Vector& z_next) {
-    Result<Executor::ReducedBlock> block = executor_->ReduceScatter(replies);
-    if (!block.ok()) return block.status();
-    if (block->begin + block->sums.size() > n) return Internal("a block of sums beyond the model");
-    consensus->ZFromSums(spec_, block->sums, block->begin, round_rho, z_next);
-    return executor_->AllGather(z_next);
-  };
+  if ((checkpoint_every_ > 0 || resume != nullptr) && (executor_.SumsAmongWorkers() || partial)) {
+    return InvalidArgument("checkpoint: needs a master and synchronous rounds (not a partial --barrier, not the "
+                           "allreduce topology)");
+  }
+  if (resume != nullptr && resume->algorithm != "admm") {
+    return InvalidArgument("checkpoint: the run was " + resume->algorithm + "'s, not ADMM's");
+  }
+  if (resume != nullptr && resume->next_round < 2) {
+    return InvalidArgument("checkpoint: a run resumes at round 2 or later, not " + std::to_string(resume->next_round));
+  }
+  return Status::Ok();
+}
 
-  // The master's state once round `request.round` is done and the next z is made (what a
-  // checkpoint holds): the loop's variables, and each worker's replies to this round and the
-  // one before (`latest`, previous_w).
-  auto capture_state = [&](const RoundRequest& request, const std::vector<WorkerReply>& latest) {
-    MasterState state;
-    state.next_round = request.round + 1;
-    state.z = z;
-    state.rho = rho;
-    state.rho_of_previous_round = rho_of_previous_round;
-    state.dual_residual = dual_residual;
-    state.inner_tolerance = inner_tolerance;
-    state.inner_relative = inner_relative;
-    state.lean = lean;
-    state.previous_round_lean = previous_round_lean;
-    state.z_last = request.z;
-    state.rho_last = request.rho;
-    state.rho_previous = previous_rho;
-    state.alpha = request.relaxation;
-    for (const WorkerReply& r : latest) {
-      const WorkerReady& shard = (*ready)[static_cast<std::size_t>(r.worker)];
-      state.workers.push_back({shard.rows, shard.nnz, r.w, previous_w[static_cast<std::size_t>(r.worker)]});
-    }
-    state.initial_rho = summary.initial_rho;
-    state.rho_updates = summary.rho_updates;
-    state.lean_rounds = summary.lean_rounds;
-    state.solve_seconds = solve_seconds_before + solve_watch.ElapsedSeconds();
-    state.objective = summary.objective;
-    return state;
-  };
+// The workers up with their shards, the consensus they make, rho_0; or a checkpoint's state
+// with the workers' kept replies given back.
+Status AdmmSolve::Start(const MasterState* resume) {
+  summary_.runtime = executor_.name();
+  summary_.workers = executor_.workers();
+  summary_.rows = spec_.rows;
+  summary_.cols = summary_.solved_cols = spec_.cols;
+  Stopwatch setup_watch;
+  NIMBUS_ASSIGN_OR_RETURN(ready_, executor_.Start(Deadline::After(options_.start_timeout_seconds)));
+  summary_.setup_seconds = setup_watch.ElapsedSeconds();
+  for (const WorkerReady& r : ready_) summary_.data_nnz += r.nnz;
+  const std::size_t n = spec_.model_size();
+  NIMBUS_ASSIGN_OR_RETURN(consensus_, Consensus::Of(ready_, n));
+  if (executor_.SumsAmongWorkers()) {
+    z_update_ = std::make_unique<ReducedZUpdate>(spec_, *consensus_, executor_);
+  } else {
+    z_update_ = std::make_unique<CentralZUpdate>(spec_, *consensus_);
+  }
+  synchronous_ = board_.barrier() == executor_.workers();
+  if (resume != nullptr) {
+    NIMBUS_RETURN_IF_ERROR(RestoreWorkers(*resume, ready_, n, *consensus_, executor_).WithContext("cannot resume"));
+    state_ = *resume;
+    z_ = std::make_shared<Vector>(resume->z.ToVector());
+    summary_.iterations = static_cast<int>(state_.next_round - 1);
+    summary_.resumed_at_round = state_.next_round;
+    solve_seconds_before_ = state_.solve_seconds;
+  } else {
+    state_.rho = options_.rho > 0 ? options_.rho : options_.rho_scale * InitialRho(spec_, ready_);
+    state_.rho_of_previous_round = state_.initial_rho = state_.rho;
+    state_.inner_relative = options_.inner_first_relative;
+    state_.lean = options_.lean_messages;
+    z_ = std::make_shared<Vector>(n, 0.0);
+    for (const WorkerReady& r : ready_) state_.workers.push_back({r.rows, r.nnz, {}, {}});
+  }
+  state_.z = z_;
+  tested_z_ = z_;
+  if (trace_ != nullptr) {
+    trace_->Write(SetupEvent(executor_, spec_, ready_, state_.initial_rho, summary_.setup_seconds));
+  }
+  solve_watch_ = Stopwatch();
+  return Status::Ok();
+}
 
-  for (int64_t round = first_round;; ++round) {
-    RoundRequest request;
-    request.round = round;
-    request.z = z;
-    request.rho = rho;
-    request.relaxation = options_.relaxation;
-    request.inner_tolerance = inner_tolerance;
-    request.inner_relative_tolerance = inner_relative;
-    request.lean = lean;
+// z^k and rho to the workers, who make their x- and u-updates; lean rounds until the stop test
+// first passes.
+RoundRequest AdmmSolve::XUpdateDispatch(int64_t round) {
+  RoundRequest request;
+  request.round = round;
+  request.z = state_.z;
+  request.rho = state_.rho;
+  request.relaxation = options_.relaxation;
+  request.inner_tolerance = state_.inner_tolerance;
+  request.inner_relative_tolerance = state_.inner_relative;
+  request.lean = state_.lean;
+  return request;
+}
 
-    Stopwatch wait_watch;
-    const double dispatch_wall = WallSeconds();
-    const Deadline deadline = Deadline::After(options_.round_timeout_seconds);
-    std::vector<WorkerReply> arrived = synchronous || round == 0
-                                                 ? board.Synchronous(*executor_, request, deadline)
-                                                 : board.Partial(*executor_, request, deadline);
-    const double wait_seconds = wait_watch.ElapsedSeconds();
-    const double replies_wall = WallSeconds();
-    summary.wait_seconds += wait_seconds;
-    Stopwatch master_watch;
-    summary.rounds = static_cast<int>(round + 1);
+// The replies: from every worker, or (partial barrier) from enough of them. False if one failed.
+bool AdmmSolve::Gather(const RoundRequest& request) {
+  Stopwatch wait_watch;
+  dispatch_wall_ = WallSeconds();
+  const Deadline deadline = Deadline::After(options_.round_timeout_seconds);
+  arrived_ = synchronous_ || request.round == 0 ? board_.Synchronous(executor_, request, deadline)
+                                                : board_.Partial(executor_, request, deadline);
+  wait_seconds_ = wait_watch.ElapsedSeconds();
+  replies_wall_ = WallSeconds();
+  summary_.wait_seconds += wait_seconds_;
+  master_watch_ = Stopwatch();
+  summary_.rounds = static_cast<int>(request.round + 1);
+  const bool sums_among_workers = executor_.SumsAmongWorkers();
+  const auto failed = std::find_if(arrived_.begin(), arrived_.end(), [&](WorkerReply& r) {
+    // Workers that sum among themselves keep their w; this process sees its own alone.
+    const bool w_expected = !sums_among_workers || !r.w.empty();
+    const std::size_t local = consensus_->LocalSize(r.worker);
+    if (r.status == ReplyStatus::kOk && w_expected && r.w.size() != local) {
+      r.status = ReplyStatus::kFailed;
+      r.error = "w has " + std::to_string(r.w.size()) + " entries, expected " + std::to_string(local);
+    }
+    return r.status != ReplyStatus::kOk;
+  });
+  if (failed != arrived_.end()) {
+    return Fail("worker " + std::to_string(failed->worker) + " " + ReplyStatusName(failed->status) + " in round " +
+                std::to_string(failed->round) + ": " + failed->error);
+  }
+  RecordWork(arrived_, summary_);
+  return true;
+}
 
-    const auto failed = std::find_if(arrived.begin(), arrived.end(), [&](WorkerReply& r) {
-      // Workers that sum among themselves keep their w; this process sees its own alone.
-      const bool w_expected = !sums_among_workers || !r.w.empty();
-      if (r.status == ReplyStatus::kOk && w_expected && r.w.size() != consensus->LocalSize(r.worker)) {
-        r.status = ReplyStatus::kFailed;
-        r.error = "w has " + std::to_string(r.w.size()) + " entries, expected " +
-                  std::to_string(consensus->LocalSize(r.worker));
-      }
-      return r.status != ReplyStatus::kOk;
-    });
-    if (failed != arrived.end()) {
-      summary.termination = Termination::kWorkerFailed;
-      summary.message = "worker " + std::to_string(failed->worker) + " " + ReplyStatusName(failed->status) +
-                        " in round " + std::to_string(failed->round) + ": " + failed->error;
-      break;
-    }
-    RecordWork(arrived, summary);
-    const std::vector<WorkerReply>& latest = board.latest();
-    // F(z^k) is known only when every worker evaluated its share at z^k.
-    const bool exact = board.AllAnswered(round);
-    const double objective = exact ? ObjectiveAtZ(spec_, latest, *z) : std::nan("");
-    if (exact) {
-      summary.objective = objective;
-      summary.iterations = static_cast<int>(round);
-    }
-
-    // The stop test of iteration k (from round 1 on: round 0 has no previous x_i).
-    Stopwatch stop_test_watch;
-    Residuals res;
-    if (round >= 1) {
-      res = ComputeResiduals(latest, dual_residual, consensus->CopiesDistance(*z, nullptr), rho_of_previous_round,
-                             consensus->local_dimensions(), options_);
-      if (exact) {
-        summary.primal_residual = res.primal;
-        summary.dual_residual = res.dual;
-        summary.eps_primal = res.eps_primal;
-        summary.eps_dual = res.eps_dual;
-      }
-    }
-    const IterationInfo info{static_cast<int>(round), solve_seconds_before + solve_watch.ElapsedSeconds(), objective,
-                             res.primal,
-                             res.dual,  res.eps_primal, res.eps_dual, rho};
-    bool stop = false;
-    if (exact) {
-      if (previous_round_lean && round >= 1 && Converged(res)) lean = false;  // finish exactly
-      stop = Stops(info, round >= 1 ? &res : nullptr, !previous_round_lean, options_, callback_, summary);
-      tested_z = z;
-    } else if ((round >= 1 && Converged(res)) || round >= options_.max_iterations) {
-      synchronous = true;  // confirm with everyone's reply to one z before stopping
-    }
-    const double stop_test_seconds = stop_test_watch.ElapsedSeconds();
-
-    // z^{k+1} and the next rho, unless this is the last round.
-    Stopwatch z_update_watch;
-    if (!stop) {
-      // A z no one holds any more is written over rather than a new one allocated (and
-      // faulted in) each round: on a model of millions that was most of the master's work.
-      // In the general form its coordinates that no worker holds stay 0, as they started.
-      std::shared_ptr<Vector> next = spare_z.use_count() == 1 ? std::move(spare_z) : std::make_shared<Vector>(n);
-      if (sums_among_workers) {
-        Status updated = reduced_z_update(latest, rho, *next);
-        if (!updated.ok()) {
-          summary.termination = Termination::kWorkerFailed;
-          summary.message = "the workers could not share z in round " + std::to_string(round) + ": " +
-                            updated.message();
-          break;
-        }
-      } else {
-        consensus->ZUpdate(spec_, latest, rho, *next);
-      }
-      dual_residual = rho * consensus->CopiesDistance(*next, z.get());
-      spare_z = std::move(z);
-      z = std::move(next);
-      rho_of_previous_round = rho;
-      if (round >= 1) {
-        // A new rho would leave the stale w_i of a partial barrier in the old scale.
-        if (options_.adaptive_rho && exact) {
-          const double adapted = AdaptRho(res, rho, options_);
-          if (adapted != rho) ++summary.rho_updates;
-          rho = adapted;
-        }
-        // Inexact x-updates: accurate enough not to disturb the residuals that remain. The
-        // relative floor keeps a zero residual (z not moving) from asking for an exact solve.
-        inner_tolerance = options_.inner_factor * std::min(rho * res.primal, res.dual) / sqrt_k;
-        inner_relative = kInnerRelativeFloor;
-      }
-    }
-    const RoundTiming timing{solve_watch.ElapsedSeconds(), wait_seconds,    master_watch.ElapsedSeconds(),
-                             z_update_watch.ElapsedSeconds(), stop_test_seconds, dispatch_wall, replies_wall};
-    summary.master_seconds += timing.master_seconds;
-    const TestedResiduals tested{res.primal, res.dual, res.eps_primal, res.eps_dual};
-    if (trace_ != nullptr) {
-      trace_->Write(RoundEvent(request, objective, round >= 1 ? &tested : nullptr, timing, arrived));
-    }
-    previous_round_lean = request.lean;
-    if (request.lean) ++summary.lean_rounds;
-    if (stop) break;
-    if (checkpointing) {
-      if (round >= 1 && (round + 1) % checkpoint_every_ == 0) {
-        Stopwatch checkpoint_watch;
-        if (checkpoint_writer_(capture_state(request, latest)).ok()) {
-          ++summary.checkpoints;
-        } else {
-          ++summary.checkpoint_failures;
-        }
-        summary.checkpoint_seconds += checkpoint_watch.ElapsedSeconds();
-      }
-      for (const WorkerReply& r : latest) previous_w[static_cast<std::size_t>(r.worker)] = r.w;
-      previous_rho = request.rho;
+// F(z^k), known only when every worker evaluated its share at z^k, and the residuals of
+// iteration k (from round 1 on: round 0 has no previous x_i).
+void AdmmSolve::ResidualsOf(int64_t round) {
+  Stopwatch stop_test_watch;
+  const std::vector<WorkerReply>& latest = board_.latest();
+  exact_ = board_.AllAnswered(round);
+  objective_ = exact_ ? ObjectiveAtZ(spec_, latest, *z_) : std::nan("");
+  if (exact_) {
+    state_.objective = objective_;
+    summary_.iterations = static_cast<int>(round);
+  }
+  res_ = Residuals{};
+  if (round >= 1) {
+    res_ = ComputeResiduals(latest, state_.dual_residual, consensus_->CopiesDistance(*z_, nullptr),
+                            state_.rho_of_previous_round, consensus_->local_dimensions(), options_);
+    if (exact_) {
+      summary_.primal_residual = res_.primal;
+      summary_.dual_residual = res_.dual;
+      summary_.eps_primal = res_.eps_primal;
+      summary_.eps_dual = res_.eps_dual;
     }
   }
-  summary.solve_seconds = solve_seconds_before + solve_watch.ElapsedSeconds();
-  summary.stale_replies = board.stale_replies();
-  executor_->Stop();
-  executor_->AddCounters(summary);
+  stop_test_seconds_ = stop_test_watch.ElapsedSeconds();
+}
 
-  summary.rho = rho;
-  solution.model = *tested_z;
-  summary.nnz = static_cast<int64_t>(
+// Boyd's test, a target, the cap, or the callback; the test may end the solve only on a round
+// whose x_i and z^k came from an exact (not lean) round.
+bool AdmmSolve::StopTest(int64_t round) {
+  Stopwatch stop_test_watch;
+  const IterationInfo info{static_cast<int>(round), solve_seconds_before_ + solve_watch_.ElapsedSeconds(), objective_,
+                           res_.primal, res_.dual, res_.eps_primal, res_.eps_dual, state_.rho};
+  bool stop = false;
+  if (exact_) {
+    if (state_.previous_round_lean && round >= 1 && Converged(res_)) state_.lean = false;  // finish exactly
+    stop = Stops(info, round >= 1 ? &res_ : nullptr, !state_.previous_round_lean, options_, callback_, summary_);
+    tested_z_ = z_;
+  } else if ((round >= 1 && Converged(res_)) || round >= options_.max_iterations) {
+    synchronous_ = true;  // confirm with everyone's reply to one z before stopping
+  }
+  stop_test_seconds_ += stop_test_watch.ElapsedSeconds();
+  return stop;
+}
+
+// z^{k+1} and the dual residual s^{k+1} = rho ||z^{k+1} - z^k|| over the copies.
+bool AdmmSolve::ZUpdate(int64_t round) {
+  Stopwatch z_update_watch;
+  // A z no one holds any more is written over rather than a new one allocated (and faulted in)
+  // each round: on a model of millions that was most of the master's work. In the general
+  // form its coordinates that no worker holds stay 0, as they started.
+  std::shared_ptr<Vector> next = spare_z_.use_count() == 1 ? std::move(spare_z_) : std::make_shared<Vector>(z_->size());
+  if (Status updated = z_update_->Next(board_.latest(), state_.rho, *next); !updated.ok()) {
+    return Fail("the workers could not share z in round " + std::to_string(round) + ": " + updated.message());
+  }
+  state_.dual_residual = state_.rho * consensus_->CopiesDistance(*next, z_.get());
+  spare_z_ = std::move(z_);
+  z_ = std::move(next);
+  state_.z = z_;
+  z_update_seconds_ = z_update_watch.ElapsedSeconds();
+  return true;
+}
+
+// Residual balancing, and the next x-updates' tolerance: accurate enough not to disturb the
+// residuals that remain (the relative floor keeps a zero residual from asking for an exact solve).
+void AdmmSolve::RhoUpdate(int64_t round) {
+  const double rho = state_.rho;
+  state_.rho_of_previous_round = rho;
+  if (round < 1) return;
+  // A new rho would leave the stale w_i of a partial barrier in the old scale.
+  if (options_.adaptive_rho && exact_) {
+    state_.rho = AdaptRho(res_, rho, options_);
+    if (state_.rho != rho) ++state_.rho_updates;
+  }
+  state_.inner_tolerance =
+      options_.inner_factor * std::min(state_.rho * res_.primal, res_.dual) / std::sqrt(executor_.workers());
+  state_.inner_relative = kInnerRelativeFloor;
+}
+
+// The round's trace event and counters.
+void AdmmSolve::Record(const RoundRequest& request, bool last) {
+  if (last) z_update_seconds_ = 0;
+  const RoundTiming timing{solve_watch_.ElapsedSeconds(), wait_seconds_,     master_watch_.ElapsedSeconds(),
+                           z_update_seconds_,             stop_test_seconds_, dispatch_wall_, replies_wall_};
+  summary_.master_seconds += timing.master_seconds;
+  const TestedResiduals tested{res_.primal, res_.dual, res_.eps_primal, res_.eps_dual};
+  if (trace_ != nullptr) {
+    trace_->Write(RoundEvent(request, objective_, request.round >= 1 ? &tested : nullptr, timing, arrived_));
+  }
+  state_.previous_round_lean = request.lean;
+  if (request.lean) ++state_.lean_rounds;
+  z_update_seconds_ = 0;
+}
+
+// The workers' replies to this round and the one before, with what those rounds sent, join
+// the state; every checkpoint_every rounds it goes to the writer as it is.
+void AdmmSolve::Checkpoint(const RoundRequest& request) {
+  if (checkpoint_every_ <= 0) return;
+  state_.next_round = request.round + 1;
+  state_.rho_previous = state_.rho_last;
+  state_.rho_last = request.rho;
+  state_.z_last = request.z;
+  state_.alpha = request.relaxation;
+  for (const WorkerReply& r : board_.latest()) {
+    MasterState::Worker& kept = state_.workers[static_cast<std::size_t>(r.worker)];
+    kept.w_previous = std::move(kept.w_last);
+    kept.w_last = r.w;
+  }
+  if (request.round < 1 || (request.round + 1) % checkpoint_every_ != 0) return;
+  Stopwatch checkpoint_watch;
+  state_.solve_seconds = solve_seconds_before_ + solve_watch_.ElapsedSeconds();
+  if (checkpoint_writer_(state_).ok()) {
+    ++summary_.checkpoints;
+  } else {
+    ++summary_.checkpoint_failures;
+  }
+  summary_.checkpoint_seconds += checkpoint_watch.ElapsedSeconds();
+}
+
+// The workers stopped, the model the newest tested z.
+Result<Solution> AdmmSolve::Finish() {
+  summary_.solve_seconds = solve_seconds_before_ + solve_watch_.ElapsedSeconds();
+  summary_.stale_replies = board_.stale_replies();
+  executor_.Stop();
+  executor_.AddCounters(summary_);
+  summary_.rho = state_.rho;
+  summary_.initial_rho = state_.initial_rho;
+  summary_.rho_updates = state_.rho_updates;
+  summary_.lean_rounds = state_.lean_rounds;
+  summary_.objective = state_.objective;
+  Solution solution;
+  solution.model = *tested_z_;
+  summary_.nnz = static_cast<int64_t>(
       CountNonzeros(std::span<const double>(solution.model).first(static_cast<std::size_t>(spec_.cols))));
-  if (trace_ != nullptr) trace_->Write(summary.ToJson("summary"));
-  solution.summary = std::move(summary);
+  if (trace_ != nullptr) trace_->Write(summary_.ToJson("summary"));
+  solution.summary = std::move(summary_);
   return solution;
+}
+
+}  // namespace
+
+Result<Solution> Coordinator::Solve() {
+  return AdmmSolve(spec_, options_, *executor_, callback_, trace_, checkpoint_every_, checkpoint_writer_)
+      .Run(resume_.get());
 }
 
 }  // namespace nimbus
