@@ -15,7 +15,7 @@
 #include "nimbus/checkpoint/checkpoint.h"
 #include "nimbus/cloud/s3.h"
 #include "nimbus/core/file_io.h"
-#include "nimbus/metrics/trace.h"
+#include "nimbus/core/trace.h"
 #include "nimbus/nimbus.h"
 #include "solve_setup.h"
 

@@ -27,4 +27,22 @@ std::vector<WorkerReply> Executor::RunRound(const RoundRequest& request, Deadlin
   return replies;
 }
 
+ResumeState RebuildResumeState(const KeptAnswer* previous, const KeptAnswer& last) {
+  const std::size_t n = last.z.size();
+  ResumeState state;
+  state.u.assign(n, 0.0);
+  if (previous != nullptr) {
+    const double rescale = previous->rho / last.rho;
+    for (std::size_t j = 0; j < n; ++j) state.u[j] = (previous->w[j] - last.z[j]) * rescale;
+  }
+  state.x_relaxed.resize(n);
+  state.x.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    state.x_relaxed[j] = last.w[j] - state.u[j];
+    state.x[j] = (state.x_relaxed[j] - (1.0 - last.alpha) * last.z[j]) / last.alpha;
+  }
+  state.rho_of_u = last.rho;
+  return state;
+}
+
 }  // namespace nimbus

@@ -1,5 +1,7 @@
 #include "nimbus/runtime/state_keeper.h"
 
+#include "nimbus/admm/executor.h"
+
 #include <unistd.h>
 
 #include <cstring>

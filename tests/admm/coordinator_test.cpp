@@ -474,3 +474,25 @@ TEST_F(CoordinatorTest, NewtonGivesTheSameModelForTheSameInputs) {
 
 }  // namespace
 }  // namespace nimbus
+
+namespace nimbus {
+namespace {
+
+// The algebra a replacement worker starts from, by hand: u = (w_prev - z_last) rho_prev /
+// rho_last, xh = w_last - u, x = (xh - (1 - alpha) z_last) / alpha.
+TEST(RebuildResumeState, UndoesTheRelaxationAndTheDualUpdateByHand) {
+  const KeptAnswer previous{SharedVector(std::vector<double>{1, 2}), 2.0, 1.5, SharedVector(std::vector<double>{3, 5})};
+  const KeptAnswer last{SharedVector(std::vector<double>{2, 2}), 4.0, 1.5, SharedVector(std::vector<double>{4, 1})};
+  const ResumeState state = RebuildResumeState(&previous, last);
+  EXPECT_EQ(state.u, (std::vector<double>{0.5, 1.5}));
+  EXPECT_EQ(state.x_relaxed, (std::vector<double>{3.5, -0.5}));
+  EXPECT_NEAR(state.x[0], 3.0, 1e-15);
+  EXPECT_NEAR(state.x[1], 1.0 / 3.0, 1e-15);
+  EXPECT_EQ(state.rho_of_u, 4.0);
+  const ResumeState first = RebuildResumeState(nullptr, last);  // one answer: the dual starts at 0
+  EXPECT_EQ(first.u, (std::vector<double>{0, 0}));
+  EXPECT_EQ(first.x_relaxed, (std::vector<double>{4, 1}));
+}
+
+}  // namespace
+}  // namespace nimbus

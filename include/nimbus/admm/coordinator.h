@@ -21,7 +21,7 @@
 #include "nimbus/admm/master.h"
 #include "nimbus/admm/options.h"
 #include "nimbus/admm/summary.h"
-#include "nimbus/metrics/trace.h"
+#include "nimbus/core/trace.h"
 #include "nimbus/problem/problem.h"
 
 namespace nimbus {

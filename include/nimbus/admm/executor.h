@@ -15,6 +15,16 @@
 
 namespace nimbus {
 
+// The state a worker held after answering `last` (with `previous` the round before):
+//
+//   u  = (w_prev - z_last) * rho_prev / rho_last    (the dual after round `last`)
+//   xh = w_last - u                                  (w_last = xh + u)
+//   x  = (xh - (1 - alpha) z_last) / alpha
+//
+// (without `previous`, u = 0: the dual starts at zero.) A worker given this state runs its
+// next round as the original would have, up to rounding in the subtraction.
+ResumeState RebuildResumeState(const KeptAnswer* previous, const KeptAnswer& last);
+
 class Executor {
  public:
   virtual ~Executor() = default;

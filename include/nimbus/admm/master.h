@@ -11,7 +11,7 @@
 
 #include "nimbus/admm/executor.h"
 #include "nimbus/admm/summary.h"
-#include "nimbus/metrics/trace.h"
+#include "nimbus/core/trace.h"
 #include "nimbus/wire/messages.h"
 
 namespace nimbus {

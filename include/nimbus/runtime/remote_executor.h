@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "nimbus/admm/executor.h"
-#include "nimbus/metrics/trace.h"
+#include "nimbus/core/trace.h"
 #include "nimbus/problem/problem.h"
 #include "nimbus/runtime/launcher.h"
 #include "nimbus/runtime/state_keeper.h"

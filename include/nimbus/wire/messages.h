@@ -52,7 +52,7 @@ class SharedVector {
 };
 
 // The state a worker holds between rounds, rebuilt by the master for a replacement worker
-// from the replies it kept (see runtime/state_keeper.h): with it, a new worker continues
+// from the replies it kept (RebuildResumeState in admm/executor.h): with it, a new worker continues
 // exactly where the one it replaces stopped.
 struct ResumeState {
   std::vector<double> x;          // x_i of the last x-update
@@ -77,15 +77,6 @@ struct WorkerHistory {
   KeptAnswer last;
 };
 
-// The state a worker held after answering `last` (with `previous` the round before):
-//
-//   u  = (w_prev - z_last) * rho_prev / rho_last    (the dual after round `last`)
-//   xh = w_last - u                                  (w_last = xh + u)
-//   x  = (xh - (1 - alpha) z_last) / alpha
-//
-// (without `previous`, u = 0: the dual starts at zero.) A worker given this state runs its
-// next round as the original would have, up to rounding in the subtraction.
-ResumeState RebuildResumeState(const KeptAnswer* previous, const KeptAnswer& last);
 
 // What a round asks of a worker. ADMM rounds run the x-update above; the distributed Newton
 // master (admm/newton.h) asks for the shard's data term f_i at points it names:

@@ -1,5 +1,6 @@
-// Trace sinks: where per-round events go. The JSONL sink writes one JSON object per line,
-// flushed per event, so a trace survives a crash of the run that wrote it.
+// Trace sinks: where per-round events go (the metrics module reads them back). The JSONL sink
+// writes one JSON object per line, flushed per event, so a trace survives a crash of the run
+// that wrote it.
 #pragma once
 
 #include <cstdio>

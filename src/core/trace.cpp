@@ -1,4 +1,4 @@
-#include "nimbus/metrics/trace.h"
+#include "nimbus/core/trace.h"
 
 #include <cerrno>
 
