@@ -5,7 +5,10 @@
 // which is scikit-learn's PoissonRegressor(alpha) (its half mean deviance differs by a
 // constant). The loss is this program's own, so the program is its own worker program too.
 //
-// usage: poisson_regression DATA.svm ALPHA [threads|process] [WORKERS] [MODEL.json]
+// usage: poisson_regression DATA.svm ALPHA [threads|process|lambda:FUNCTION@ENDPOINT] [WORKERS] [MODEL.json]
+//
+// With Lambda the functions run this program too: `nimbus lambda package --binary
+// poisson_regression` makes their package, and in a function WorkerMain serves invocations.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -36,14 +39,22 @@ int main(int argc, char** argv) {
   }
   if (nimbus::IsWorkerInvocation(argc, argv)) return nimbus::WorkerMain(argc, argv);
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s DATA.svm ALPHA [threads|process] [WORKERS] [MODEL.json]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DATA.svm ALPHA [threads|process|lambda:FUNCTION@ENDPOINT] [WORKERS] [MODEL.json]\n",
+                 argv[0]);
     return 2;
   }
   nimbus::SolveOptions options;
   options.loss = nimbus::ParseLoss("poisson").value();
   options.l2 = std::atof(argv[2]);
   options.intercept = true;
-  options.runtime.kind = argc > 3 ? argv[3] : "threads";
+  const std::string runtime = argc > 3 ? argv[3] : "threads";
+  options.runtime.kind = runtime;
+  if (runtime.rfind("lambda:", 0) == 0) {  // lambda:FUNCTION@ENDPOINT
+    const std::size_t at = runtime.find('@');
+    options.runtime.kind = "lambda";
+    options.runtime.lambda_function = runtime.substr(7, at == std::string::npos ? std::string::npos : at - 7);
+    if (at != std::string::npos) options.runtime.lambda_endpoint = runtime.substr(at + 1);
+  }
   options.runtime.workers = argc > 4 ? std::atoi(argv[4]) : 2;
   options.gradient_tolerance = 1e-10;
   const nimbus::Result<nimbus::SolveResult> result = nimbus::Solve(nimbus::TrainingData::LibsvmFile(argv[1]), options);

@@ -186,6 +186,31 @@ TEST(LambdaPackage, TheZipRunsAsAFunction) {
   EXPECT_TRUE(FileExists(dir.File("m.json")));
 }
 
+// A program with a loss of its own (examples/poisson) packaged as the function: the functions
+// run that program, whose WorkerMain serves invocations with the loss it registered.
+TEST(LambdaPackage, AProgramWithItsOwnLossIsItsOwnFunction) {
+  TempDir dir;
+  const CommandResult package = RunNimbus({"lambda", "package", "--out", dir.File("poisson.zip"), "--binary",
+                                           NIMBUS_POISSON_EXAMPLE});
+  ASSERT_EQ(package.exit_code, 0) << package.err;
+  ASSERT_EQ(RunCommand({"unzip", "-q", dir.File("poisson.zip"), "-d", dir.File("task")}).exit_code, 0);
+  // Counts whose mean grows with the one feature.
+  std::string rows;
+  for (int r = 0; r < 60; ++r) rows += std::to_string(r % 7) + " 1:" + std::to_string(0.05 * (r % 7) + 0.01 * r) + "\n";
+  WriteTextFile(dir.File("counts.svm"), rows);
+  Emulated lambda(dir.File("task/bootstrap"));
+  const CommandResult on_lambda =
+      RunCommand({NIMBUS_POISSON_EXAMPLE, dir.File("counts.svm"), "0.01", "lambda:nimbus-worker@" + lambda.endpoint(), "2"});
+  ASSERT_EQ(on_lambda.exit_code, 0) << on_lambda.out << on_lambda.err;
+  EXPECT_NE(on_lambda.out.find("on 2 lambda workers"), std::string::npos) << on_lambda.out;
+  const CommandResult on_threads = RunCommand({NIMBUS_POISSON_EXAMPLE, dir.File("counts.svm"), "0.01", "threads", "2"});
+  ASSERT_EQ(on_threads.exit_code, 0) << on_threads.err;
+  const double lambda_objective = std::strtod(on_lambda.out.c_str() + on_lambda.out.find(' '), nullptr);
+  const double threads_objective = std::strtod(on_threads.out.c_str() + on_threads.out.find(' '), nullptr);
+  EXPECT_NEAR(lambda_objective, threads_objective, 1e-9 * std::abs(threads_objective));
+  EXPECT_EQ(lambda.emulator().stats().cold_starts, 2);
+}
+
 TEST(LambdaBootstrap, ABadEventIsReportedAsAFunctionError) {
   Emulated lambda;
   HttpRequest request;
