@@ -295,8 +295,9 @@ Status WriteOutputs(const TrainFlags& flags, const SolveResult& result) {
 
 // ---- The command ---------------------------------------------------------------------------
 
-int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
-  const std::vector<std::string> arguments(argv + std::min(argc, 2), argv + argc);
+// `--resume` with only `--checkpoint X` (and outputs): the checkpoint's run again. An exit code
+// when that (or a mistake in it) is what happens; nothing otherwise.
+std::optional<int> RerunIfOnlyCheckpoint(const std::vector<std::string>& arguments, bool loaded) {
   const SplitArguments given = Split(arguments);
   const bool resume = std::find(arguments.begin(), arguments.end(), "--resume") != arguments.end();
   const bool only_checkpoint = (given.run.size() == 2 && given.run[0] == "--checkpoint") ||
@@ -308,11 +309,63 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
     return ReportError("train", InvalidArgument("--resume: needs --checkpoint DIR|s3://BUCKET/PREFIX, where the run "
                                                 "wrote its checkpoints"));
   }
-  if (resume && only_checkpoint && !loaded) {
-    Result<Checkpoint> checkpoint = LoadCheckpoint(given.run.size() == 2 ? given.run[1] : given.run[0].substr(13));
-    if (!checkpoint.ok()) return ReportError("train", checkpoint.status());
-    return RerunFromCheckpoint(std::move(checkpoint).value(), given);
+  if (!resume || !only_checkpoint || loaded) return std::nullopt;
+  Result<Checkpoint> checkpoint = LoadCheckpoint(given.run.size() == 2 ? given.run[1] : given.run[0].substr(13));
+  if (!checkpoint.ok()) return ReportError("train", checkpoint.status());
+  return RerunFromCheckpoint(std::move(checkpoint).value(), given);
+}
+
+// What a checkpoint keeps of the run, and the state a --resume continues from.
+Status SetCheckpointing(const TrainFlags& flags, const std::vector<std::string>& arguments,
+                        std::optional<Checkpoint> loaded, SolveOptions* options) {
+  NIMBUS_ASSIGN_OR_RETURN(options->checkpoint.resume, ResumeState(flags, arguments, std::move(loaded)));
+  const SplitArguments given = Split(arguments);
+  options->checkpoint.run_arguments = Joined({given.run, given.outputs, {}});
+  std::error_code no_directory;
+  options->checkpoint.working_directory = std::filesystem::current_path(no_directory).string();
+  return Status::Ok();
+}
+
+// The trace file, the start line and the progress lines. The trace file is made once the
+// options have proved to fit the data, before any worker starts; so is the check that a model
+// fits liblinear's dense format.
+void SetObservers(const TrainFlags& flags, std::unique_ptr<JsonlTraceFile>* trace, std::shared_ptr<Printing> printing,
+                  SolveOptions* options) {
+  options->on_start = [trace, &flags, printing](const SolveStart& start) -> Status {
+    if (!flags.out.empty() && flags.model_format == "liblinear") {
+      NIMBUS_RETURN_IF_ERROR(CheckLiblinearSize(start.source_cols).WithContext("--model-format liblinear"));
+    }
+    if (!flags.trace.empty()) {
+      NIMBUS_ASSIGN_OR_RETURN(*trace, JsonlTraceFile::Open(flags.trace));
+    }
+    if (!printing->quiet) PrintStart(start);
+    printing->print_progress = ProgressPrinter(start.algorithm);
+    return Status::Ok();
+  };
+  if (!flags.trace.empty()) options->on_trace = [trace](std::string_view event) { (*trace)->Write(event); };
+  if (printing->progress) {
+    options->on_iteration = [printing](const IterationInfo& info) { return printing->print_progress(info); };
   }
+  if (!flags.quiet) PrintCheckpointNotes(*options);
+}
+
+// The model and summary written, the report printed; the exit code.
+int Finish(const TrainFlags& flags, const SolveResult& result, const JsonlTraceFile* trace) {
+  if (result.mpi_worker_rank) return result.mpi_worker_exit_code;
+  if (trace != nullptr && !trace->status().ok()) return ReportError("train", trace->status());
+  if (Status written = WriteOutputs(flags, result); !written.ok()) return ReportError("train", written);
+  const Summary& summary = result.summary;
+  if (!flags.quiet) std::fputs((flags.verbose ? summary.FullReport() : summary.BriefReport() + "\n").c_str(), stdout);
+  if (!summary.ok()) {
+    std::fprintf(stderr, "nimbus train: error: %s\n", summary.message.c_str());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
+  const std::vector<std::string> arguments(argv + std::min(argc, 2), argv + argc);
+  if (std::optional<int> rerun = RerunIfOnlyCheckpoint(arguments, loaded.has_value())) return *rerun;
   TrainFlags flags;
   ArgParser parser(
       "train", "--data FILE.svm|DIR [--l1 X] [--l2 X] [--workers K] [--runtime R] [--out MODEL] ...",
@@ -327,44 +380,16 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
   SolveOptions& options = flags.problem.options;
   if (Status valid = ApplyTrainFlags(parser, &flags); !valid.ok()) return ReportError("train", valid);
-  Result<std::optional<MasterState>> resumed = ResumeState(flags, arguments, std::move(loaded));
-  if (!resumed.ok()) return ReportError("train", resumed.status());
-  options.checkpoint.resume = std::move(resumed).value();
-  options.checkpoint.run_arguments = Joined({given.run, given.outputs, {}});
-  std::error_code no_directory;
-  options.checkpoint.working_directory = std::filesystem::current_path(no_directory).string();
-
-  // The trace file is made once the options have proved to fit the data, before any worker starts.
+  if (Status set = SetCheckpointing(flags, arguments, std::move(loaded), &options); !set.ok()) {
+    return ReportError("train", set);
+  }
   std::unique_ptr<JsonlTraceFile> trace;
   auto printing = std::make_shared<Printing>(Printing{flags.quiet, !flags.quiet && StderrIsTerminal(), {}});
-  options.on_start = [&trace, &flags, printing](const SolveStart& start) -> Status {
-    // A model too large for liblinear's dense format is refused before the run, not after it.
-    if (!flags.out.empty() && flags.model_format == "liblinear") {
-      NIMBUS_RETURN_IF_ERROR(CheckLiblinearSize(start.source_cols).WithContext("--model-format liblinear"));
-    }
-    if (!flags.trace.empty()) {
-      NIMBUS_ASSIGN_OR_RETURN(trace, JsonlTraceFile::Open(flags.trace));
-    }
-    if (!printing->quiet) PrintStart(start);
-    printing->print_progress = ProgressPrinter(start.algorithm);
-    return Status::Ok();
-  };
-  if (!flags.trace.empty()) options.on_trace = [&trace](std::string_view event) { trace->Write(event); };
-  if (printing->progress) options.on_iteration = [printing](const IterationInfo& info) { return printing->print_progress(info); };
-  if (!flags.quiet) PrintCheckpointNotes(options);
+  SetObservers(flags, &trace, printing, &options);
   Result<SolveResult> result = Solve(TrainingData::At(flags.problem.data), options);
   if (printing->progress && !(result.ok() && result->mpi_worker_rank)) std::fputc('\n', stderr);
   if (!result.ok()) return ReportError("train", result.status());
-  if (result->mpi_worker_rank) return result->mpi_worker_exit_code;
-  if (trace && !trace->status().ok()) return ReportError("train", trace->status());
-  if (Status written = WriteOutputs(flags, *result); !written.ok()) return ReportError("train", written);
-  const Summary& summary = result->summary;
-  if (!flags.quiet) std::fputs((flags.verbose ? summary.FullReport() : summary.BriefReport() + "\n").c_str(), stdout);
-  if (!summary.ok()) {
-    std::fprintf(stderr, "nimbus train: error: %s\n", summary.message.c_str());
-    return kExitFailure;
-  }
-  return kExitOk;
+  return Finish(flags, *result, trace.get());
 }
 
 }  // namespace
