@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "nimbus/metrics/least_squares.h"
 #include "nimbus/metrics/simulator.h"
 #include "solve_setup.h"
 
@@ -29,8 +30,5 @@ struct CalibrationOptions {
 // `plan` must hold a LIBSVM file's data (it is split anew for each K).
 Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options);
 
-// Least squares with x >= 0, for the few unknowns of a cost fit: every subset of free
-// unknowns is solved by the normal equations and the best feasible one wins.
-std::vector<double> NonNegativeLeastSquares(const std::vector<std::vector<double>>& rows, const std::vector<double>& y);
 
 }  // namespace nimbus::cli
