@@ -49,7 +49,7 @@ AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec,
   body.general_form = worker.general_form ? 1 : 0;
   body.heartbeat_seconds = heartbeat_seconds;
   body.master_timeout_seconds = master_timeout_seconds;
-  body.faults = worker.faults;
+  body.faults = EncodeFaults(worker.faults);
   return body;
 }
 

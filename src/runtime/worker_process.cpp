@@ -47,7 +47,7 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
   shard->matrix.cols = spec->cols;
   WorkerOptions options;
   options.solver = static_cast<LocalSolver>(body.local_solver);
-  options.faults = body.faults;
+  NIMBUS_ASSIGN_OR_RETURN(options.faults, DecodeFaults(body.faults));
   options.general_form = body.general_form != 0;
   return std::make_unique<ShardWorker>(worker, std::move(shard).value(), *spec, options);
 }
@@ -94,7 +94,7 @@ class WorkerSession {
     Result<std::unique_ptr<ShardWorker>> worker = MakeAssignedWorker(options_.worker, *body, &spec_, &load_seconds);
     if (!worker.ok()) return Fatal(worker.status().message());
     worker_ = std::move(worker).value();
-    faults_ = body->faults;
+    faults_ = worker_->options().faults;
 
     ReadyBody ready{worker_->Ready(load_seconds)};
     ready.ready.process_start_wall = options_.process_start_wall;

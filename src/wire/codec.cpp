@@ -35,10 +35,6 @@ struct AssignFields {
   double l1, l2;
   int64_t intercept, rows, cols, local_solver, general_form;
   double heartbeat_seconds, master_timeout_seconds;
-  double crash_probability, delay_ms, delay_probability;
-  int64_t delay_worker, crash_worker, crash_round, slow_worker;
-  double slow_factor;
-  uint64_t fault_seed;
 };
 struct ReadyFields {
   int64_t worker, rows, cols, nnz;
@@ -279,28 +275,32 @@ Result<HelloBody> UnpackHello(const WireMessage& message) {
 }
 
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
-  const FaultInjection& x = b.faults;
   const AssignFields f{b.shard_checksum, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
-                       b.general_form, b.heartbeat_seconds, b.master_timeout_seconds, x.crash_probability, x.delay_ms,
-                       x.delay_probability, x.delay_worker, x.crash_worker, x.crash_round, x.slow_worker,
-                       x.slow_factor, x.seed};
+                       b.general_form, b.heartbeat_seconds, b.master_timeout_seconds};
   return Make(envelope, MessageType::kAssign,
-              {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss)});
+              {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss + '\n' + b.faults)});
 }
 
 Result<AssignBody> UnpackAssign(const WireMessage& message) {
   NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 2, 2));
   NIMBUS_ASSIGN_OR_RETURN(const AssignFields f, ReadFields<AssignFields>(message, MessageType::kAssign, 0));
-  // "store\nkey\nloss"
-  const std::string_view location = message.payload[1].text();
-  const auto newline = location.find('\n');
-  if (newline == std::string_view::npos) return BadBody(MessageType::kAssign, "shard location without a key");
-  const auto second_newline = location.find('\n', newline + 1);
-  if (second_newline == std::string_view::npos) return BadBody(MessageType::kAssign, "shard location without a loss");
+  // "store\nkey\nloss\nfaults"
+  std::string_view text = message.payload[1].text();
+  std::string lines[4];
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto newline = text.find('\n');
+    if (newline == std::string_view::npos) {
+      return BadBody(MessageType::kAssign, i == 0 ? "shard location without a key" : "shard location without a loss");
+    }
+    lines[i] = std::string(text.substr(0, newline));
+    text.remove_prefix(newline + 1);
+  }
+  lines[3] = std::string(text);
   AssignBody b;
-  b.store_uri = std::string(location.substr(0, newline));
-  b.shard_key = std::string(location.substr(newline + 1, second_newline - newline - 1));
-  b.loss = std::string(location.substr(second_newline + 1));
+  b.store_uri = std::move(lines[0]);
+  b.shard_key = std::move(lines[1]);
+  b.loss = std::move(lines[2]);
+  b.faults = std::move(lines[3]);
   b.shard_checksum = f.shard_checksum;
   b.l1 = f.l1;
   b.l2 = f.l2;
@@ -311,15 +311,6 @@ Result<AssignBody> UnpackAssign(const WireMessage& message) {
   b.general_form = f.general_form;
   b.heartbeat_seconds = f.heartbeat_seconds;
   b.master_timeout_seconds = f.master_timeout_seconds;
-  b.faults.crash_probability = f.crash_probability;
-  b.faults.delay_ms = f.delay_ms;
-  b.faults.delay_probability = f.delay_probability;
-  b.faults.delay_worker = static_cast<int>(f.delay_worker);
-  b.faults.crash_worker = static_cast<int>(f.crash_worker);
-  b.faults.crash_round = f.crash_round;
-  b.faults.slow_worker = static_cast<int>(f.slow_worker);
-  b.faults.slow_factor = f.slow_factor;
-  b.faults.seed = f.fault_seed;
   return b;
 }
 

@@ -67,15 +67,7 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   assign.general_form = 1;
   assign.heartbeat_seconds = 0.5;
   assign.master_timeout_seconds = 9;
-  assign.faults.crash_probability = 0.125;
-  assign.faults.delay_ms = 30;
-  assign.faults.delay_probability = 0.5;
-  assign.faults.delay_worker = 2;
-  assign.faults.crash_worker = 1;
-  assign.faults.crash_round = 4;
-  assign.faults.slow_worker = 2;
-  assign.faults.slow_factor = 5;
-  assign.faults.seed = 99;
+  assign.faults = "0.125 30 0.5 2 1 4 2 5 99";  // opaque to the wire (worker/fault_injection.h)
   const AssignBody back = UnpackAssign(Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign))).value();
   EXPECT_EQ(back.store_uri, assign.store_uri);
   EXPECT_EQ(back.shard_key, assign.shard_key);
@@ -90,15 +82,7 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   EXPECT_EQ(back.general_form, 1);
   EXPECT_EQ(back.heartbeat_seconds, 0.5);
   EXPECT_EQ(back.master_timeout_seconds, 9);
-  EXPECT_EQ(back.faults.crash_probability, 0.125);
-  EXPECT_EQ(back.faults.delay_ms, 30);
-  EXPECT_EQ(back.faults.delay_probability, 0.5);
-  EXPECT_EQ(back.faults.delay_worker, 2);
-  EXPECT_EQ(back.faults.crash_worker, 1);
-  EXPECT_EQ(back.faults.crash_round, 4);
-  EXPECT_EQ(back.faults.slow_worker, 2);
-  EXPECT_EQ(back.faults.slow_factor, 5);
-  EXPECT_EQ(back.faults.seed, 99u);
+  EXPECT_EQ(back.faults, "0.125 30 0.5 2 1 4 2 5 99");
 
   ReadyBody ready;
   ready.ready = {3, 100, 77, 900, 12.5, 0.25, 10.0, 10.5, 11.0, 11.5, 7, nullptr};

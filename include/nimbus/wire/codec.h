@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "nimbus/core/status.h"
-#include "nimbus/wire/fault_injection.h"
 #include "nimbus/wire/messages.h"
 
 namespace nimbus {
@@ -102,7 +101,7 @@ struct AssignBody {
   int64_t general_form = 0;           // 1: the worker works on its support alone
   double heartbeat_seconds = 1;       // how often to send HEARTBEAT
   double master_timeout_seconds = 30; // silence from the master after which a worker leaves
-  FaultInjection faults;              // tests and demos
+  std::string faults;                 // tests and demos: faults to stage (worker/fault_injection.h's text)
 };
 
 struct ReadyBody {

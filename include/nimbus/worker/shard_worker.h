@@ -17,7 +17,7 @@
 #include "nimbus/local/lbfgs.h"
 #include "nimbus/local/newton_cg.h"
 #include "nimbus/problem/problem.h"
-#include "nimbus/wire/fault_injection.h"
+#include "nimbus/worker/fault_injection.h"
 #include "nimbus/wire/messages.h"
 #include "nimbus/worker/shard_derivatives.h"
 
@@ -55,6 +55,7 @@ class ShardWorker {
   ShardWorker(int id, LocalShard shard, const WorkerOptions& options);
 
   int id() const { return id_; }
+  const WorkerOptions& options() const { return options_; }
   // The length of x_i, u_i and w_i: the model's, or the support's in the general form.
   std::size_t local_size() const { return x_.size(); }
   // Sizes and the curvature scale of the shard, for the master's choice of rho.

@@ -1,5 +1,5 @@
 // Injected faults: the option syntax, and draws that are reproducible from the seed.
-#include "nimbus/wire/fault_injection.h"
+#include "nimbus/worker/fault_injection.h"
 
 #include <gtest/gtest.h>
 
@@ -77,6 +77,43 @@ TEST(FaultInjection, TargetedCrashesAndDelays) {
   EXPECT_EQ(f.DelaySeconds(1, 0, 5), 0.0);
   EXPECT_TRUE(f.active());
   EXPECT_FALSE(FaultInjection{}.active());
+}
+
+}  // namespace
+}  // namespace nimbus
+
+namespace nimbus {
+namespace {
+
+TEST(FaultInjectionText, RoundTripsEveryFieldAndRefusesAnythingElse) {
+  FaultInjection faults;
+  EXPECT_EQ(EncodeFaults(faults), "");  // none: nothing to send
+  ASSERT_TRUE(DecodeFaults("").ok());
+  EXPECT_FALSE(DecodeFaults("")->active());
+  faults.crash_probability = 0.125;
+  faults.delay_ms = 30;
+  faults.delay_probability = 0.5;
+  faults.delay_worker = 2;
+  faults.crash_worker = 1;
+  faults.crash_round = 4;
+  faults.slow_worker = 3;
+  faults.slow_factor = 5;
+  faults.seed = 99;
+  EXPECT_EQ(EncodeFaults(faults), "0.125 30 0.5 2 1 4 3 5 99");
+  Result<FaultInjection> back = DecodeFaults(EncodeFaults(faults));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->crash_probability, 0.125);
+  EXPECT_EQ(back->delay_ms, 30);
+  EXPECT_EQ(back->delay_probability, 0.5);
+  EXPECT_EQ(back->delay_worker, 2);
+  EXPECT_EQ(back->crash_worker, 1);
+  EXPECT_EQ(back->crash_round, 4);
+  EXPECT_EQ(back->slow_worker, 3);
+  EXPECT_EQ(back->slow_factor, 5);
+  EXPECT_EQ(back->seed, 99u);
+  for (const char* bad : {"0.125 30", "0.125 30 0.5 2 1 4 3 5 99 7", "x 30 0.5 2 1 4 3 5 99", "1.5 0 1 -1 -1 -1 -1 1 1"}) {
+    EXPECT_FALSE(DecodeFaults(bad).ok()) << bad;
+  }
 }
 
 }  // namespace

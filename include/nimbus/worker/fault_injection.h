@@ -1,10 +1,12 @@
 // Faults on purpose, for tests and demos of the fault tolerance: a worker that crashes, or
-// that answers late. The master hands them to its workers in ASSIGN. Decisions are drawn from (seed, worker, invocation, round), so a run
+// that answers late. The master hands them to its workers in ASSIGN (as EncodeFaults text, so
+// the wire knows nothing of them). Decisions are drawn from (seed, worker, invocation, round), so a run
 // with the same seed meets the same faults.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "nimbus/core/status.h"
 
@@ -29,6 +31,11 @@ struct FaultInjection {
 
   Status Validate() const;
 };
+
+// As ASSIGN carries them to a worker: the fields as text ("" for none), and back. Decoding
+// refuses anything that is not what EncodeFaults writes.
+std::string EncodeFaults(const FaultInjection& faults);
+Result<FaultInjection> DecodeFaults(std::string_view text);
 
 // Parses "MS[:P][@WORKER]" (--inject-delay) into delay_ms, delay_probability, delay_worker.
 Status ParseDelaySpec(const std::string& text, FaultInjection* faults);

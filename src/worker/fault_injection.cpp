@@ -1,7 +1,9 @@
-#include "nimbus/wire/fault_injection.h"
+#include "nimbus/worker/fault_injection.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 namespace nimbus {
 namespace {
@@ -49,6 +51,32 @@ Status FaultInjection::Validate() const {
     return InvalidArgument("inject-delay: the probability must be in [0, 1], got " + std::to_string(delay_probability));
   }
   return Status::Ok();
+}
+
+std::string EncodeFaults(const FaultInjection& f) {
+  if (!f.active()) return "";
+  char text[400];
+  std::snprintf(text, sizeof text, "%.17g %.17g %.17g %d %d %lld %d %.17g %llu", f.crash_probability, f.delay_ms,
+                f.delay_probability, f.delay_worker, f.crash_worker, static_cast<long long>(f.crash_round),
+                f.slow_worker, f.slow_factor, static_cast<unsigned long long>(f.seed));
+  return text;
+}
+
+Result<FaultInjection> DecodeFaults(std::string_view text) {
+  FaultInjection f;
+  if (text.empty()) return f;
+  const auto next = [&text](auto* value) {
+    const std::size_t space = std::min(text.find(' '), text.size());
+    const bool ok = ParseNumber(text.substr(0, space), value);
+    text.remove_prefix(std::min(space + 1, text.size()));
+    return ok;
+  };
+  const bool parsed = next(&f.crash_probability) && next(&f.delay_ms) && next(&f.delay_probability) &&
+                      next(&f.delay_worker) && next(&f.crash_worker) && next(&f.crash_round) && next(&f.slow_worker) &&
+                      next(&f.slow_factor) && next(&f.seed) && text.empty();
+  if (!parsed) return InvalidArgument("injected faults: not nine numbers");
+  NIMBUS_RETURN_IF_ERROR(f.Validate());
+  return f;
 }
 
 Status ParseDelaySpec(const std::string& text, FaultInjection* faults) {
