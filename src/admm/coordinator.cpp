@@ -450,17 +450,10 @@ class AdmmSolve {
 };
 
 Status AdmmSolve::CheckOptions(const MasterState* resume) const {
+  // How the options combine with the runtime (a partial barrier or checkpoints need a master
+  // and synchronous rounds) is SolveOptions::Validate's to check, once, before any of this.
   NIMBUS_RETURN_IF_ERROR(spec_.Validate());
   NIMBUS_RETURN_IF_ERROR(options_.Validate());
-  const int workers = executor_.workers();
-  const bool partial = options_.barrier != 0 && options_.barrier < workers;
-  if (executor_.SumsAmongWorkers() && partial) {
-    return InvalidArgument("barrier: workers that sum among themselves wait for all of them in every round");
-  }
-  if ((checkpoint_every_ > 0 || resume != nullptr) && (executor_.SumsAmongWorkers() || partial)) {
-    return InvalidArgument("checkpoint: needs a master and synchronous rounds (not a partial --barrier, not the "
-                           "allreduce topology)");
-  }
   if (resume != nullptr && resume->algorithm != "admm") {
     return InvalidArgument("checkpoint: the run was " + resume->algorithm + "'s, not ADMM's");
   }

@@ -327,15 +327,8 @@ TEST_F(CoordinatorTest, ACheckpointOfOtherDataOrWorkersIsRefused) {
   refused = with_other.Solve();
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("worker 1's shard has"), std::string::npos) << refused.status().ToString();
-
-  AdmmOptions partial;
-  partial.barrier = 2;
-  ThreadsExecutor barrier(Shards(3), spec, WorkerOptions{});
-  Coordinator with_barrier(spec, partial, &barrier);
-  with_barrier.SetCheckpointWriter(2, [](const MasterState&) { return Status::Ok(); });
-  refused = with_barrier.Solve();
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("synchronous rounds"), std::string::npos);
+  // (Checkpoints with a partial barrier are refused with the other option combinations, in
+  // SolveOptions::Validate: tests/api/solve_test.cpp.)
 }
 
 TEST(AdmmOptions, ValidateNamesTheField) {
