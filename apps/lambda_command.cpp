@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "nimbus/core/build_target.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/zip_writer.h"
 #include "nimbus/runtime/lambda.h"
@@ -52,19 +54,74 @@ Result<std::vector<std::string>> SharedLibraries(const std::string& binary) {
 
 std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
+// Every Lambda x86_64 host has x86-64-v2 (SSE4.2, POPCNT: any Intel or AMD server CPU since 2011).
+// AWS has said since 2020 that the hosts have AVX2, most of v3, but names no level: a package
+// asks for v2 at most unless told otherwise (docs/lambda.md, "What the package runs on").
+constexpr int kLambdaHostLevel = 2;
+
+// The most any of the program's translation units needs, from its build-target notes.
+BuildTarget MostDemanding(const std::vector<BuildTarget>& targets) {
+  BuildTarget most;
+  for (const BuildTarget& target : targets) {
+    most.x86_64_level = std::max(most.x86_64_level, target.x86_64_level);
+    most.native = most.native || target.native;
+  }
+  return most;
+}
+
+// Ok when the program's code needs no instruction a Lambda host may lack, as far as its notes
+// tell (core/build_target.h); warns of a program without notes or, with `allow_cpu_specific`,
+// of one that needs more. `*built_for` says what the notes say.
+Status CheckRunsOnLambdaHosts(const std::string& binary, const std::string& executable, bool allow_cpu_specific,
+                              std::string* built_for) {
+  Result<std::vector<BuildTarget>> targets = ReadBuildTargets(executable);
+  if (!targets.ok()) return targets.status().WithContext("--binary " + binary);
+  if (targets->empty()) {
+    *built_for = "no build target recorded";
+    std::fprintf(stderr,
+                 "nimbus lambda package: warning: %s records no build target (it links no nimbus code?), so whether "
+                 "it runs on every Lambda host's CPU is not checked\n",
+                 binary.c_str());
+    return Status::Ok();
+  }
+  const BuildTarget most = MostDemanding(*targets);
+  *built_for = "built for " + most.ToString();
+  if (most.x86_64_level <= kLambdaHostLevel && !most.native) return Status::Ok();
+  const std::string reason = binary + " is built for " + most.ToString() + ": it " +
+                             (most.native ? "may use any instruction of the build machine's CPU"
+                                          : "uses instructions beyond x86-64-v" + std::to_string(kLambdaHostLevel)) +
+                             " and may stop with an illegal instruction on a Lambda host without them";
+  if (allow_cpu_specific) {
+    std::fprintf(stderr, "nimbus lambda package: warning: %s (packaged anyway: --allow-cpu-specific)\n", reason.c_str());
+    return Status::Ok();
+  }
+  return InvalidArgument("--binary " + reason + ". Build it with -DNIMBUS_NATIVE=OFF (the default) and no -march " +
+                         "beyond x86-64-v" + std::to_string(kLambdaHostLevel) +
+                         ", or pass --allow-cpu-specific if the function's hosts are known to have those instructions");
+}
+
 int RunPackage(int argc, char** argv) {
   std::string out, binary = SiblingExecutable("nimbus-lambda");
+  bool allow_cpu_specific = false;
   ArgParser parser("lambda package", "--out FILE.zip",
                    "Builds the deployment package of a provided.al2023 Lambda function that runs nimbus workers:\n"
                    "bootstrap, bin/nimbus-lambda and every shared library it needs (the loader and C library\n"
-                   "included). Upload it with aws lambda create-function (see docs/lambda.md).");
+                   "included). Upload it with aws lambda create-function (see docs/lambda.md). A binary built for\n"
+                   "more than x86-64-v2 (-march=native, say) is refused: a Lambda host's CPU may lack its instructions.");
   parser.AddString("out", "FILE.zip", "where to write the package", &out);
-  parser.AddString("binary", "PATH", "the nimbus-lambda executable to package", &binary);
+  parser.AddString("binary", "PATH", "the program to package as bin/nimbus-lambda: nimbus-lambda, or one's own "
+                   "that serves workers (nimbus::WorkerMain)", &binary);
+  parser.AddSwitch("allow-cpu-specific", "package a binary built for more than x86-64-v2 (with a warning)",
+                   &allow_cpu_specific);
   parser.Require("out");
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code, 3)) return exit_code;
   Result<std::string> executable = ReadFileToString(binary);
   if (!executable.ok()) return ReportError("lambda package", executable.status().WithContext("--binary"));
+  std::string built_for;
+  if (Status runs = CheckRunsOnLambdaHosts(binary, *executable, allow_cpu_specific, &built_for); !runs.ok()) {
+    return ReportError("lambda package", runs);
+  }
   Result<std::vector<std::string>> libraries = SharedLibraries(binary);
   if (!libraries.ok()) return ReportError("lambda package", libraries.status());
 
@@ -84,8 +141,8 @@ int RunPackage(int argc, char** argv) {
   if (!added.ok()) return ReportError("lambda package", added);
   const std::string archive = zip.Finish();
   if (Status written = WriteFileAtomically(out, archive); !written.ok()) return ReportError("lambda package", written);
-  std::printf("wrote %s: bootstrap, bin/nimbus-lambda and %zu libraries, %.1f MB (%.1f MB unpacked)\n", out.c_str(),
-              names.size(), archive.size() / 1e6, bytes / 1e6);
+  std::printf("wrote %s: bootstrap, bin/nimbus-lambda (%s) and %zu libraries, %.1f MB (%.1f MB unpacked)\n",
+              out.c_str(), built_for.c_str(), names.size(), archive.size() / 1e6, bytes / 1e6);
   return kExitOk;
 }
 

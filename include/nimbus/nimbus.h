@@ -36,6 +36,7 @@
 #include "nimbus/admm/newton.h"
 #include "nimbus/admm/options.h"
 #include "nimbus/admm/summary.h"
+#include "nimbus/core/build_target.h"  // records the instruction set of a program's own code (lambda package)
 #include "nimbus/core/csr.h"
 #include "nimbus/core/status.h"
 #include "nimbus/data/dataset.h"

@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "nimbus/core/build_target.h"  // every program that runs the kernels records what they were compiled for
+
 namespace nimbus {
 namespace {
 

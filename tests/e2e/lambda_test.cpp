@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 #include <thread>
 
 #include "e2e_support.h"
@@ -209,6 +211,99 @@ TEST(LambdaPackage, AProgramWithItsOwnLossIsItsOwnFunction) {
   const double threads_objective = std::strtod(on_threads.out.c_str() + on_threads.out.find(' '), nullptr);
   EXPECT_NEAR(lambda_objective, threads_objective, 1e-9 * std::abs(threads_objective));
   EXPECT_EQ(lambda.emulator().stats().cold_starts, 2);
+
+// The instructions of `program` beyond x86-64-v2, from its disassembly, as "function: instruction"
+// lines: anything VEX or EVEX encoded (AVX, AVX2, FMA, AVX-512: a mnemonic starting with v, or
+// a ymm, zmm or mask register) and the scalar extensions of x86-64-v3 (BMI1, BMI2, LZCNT,
+// MOVBE). tzcnt is not among them: compilers emit it for every CPU, where older ones run it as bsf.
+std::vector<std::string> InstructionsBeyondX8664V2(const std::string& program) {
+  const CommandResult disassembly = RunCommand({"objdump", "-d", "--no-show-raw-insn", program});
+  EXPECT_EQ(disassembly.exit_code, 0) << disassembly.err;
+  const std::regex scalar_v3("(andn|bextr|blsi|blsmsk|blsr|bzhi|mulx|pdep|pext|rorx|sarx|shlx|shrx|lzcnt|movbe)[wlq]?");
+  const std::regex vector_register("%([yz]mm[0-9]+|k[0-7])");
+  std::vector<std::string> found;
+  std::istringstream lines(disassembly.out);
+  std::string function;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.ends_with(">:") && line.find(" <") != std::string::npos) {  // "0000000000401000 <main>:"
+      function = line.substr(line.find(" <") + 2, line.size() - line.find(" <") - 4);
+      continue;
+    }
+    const auto tab = line.find(":\t");  // "  401000:\tmnemonic operands <symbol>"
+    if (tab == std::string::npos || line.find_first_not_of(" 0123456789abcdef") != tab) continue;
+    std::string instruction = line.substr(tab + 2);
+    instruction = instruction.substr(0, instruction.find('<'));  // a symbol's name is no operand
+    const std::string mnemonic = instruction.substr(0, instruction.find_first_of(" \t"));
+    const bool vector_encoded = (mnemonic.starts_with("v") && mnemonic != "verr" && mnemonic != "verw") ||
+                                (instruction.find("%ymm") != std::string::npos) ||
+                                (instruction.find("%zmm") != std::string::npos) ||
+                                (instruction.find("%k") != std::string::npos &&
+                                 std::regex_search(instruction, vector_register));
+    if (vector_encoded || std::regex_match(mnemonic, scalar_v3)) found.push_back(function + ": " + instruction);
+  }
+  return found;
+}
+
+// Up to the first 5 of them, for a failure's message.
+std::string FirstFew(const std::vector<std::string>& instructions) {
+  std::string text;
+  for (std::size_t i = 0; i < instructions.size() && i < 5; ++i) text += "  " + instructions[i] + "\n";
+  return text;
+}
+
+// What `nimbus lambda package` ships must run on any Lambda host: the build records a level of
+// x86-64-v2 at most, and the packaged binary's code has no instruction beyond it. A build with
+// -DNIMBUS_NATIVE=ON on an AVX2 machine fails here twice (the package refuses it; objdump
+// finds its AVX code).
+TEST(LambdaPackage, ThePackagedBinaryNeedsNoMoreThanX8664V2) {
+  TempDir dir;
+  const CommandResult package = RunNimbus({"lambda", "package", "--out", dir.File("nimbus.zip"), "--binary",
+                                           NIMBUS_LAMBDA_BINARY});
+  ASSERT_EQ(package.exit_code, 0) << package.err;
+  EXPECT_TRUE(std::regex_search(package.out, std::regex(R"(bin/nimbus-lambda \(built for x86-64-v[12]\))")))
+      << package.out;
+  EXPECT_EQ(package.err, "");
+  ASSERT_EQ(RunCommand({"unzip", "-q", dir.File("nimbus.zip"), "bin/nimbus-lambda", "-d", dir.path()}).exit_code, 0);
+  const std::vector<std::string> beyond = InstructionsBeyondX8664V2(dir.File("bin/nimbus-lambda"));
+  EXPECT_TRUE(beyond.empty()) << beyond.size() << " instructions beyond x86-64-v2 in bin/nimbus-lambda, such as\n"
+                              << FirstFew(beyond);
+}
+
+// The check above is no check unless it finds such code where there is some: the program built
+// for x86-64-v3 has AVX in its loop. The package refuses it, saying why and what to do, unless
+// told to allow it.
+TEST(LambdaPackage, ABinaryBuiltForMoreThanX8664V2IsRefused) {
+  EXPECT_FALSE(InstructionsBeyondX8664V2(CPU_SPECIFIC_PROGRAM).empty());
+  TempDir dir;
+  const CommandResult refused =
+      RunNimbus({"lambda", "package", "--out", dir.File("p.zip"), "--binary", CPU_SPECIFIC_PROGRAM});
+  EXPECT_EQ(refused.exit_code, 2);
+  for (const char* part : {"is built for x86-64-v3:", "instructions beyond x86-64-v2", "illegal instruction",
+                           "-DNIMBUS_NATIVE=OFF", "--allow-cpu-specific"}) {
+    EXPECT_NE(refused.err.find(part), std::string::npos) << part << " not in:\n" << refused.err;
+  }
+  EXPECT_FALSE(FileExists(dir.File("p.zip")));
+  const CommandResult allowed = RunNimbus(
+      {"lambda", "package", "--out", dir.File("p.zip"), "--binary", CPU_SPECIFIC_PROGRAM, "--allow-cpu-specific"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_NE(allowed.err.find("warning: " CPU_SPECIFIC_PROGRAM " is built for x86-64-v3"), std::string::npos)
+      << allowed.err;
+  EXPECT_NE(allowed.out.find("(built for x86-64-v3)"), std::string::npos) << allowed.out;
+  EXPECT_TRUE(FileExists(dir.File("p.zip")));
+}
+
+// A program without nimbus in it records nothing: packaged, with a warning that nothing was
+// checked. What is not an ELF program cannot be a function's binary at all.
+TEST(LambdaPackage, AProgramWithoutABuildTargetIsPackagedWithAWarning) {
+  TempDir dir;
+  const CommandResult unknown = RunNimbus({"lambda", "package", "--out", dir.File("p.zip"), "--binary", "/bin/true"});
+  EXPECT_EQ(unknown.exit_code, 0) << unknown.err;
+  EXPECT_NE(unknown.err.find("warning: /bin/true records no build target"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.out.find("(no build target recorded)"), std::string::npos) << unknown.out;
+  WriteTextFile(dir.File("script"), "#!/bin/sh\nexit 0\n");
+  const CommandResult script = RunNimbus({"lambda", "package", "--out", dir.File("s.zip"), "--binary", dir.File("script")});
+  EXPECT_EQ(script.exit_code, 2);
+  EXPECT_NE(script.err.find("script: not a 64-bit little-endian ELF file"), std::string::npos) << script.err;
 }
 
 TEST(LambdaBootstrap, ABadEventIsReportedAsAFunctionError) {
