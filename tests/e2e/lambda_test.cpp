@@ -211,6 +211,7 @@ TEST(LambdaPackage, AProgramWithItsOwnLossIsItsOwnFunction) {
   const double threads_objective = std::strtod(on_threads.out.c_str() + on_threads.out.find(' '), nullptr);
   EXPECT_NEAR(lambda_objective, threads_objective, 1e-9 * std::abs(threads_objective));
   EXPECT_EQ(lambda.emulator().stats().cold_starts, 2);
+}
 
 // The instructions of `program` beyond x86-64-v2, from its disassembly, as "function: instruction"
 // lines: anything VEX or EVEX encoded (AVX, AVX2, FMA, AVX-512: a mnemonic starting with v, or
