@@ -219,6 +219,121 @@ int Validate(const Profile& profile, Platform platform, const std::string& scale
   return kExitOk;
 }
 
+// The simulated problem's size beyond d and K.
+struct SimulatedSize {
+  int64_t rows = 0;
+  double nnz_per_row = 0;
+  int64_t iterations = 0;  // 0: the profile's
+  int64_t seed = 1;
+};
+
+// The predictions at every d and K: a table to read, gnuplot data (an index per d), JSON.
+struct SimulationOutput {
+  std::string table, dat, json;
+};
+
+Result<SimulationOutput> SimulateGrid(const Profile& profile, const Platform& platform,
+                                      const std::vector<int64_t>& features, const std::vector<int64_t>& workers,
+                                      const SimulatedSize& size, const Prices& prices) {
+  SimulationOutput o;
+  std::string& table = o.table;
+  std::string& dat = o.dat;
+  std::string& json = o.json;
+  json = "[\n";
+  bool first_json = true;
+  for (const int64_t d : features) {
+    const double per_row = std::min(size.nnz_per_row, static_cast<double>(d));
+    table += Format("d = %lld features, %lld rows, %.0f nonzeros per row\n", static_cast<long long>(d),
+                    static_cast<long long>(size.rows), per_row);
+    table += "      K  iterations  rounds  setup s  ms/round  to solution s  speedup  efficiency  per round: speedup"
+             "  efficiency  communication  cold start  shard load  $/solve\n";
+    dat += Format("# d = %lld\n# workers iterations setup_s round_ms total_s speedup efficiency communication_share "
+                  "compute_share cold_start_share dollars round_speedup round_efficiency load_s rounds\n",
+                  static_cast<long long>(d));
+    double baseline_seconds = 0, baseline_round = 0, baseline_workers = 0;  // the first K simulated
+    for (const int64_t k : workers) {
+      Scenario scenario;
+      scenario.rows = size.rows;
+      scenario.cols = d;
+      scenario.nnz = static_cast<int64_t>(std::llround(per_row * static_cast<double>(size.rows)));
+      scenario.workers = static_cast<int>(k);
+      scenario.iterations = static_cast<int>(size.iterations);
+      scenario.seed = static_cast<uint64_t>(size.seed);
+      if (k > size.rows) continue;
+      Result<Prediction> p = Simulate(profile, platform, scenario, prices);
+      if (!p.ok()) return p.status();
+      if (baseline_seconds == 0) {
+        baseline_seconds = p->total_seconds;
+        baseline_round = p->round_seconds;
+        baseline_workers = static_cast<double>(k);
+      }
+      const double speedup = baseline_seconds / p->total_seconds;
+      const double efficiency = speedup * baseline_workers / static_cast<double>(k);
+      const double round_speedup = baseline_round / p->round_seconds;
+      const double round_efficiency = round_speedup * baseline_workers / static_cast<double>(k);
+      table += Format("  %5lld  %10d  %6d  %7.3f  %8.2f  %13.3f  %7.2f  %10.2f  %18.2f  %10.2f  %12.1f%%  %9.1f%%"
+                      "  %8.2f s  %7.4f\n",
+                      static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds, 1e3 * p->round_seconds,
+                      p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
+                      100 * p->communication_share, 100 * p->cold_start_share, p->load_seconds, p->dollars);
+      dat += Format("%lld %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %d\n", static_cast<long long>(k),
+                    p->iterations, p->setup_seconds, 1e3 * p->round_seconds, p->total_seconds, speedup, efficiency,
+                    p->communication_share, p->compute_share, p->cold_start_share, p->dollars, round_speedup,
+                    round_efficiency, p->load_seconds, p->rounds);
+      json += std::string(first_json ? "" : ",\n") +
+              Format("  {\"features\": %lld, \"workers\": %lld, \"iterations\": %d, \"rounds\": %d, \"setup_seconds\": %.9g, "
+                     "\"round_seconds\": %.9g, \"total_seconds\": %.9g, \"speedup\": %.9g, \"efficiency\": %.9g, "
+                     "\"round_speedup\": %.9g, \"round_efficiency\": %.9g, \"communication_share\": %.9g, "
+                     "\"compute_share\": %.9g, \"cold_start_share\": %.9g, \"load_seconds\": %.9g, \"dollars\": %.9g, "
+                     "\"bytes_per_round\": %lld}",
+                     static_cast<long long>(d), static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds,
+                     p->round_seconds, p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
+                     p->communication_share, p->compute_share, p->cold_start_share, p->load_seconds, p->dollars,
+                     static_cast<long long>(p->bytes_per_round));
+      first_json = false;
+    }
+    table += "\n";
+    dat += "\n\n";  // a gnuplot index per d
+  }
+  json += "\n]\n";
+  return o;
+}
+
+// simulate.txt, .dat, .json and the plots in `out`; returns the plots drawn.
+Result<std::vector<std::string>> WriteSimulation(const SimulationOutput& grid, const Platform& platform,
+                                                 const std::vector<int64_t>& features, int64_t baseline_workers,
+                                                 const std::string& out, bool no_plots) {
+  if (Status made = MakeDirectories(out); !made.ok()) return made;
+  const std::string header = DescribePlatform(platform) + "\n\n";
+  for (const auto& [name, text] : {std::pair{"simulate.txt", header + grid.table}, std::pair{"simulate.dat", grid.dat},
+                                   std::pair{"simulate.json", grid.json}}) {
+    if (Status written = WriteFileAtomically(out + "/" + name, text); !written.ok()) return written;
+  }
+  // One series per d: "for [i=0:n-1]" over the data's index blocks.
+  const std::string series = "for [i=0:" + std::to_string(features.size() - 1) + "] 'simulate.dat' index i u 1:";
+  std::string titles = "title sprintf('d = %s', word('";
+  for (const int64_t d : features) titles += Format("%.0e ", static_cast<double>(d));
+  titles += "', i+1))";
+  PlotScript plots;
+  const std::string log_x = "set logscale x 2\n";
+  plots.Add("simulate-speedup", "set title 'Predicted speedup (" + platform.name + "; dashed: per round)'\nset xlabel 'workers K'\n" +
+                                    "set ylabel 'speedup of the time to solution'\n" + log_x + "set logscale y 2\n" +
+                                    "plot " + series + "6 w lp " + titles + ", " + series + "12 w l dt 2 notitle, x/" +
+                                    std::to_string(baseline_workers) + " w l dt 3 t 'ideal'\nunset logscale x\n"
+                                    "unset logscale y");
+  plots.Add("simulate-efficiency", "set title 'Predicted efficiency (" + platform.name + "; dashed: per round)'\nset xlabel 'workers K'\n"
+                                   "set ylabel 'efficiency'\nset yrange [0:1.1]\n" + log_x + "plot " + series +
+                                       "7 w lp " + titles + ", " + series + "13 w l dt 2 notitle, 0.7 w l dt 3 t '70%'\n"
+                                       "unset logscale x\nset autoscale y");
+  plots.Add("simulate-communication", "set title 'Share of the solve that communication adds (" + platform.name +
+                                          ")'\nset xlabel 'workers K'\nset ylabel 'communication share'\n"
+                                          "set yrange [0:1]\n" + log_x + "plot " + series + "8 w lp " + titles +
+                                          "\nunset logscale x\nset autoscale y");
+  plots.Add("simulate-cost", "set title 'Predicted cost per solve (" + platform.name + ")'\nset xlabel 'workers K'\n"
+                             "set ylabel 'dollars'\n" + log_x + PlotScript::kLogY + "plot " + series + "11 w lp " +
+                                 titles + "\nunset logscale x\n" + PlotScript::kLinearY);
+  return plots.Render(out, "simulate.gp", no_plots ? "" : "gnuplot");
+}
 }  // namespace
 
 int RunSimulate(int argc, char** argv) {
@@ -281,95 +396,12 @@ int RunSimulate(int argc, char** argv) {
   if (rows < 1 || !(nnz_per_row >= 1)) return ReportError(command, InvalidArgument("--rows and --nnz-per-row: must be >= 1"));
 
   if (!quiet) std::printf("%s; %s\n", DescribePlatform(*platform).c_str(), profile->algorithm.c_str());
-  std::string table, dat, json = "[\n";
-  bool first_json = true;
-  for (const int64_t d : *features) {
-    const double per_row = std::min(nnz_per_row, static_cast<double>(d));
-    table += Format("d = %lld features, %lld rows, %.0f nonzeros per row\n", static_cast<long long>(d),
-                    static_cast<long long>(rows), per_row);
-    table += "      K  iterations  rounds  setup s  ms/round  to solution s  speedup  efficiency  per round: speedup"
-             "  efficiency  communication  cold start  shard load  $/solve\n";
-    dat += Format("# d = %lld\n# workers iterations setup_s round_ms total_s speedup efficiency communication_share "
-                  "compute_share cold_start_share dollars round_speedup round_efficiency load_s rounds\n",
-                  static_cast<long long>(d));
-    double baseline_seconds = 0, baseline_round = 0, baseline_workers = 0;  // the first K simulated
-    for (const int64_t k : *workers) {
-      Scenario scenario;
-      scenario.rows = rows;
-      scenario.cols = d;
-      scenario.nnz = static_cast<int64_t>(std::llround(per_row * static_cast<double>(rows)));
-      scenario.workers = static_cast<int>(k);
-      scenario.iterations = static_cast<int>(iterations);
-      scenario.seed = static_cast<uint64_t>(seed);
-      if (k > rows) continue;
-      Result<Prediction> p = Simulate(*profile, *platform, scenario, prices);
-      if (!p.ok()) return ReportError(command, p.status());
-      if (baseline_seconds == 0) {
-        baseline_seconds = p->total_seconds;
-        baseline_round = p->round_seconds;
-        baseline_workers = static_cast<double>(k);
-      }
-      const double speedup = baseline_seconds / p->total_seconds;
-      const double efficiency = speedup * baseline_workers / static_cast<double>(k);
-      const double round_speedup = baseline_round / p->round_seconds;
-      const double round_efficiency = round_speedup * baseline_workers / static_cast<double>(k);
-      table += Format("  %5lld  %10d  %6d  %7.3f  %8.2f  %13.3f  %7.2f  %10.2f  %18.2f  %10.2f  %12.1f%%  %9.1f%%"
-                      "  %8.2f s  %7.4f\n",
-                      static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds, 1e3 * p->round_seconds,
-                      p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
-                      100 * p->communication_share, 100 * p->cold_start_share, p->load_seconds, p->dollars);
-      dat += Format("%lld %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %d\n", static_cast<long long>(k),
-                    p->iterations, p->setup_seconds, 1e3 * p->round_seconds, p->total_seconds, speedup, efficiency,
-                    p->communication_share, p->compute_share, p->cold_start_share, p->dollars, round_speedup,
-                    round_efficiency, p->load_seconds, p->rounds);
-      json += std::string(first_json ? "" : ",\n") +
-              Format("  {\"features\": %lld, \"workers\": %lld, \"iterations\": %d, \"rounds\": %d, \"setup_seconds\": %.9g, "
-                     "\"round_seconds\": %.9g, \"total_seconds\": %.9g, \"speedup\": %.9g, \"efficiency\": %.9g, "
-                     "\"round_speedup\": %.9g, \"round_efficiency\": %.9g, \"communication_share\": %.9g, "
-                     "\"compute_share\": %.9g, \"cold_start_share\": %.9g, \"load_seconds\": %.9g, \"dollars\": %.9g, "
-                     "\"bytes_per_round\": %lld}",
-                     static_cast<long long>(d), static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds,
-                     p->round_seconds, p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
-                     p->communication_share, p->compute_share, p->cold_start_share, p->load_seconds, p->dollars,
-                     static_cast<long long>(p->bytes_per_round));
-      first_json = false;
-    }
-    table += "\n";
-    dat += "\n\n";  // a gnuplot index per d
-  }
-  json += "\n]\n";
-  if (!quiet) std::fputs(table.c_str(), stdout);
+  Result<SimulationOutput> grid =
+      SimulateGrid(*profile, *platform, *features, *workers, {rows, nnz_per_row, iterations, seed}, prices);
+  if (!grid.ok()) return ReportError(command, grid.status());
+  if (!quiet) std::fputs(grid->table.c_str(), stdout);
   if (out.empty()) return kExitOk;
-  if (Status made = MakeDirectories(out); !made.ok()) return ReportError(command, made);
-  const std::string header = DescribePlatform(*platform) + "\n\n";
-  for (const auto& [name, text] : {std::pair{"simulate.txt", header + table}, std::pair{"simulate.dat", dat},
-                                   std::pair{"simulate.json", json}}) {
-    if (Status written = WriteFileAtomically(out + "/" + name, text); !written.ok()) return ReportError(command, written);
-  }
-  // One series per d: "for [i=0:n-1]" over the data's index blocks.
-  const std::string series = "for [i=0:" + std::to_string(features->size() - 1) + "] 'simulate.dat' index i u 1:";
-  std::string titles = "title sprintf('d = %s', word('";
-  for (const int64_t d : *features) titles += Format("%.0e ", static_cast<double>(d));
-  titles += "', i+1))";
-  PlotScript plots;
-  const std::string log_x = "set logscale x 2\n";
-  plots.Add("simulate-speedup", "set title 'Predicted speedup (" + platform->name + "; dashed: per round)'\nset xlabel 'workers K'\n" +
-                                    "set ylabel 'speedup of the time to solution'\n" + log_x + "set logscale y 2\n" +
-                                    "plot " + series + "6 w lp " + titles + ", " + series + "12 w l dt 2 notitle, x/" +
-                                    std::to_string(workers->front()) + " w l dt 3 t 'ideal'\nunset logscale x\n"
-                                    "unset logscale y");
-  plots.Add("simulate-efficiency", "set title 'Predicted efficiency (" + platform->name + "; dashed: per round)'\nset xlabel 'workers K'\n"
-                                   "set ylabel 'efficiency'\nset yrange [0:1.1]\n" + log_x + "plot " + series +
-                                       "7 w lp " + titles + ", " + series + "13 w l dt 2 notitle, 0.7 w l dt 3 t '70%'\n"
-                                       "unset logscale x\nset autoscale y");
-  plots.Add("simulate-communication", "set title 'Share of the solve that communication adds (" + platform->name +
-                                          ")'\nset xlabel 'workers K'\nset ylabel 'communication share'\n"
-                                          "set yrange [0:1]\n" + log_x + "plot " + series + "8 w lp " + titles +
-                                          "\nunset logscale x\nset autoscale y");
-  plots.Add("simulate-cost", "set title 'Predicted cost per solve (" + platform->name + ")'\nset xlabel 'workers K'\n"
-                             "set ylabel 'dollars'\n" + log_x + PlotScript::kLogY + "plot " + series + "11 w lp " +
-                                 titles + "\nunset logscale x\n" + PlotScript::kLinearY);
-  Result<std::vector<std::string>> drawn = plots.Render(out, "simulate.gp", no_plots ? "" : "gnuplot");
+  Result<std::vector<std::string>> drawn = WriteSimulation(*grid, *platform, *features, workers->front(), out, no_plots);
   if (!drawn.ok()) return ReportError(command, drawn.status());
   if (!quiet) std::printf("wrote %s/simulate.txt, simulate.json, simulate.dat (%zu plots)\n", out.c_str(), drawn->size());
   return kExitOk;
