@@ -12,37 +12,6 @@
 
 namespace nimbus::cli {
 
-bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code, int first) {
-  const Status status = parser.Parse(argc, argv, first);
-  if (!status.ok()) {
-    std::fprintf(stderr, "nimbus %s: %s\n", parser.command().c_str(), status.message().c_str());
-    *exit_code = kExitUsage;
-    return false;
-  }
-  if (parser.help_requested()) {
-    std::fputs(parser.Help().c_str(), stdout);
-    *exit_code = kExitOk;
-    return false;
-  }
-  return true;
-}
-
-int ReportError(const std::string& command, const Status& status) {
-  std::fprintf(stderr, "nimbus %s: error: %s\n", command.c_str(), status.message().c_str());
-  return ExitCodeOf(status);
-}
-
-int ExitCodeOf(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kNotFound:
-    case StatusCode::kDataLoss:
-      return kExitUsage;
-    default:
-      return kExitFailure;
-  }
-}
-
 Status CheckWritableLocation(const std::string& path) {
   const auto slash = path.rfind('/');
   const std::string directory = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -63,17 +32,6 @@ void AddPriceOptions(ArgParser& parser, Prices* prices, double* function_memory_
 Status FinishPriceOptions(double function_memory_mb, Prices* prices) {
   prices->function_memory_gb = function_memory_mb / 1000;
   return prices->Validate();
-}
-
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t begin = 0;
-  while (begin <= text.size() && !text.empty()) {
-    const auto end = std::min(text.find(',', begin), text.size());
-    if (end > begin) items.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return items;
 }
 
 Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::string& option, int64_t max,

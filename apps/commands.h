@@ -2,11 +2,9 @@
 // failed (a worker failure, an I/O error mid-way), 2 for bad usage or bad input.
 #pragma once
 
-namespace nimbus::cli {
+#include "nimbus/core/args.h"  // the exit statuses
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitUsage = 2;
+namespace nimbus::cli {
 
 int RunGen(int argc, char** argv);
 int RunSplit(int argc, char** argv);

@@ -32,6 +32,7 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  using namespace nimbus;
   using namespace nimbus::cli;
   // Rounds allocate and free model-sized vectors (z, w) over and over. Served from the heap
   // rather than fresh mappings, they skip a page fault and a zeroing per page every round

@@ -62,8 +62,8 @@ class TrainingData {
   static TrainingData Store(std::string location);
   // A store if `location` looks like one (s3://..., or a directory), else a LIBSVM file.
   static TrainingData At(std::string location);
-  // `labels`: one per row; for a classification loss any two distinct values (the larger
-  // becomes +1, as in a file). Nothing is copied unless the labels need encoding: the arrays
+  // Each row's column indices ascend (as in a LIBSVM file). `labels`: one per row; for a
+  // classification loss any two distinct values (the larger becomes +1, as in a file). Nothing is copied unless the labels need encoding: the arrays
   // must stay alive and unchanged until Solve returns.
   static TrainingData Csr(CsrView matrix, std::span<const double> labels);
 

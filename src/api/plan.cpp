@@ -6,6 +6,7 @@
 
 #include "nimbus/admm/coordinator.h"
 #include "nimbus/cloud/s3.h"
+#include "nimbus/core/args.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/data/feature_map.h"
 #include "nimbus/data/libsvm_reader.h"
@@ -21,18 +22,6 @@
 
 namespace nimbus {
 namespace {
-
-// "h1,h2,,h3" -> {h1, h2, h3}.
-std::vector<std::string> SplitHosts(const std::string& text) {
-  std::vector<std::string> hosts;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    if (end > begin) hosts.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return hosts;
-}
 
 Result<Plan> PlanFromStore(const std::string& location, int64_t workers, Loss loss) {
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned, OpenAnyStore(location, /*create=*/false));
@@ -59,25 +48,19 @@ Result<Plan> PlanFromStore(const std::string& location, int64_t workers, Loss lo
 }
 
 // The caller's arrays hold a matrix: offsets that start at 0 and never decrease, and column
-// indices below cols (one pass; a bad index would otherwise be a wild read in a worker).
+// indices that ascend in each row and stay below cols (a bad index would otherwise be a wild
+// read in a worker, and a shard a remote worker refuses).
 Status CheckCsr(const CsrView& matrix) {
   if (matrix.rows < 1 || matrix.row_ptr == nullptr || matrix.row_ptr[0] != 0) {
     return InvalidArgument("data: needs at least one row, and row_ptr[0] == 0");
   }
   if (matrix.cols < 1 || matrix.cols > (int64_t{1} << 32)) return InvalidArgument("data: cols must be in [1, 2^32]");
-  for (int64_t r = 0; r < matrix.rows; ++r) {
-    if (matrix.row_ptr[r + 1] < matrix.row_ptr[r]) {
-      return InvalidArgument("data: row_ptr[" + std::to_string(r + 1) + "] is below row_ptr[" + std::to_string(r) + "]");
-    }
-  }
   if (matrix.nnz() > 0 && (matrix.col_idx == nullptr || matrix.values == nullptr)) {
     return InvalidArgument("data: nonzeros without col_idx or values");
   }
+  // The shard format's rules (ascending indices too), so remote workers load what threads take.
+  NIMBUS_RETURN_IF_ERROR(CheckCsrStructure(matrix).WithContext("data"));
   for (int64_t k = 0; k < matrix.nnz(); ++k) {
-    if (matrix.col_idx[k] >= matrix.cols) {
-      return InvalidArgument("data: col_idx[" + std::to_string(k) + "] = " + std::to_string(matrix.col_idx[k]) +
-                             " is not below cols = " + std::to_string(matrix.cols));
-    }
     if (!std::isfinite(matrix.values[k])) return InvalidArgument("data: values[" + std::to_string(k) + "] is not finite");
   }
   return Status::Ok();
@@ -289,7 +272,7 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   } else if (flags.kind == "lambda") {
     NIMBUS_ASSIGN_OR_RETURN(launcher, MakeInvokeLauncher(flags));
   } else {
-    launcher = MakeCommandLauncher(flags.launch, SplitHosts(flags.hosts));
+    launcher = MakeCommandLauncher(flags.launch, SplitList(flags.hosts));
   }
   auto remote = std::make_unique<RemoteExecutor>(std::move(shards), plan.spec, worker_options, options, std::move(launcher));
   runtime.remote = remote.get();

@@ -7,6 +7,7 @@
 #include "nimbus/api/plan.h"
 #include "nimbus/checkpoint/checkpoint.h"
 #include "nimbus/cloud/s3.h"
+#include "nimbus/core/args.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/format.h"
 #include "nimbus/nimbus.h"
@@ -235,10 +236,7 @@ namespace {
 // Under mpirun every rank runs Solve. An error ends the whole job (the other ranks would wait
 // for rank 0 forever): it is printed, and the job aborts with the exit code.
 [[noreturn]] void AbortJob(MpiSession& mpi, const Status& status) {
-  std::fprintf(stderr, "nimbus: error: %s\n", status.message().c_str());
-  const bool bad_input = status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound ||
-                         status.code() == StatusCode::kDataLoss;
-  mpi.Abort(bad_input ? 2 : 1);
+  mpi.Abort(ReportError("train", status));
 }
 
 // Ranks 1..K-1 of the allreduce topology run the master's logic alongside rank 0 on the same

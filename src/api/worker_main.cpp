@@ -19,11 +19,6 @@
 namespace nimbus {
 namespace {
 
-int Refuse(const Status& status) {
-  std::fprintf(stderr, "nimbus worker: error: %s\n", status.message().c_str());
-  return 2;
-}
-
 bool NamesWorker(int argc, char** argv) { return argc >= 2 && std::strcmp(argv[1], "worker") == 0; }
 
 // Inside a Lambda function: its runtime sets this for the bootstrap.
@@ -68,28 +63,22 @@ int WorkerMain(int argc, char** argv, double process_start_wall) {
   parser.Require("connect");
   parser.Require("run");
   parser.Require("worker");
-  if (Status parsed = parser.Parse(argc, argv, 2); !parsed.ok()) {
-    std::fprintf(stderr, "nimbus worker: %s\n", parsed.message().c_str());
-    return 2;
-  }
-  if (parser.help_requested()) {
-    std::fputs(parser.Help().c_str(), stdout);
-    return 0;
-  }
-  if (worker < 0) return Refuse(InvalidArgument("--worker: must be >= 0"));
-  if (invocation < 1) return Refuse(InvalidArgument("--invocation: must be >= 1"));
-  if (options.max_lifetime < 0) return Refuse(InvalidArgument("--max-lifetime: must be >= 0"));
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+  if (worker < 0) return ReportError("worker", InvalidArgument("--worker: must be >= 0"));
+  if (invocation < 1) return ReportError("worker", InvalidArgument("--invocation: must be >= 1"));
+  if (options.max_lifetime < 0) return ReportError("worker", InvalidArgument("--max-lifetime: must be >= 0"));
   if (!server_key.empty() || !client_key.empty()) {
     const char* secret = std::getenv(kClientSecretVariable);
     if (server_key.empty() || client_key.empty() || secret == nullptr || *secret == '\0') {
-      return Refuse(InvalidArgument("a secure worker needs --server-key, --client-key and the secret "
+      return ReportError("worker", InvalidArgument("a secure worker needs --server-key, --client-key and the secret "
                                                    "key in NIMBUS_CLIENT_SECRET"));
     }
     options.credentials.server_public = server_key;
     options.credentials.client = {client_key, secret};
     for (const auto& [key, what] : {std::pair{&server_key, "--server-key"}, std::pair{&client_key, "--client-key"},
                                     std::pair{&options.credentials.client.secret_key, "NIMBUS_CLIENT_SECRET"}}) {
-      if (Status valid = CheckCurveKey(*key, what); !valid.ok()) return Refuse(valid);
+      if (Status valid = CheckCurveKey(*key, what); !valid.ok()) return ReportError("worker", valid);
     }
   }
   options.connect = connect;

@@ -1,6 +1,7 @@
 #include "nimbus/core/csr.h"
 
 #include <cassert>
+#include <string>
 
 #include "nimbus/core/build_target.h"  // every program that runs the kernels records what they were compiled for
 
@@ -34,6 +35,25 @@ CsrView CsrView::RowRange(int64_t begin, int64_t end) const {
   view.rows = end - begin;
   view.row_ptr = row_ptr + begin;
   return view;
+}
+
+Status CheckCsrStructure(const CsrView& a) {
+  if (a.rows > 0 && a.row_ptr[0] != 0) return InvalidArgument("row_ptr[0] is not 0");
+  for (int64_t r = 0; r < a.rows; ++r) {
+    if (a.row_ptr[r + 1] < a.row_ptr[r]) return InvalidArgument("row pointers decrease at row " + std::to_string(r));
+  }
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      if (a.col_idx[k] >= static_cast<uint64_t>(a.cols)) {
+        return InvalidArgument("column index col_idx[" + std::to_string(k) + "] = " + std::to_string(a.col_idx[k]) +
+                               " is not below cols = " + std::to_string(a.cols));
+      }
+      if (k > a.row_ptr[r] && a.col_idx[k] <= a.col_idx[k - 1]) {
+        return InvalidArgument("the column indices do not ascend in row " + std::to_string(r));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 void MultiplyRows(const CsrView& a, std::span<const double> x, bool with_intercept, std::span<double> y) {

@@ -117,19 +117,12 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   if (row_ptr[0] != 0 || row_ptr[header.rows] != header.nnz) return corrupt("row pointers do not span the entries");
   const bool binary = (header.flags & kFlagBinaryLabels) != 0;
   for (int64_t r = 0; r < header.rows; ++r) {
-    if (row_ptr[r + 1] < row_ptr[r]) return corrupt("row pointers decrease at row " + std::to_string(r));
     if (binary && labels[r] != 1.0 && labels[r] != -1.0) return corrupt("label of row " + std::to_string(r) + " is not +1 or -1");
     if (!std::isfinite(labels[r])) return corrupt("label of row " + std::to_string(r) + " is not finite");
   }
   // Every row's indices ascend strictly and stay below cols, as the LIBSVM reader guarantees.
-  for (int64_t r = 0; r < header.rows; ++r) {
-    for (int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
-      if (col_idx[k] >= static_cast<uint64_t>(header.cols)) return corrupt("a column index is past the column count");
-      if (k > row_ptr[r] && col_idx[k] <= col_idx[k - 1]) {
-        return corrupt("the column indices do not ascend in row " + std::to_string(r));
-      }
-    }
-  }
+  const CsrView matrix{header.rows, header.cols, row_ptr, col_idx, values};
+  if (Status structure = CheckCsrStructure(matrix); !structure.ok()) return corrupt(structure.message());
 
   Dataset data;
   data.matrix.rows = header.rows;

@@ -346,6 +346,16 @@ TEST(Solve, BadDataIsNamed) {
   ASSERT_FALSE(wild.ok());
   EXPECT_NE(wild.status().message().find("col_idx[1] = 5 is not below cols = 2"), std::string::npos)
       << wild.status().message();
+  // Rows whose indices do not ascend are refused up front, on every runtime (a remote worker's
+  // shard could not hold them).
+  const std::vector<int64_t> one_row = {0, 2};
+  const std::vector<uint32_t> descending = {1, 0};
+  const std::vector<double> two_values = {1, 2}, one_label = {1};
+  const CsrView unsorted{1, 2, one_row.data(), descending.data(), two_values.data()};
+  Result<SolveResult> refused = Solve(TrainingData::Csr(unsorted, one_label), SolveOptions{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("data: the column indices do not ascend in row 0"), std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace

@@ -55,4 +55,23 @@ class ArgParser {
   bool help_requested_ = false;
 };
 
+// Exit statuses of nimbus's commands: 0 on success, 1 when a run failed (a worker failure, an
+// I/O error mid-way), 2 for bad usage or bad input.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// Parses; prints help (returns 0 through *exit_code) or the error (returns 2). Returns true
+// when the command should go on.
+// `first` is where the options begin in argv (2 for "nimbus train ...", 3 for "nimbus lambda emulate ...").
+bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code, int first = 2);
+// Prints "nimbus COMMAND: error: ..." to stderr and returns the exit code for the status:
+// 2 for bad input (invalid argument, not found, data loss), 1 otherwise.
+int ReportError(const std::string& command, const Status& status);
+// That exit code, without the message.
+int ExitCodeOf(const Status& status);
+
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> SplitList(const std::string& text);
+
 }  // namespace nimbus

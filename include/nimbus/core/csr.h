@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <span>
 
+#include "nimbus/core/status.h"
+
 namespace nimbus {
 
 struct CsrView {
@@ -24,6 +26,11 @@ struct CsrView {
   // Rows [begin, end) as a view into the same arrays.
   CsrView RowRange(int64_t begin, int64_t end) const;
 };
+
+// Whether `a` is a matrix as the kernels, the shards and the general form take it: row offsets
+// from 0 that never decrease, and in every row column indices that ascend strictly and stay
+// below cols. The error says where it first fails. (Not the values: any double will do here.)
+Status CheckCsrStructure(const CsrView& a);
 
 // y[r] = a_r . x  (+ x[cols] with an intercept), for every row r.
 void MultiplyRows(const CsrView& a, std::span<const double> x, bool with_intercept, std::span<double> y);
