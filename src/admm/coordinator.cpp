@@ -391,7 +391,7 @@ class AdmmSolve {
       const bool stop = StopTest(round);
       if (!stop && !ZUpdate(round)) break;
       if (!stop) RhoUpdate(round);
-      Record(request, stop);
+      Record(request);
       if (stop) break;
       Checkpoint(request);
     }
@@ -407,7 +407,7 @@ class AdmmSolve {
   bool StopTest(int64_t round);
   bool ZUpdate(int64_t round);
   void RhoUpdate(int64_t round);
-  void Record(const RoundRequest& request, bool last);
+  void Record(const RoundRequest& request);
   void Checkpoint(const RoundRequest& request);
   Result<Solution> Finish();
   bool Fail(std::string message) {
@@ -629,8 +629,7 @@ void AdmmSolve::RhoUpdate(int64_t round) {
 }
 
 // The round's trace event and counters.
-void AdmmSolve::Record(const RoundRequest& request, bool last) {
-  if (last) z_update_seconds_ = 0;
+void AdmmSolve::Record(const RoundRequest& request) {
   const RoundTiming timing{solve_watch_.ElapsedSeconds(), wait_seconds_,     master_watch_.ElapsedSeconds(),
                            z_update_seconds_,             stop_test_seconds_, dispatch_wall_, replies_wall_};
   summary_.master_seconds += timing.master_seconds;
@@ -640,7 +639,7 @@ void AdmmSolve::Record(const RoundRequest& request, bool last) {
   }
   state_.previous_round_lean = request.lean;
   if (request.lean) ++state_.lean_rounds;
-  z_update_seconds_ = 0;
+  z_update_seconds_ = 0;  // a last round makes no z-update
 }
 
 // The workers' replies to this round and the one before, with what those rounds sent, join
