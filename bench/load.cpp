@@ -17,14 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/coordinator.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/store.h"
 #include "nimbus/data/synthetic.h"
-#include "nimbus/runtime/launcher.h"
-#include "nimbus/runtime/remote_executor.h"
+#include "nimbus/nimbus.h"
 
 namespace {
 
@@ -54,9 +52,9 @@ void Check(const nimbus::Status& status) {
   }
 }
 
-class MasterSteps final : public nimbus::TraceSink {
- public:
-  void Write(std::string_view line) override {
+// The slowest master step of a run, from its trace's round events.
+struct MasterSteps {
+  void Add(std::string_view line) {
     const auto at = line.find("\"master_seconds\":");
     if (line.find("\"event\":\"round\"") == std::string_view::npos || at == std::string_view::npos) return;
     slowest = std::max(slowest, std::strtod(std::string(line.substr(at + 17, 32)).c_str(), nullptr));
@@ -96,19 +94,19 @@ int main(int argc, char** argv) {
   Check(store.status());
   Result<Manifest> manifest = WriteShards(*data, workers, path, **store);
   Check(manifest.status());
-  std::vector<ShardAssignment> shards;
-  for (const ShardEntry& entry : manifest->shards) shards.push_back({store_path, entry.key, entry.checksum});
-  ProblemSpec spec;
-  spec.rows = data->rows();
-  spec.cols = data->cols();
-  spec.regularizer.l1 = 1e-4;
+  SolveOptions options;
+  options.l1 = 1e-4;
+  options.algorithm = "admm";
+  options.runtime.kind = "process";
+  options.runtime.worker_program = binary;
+  options.runtime.insecure = insecure;
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
 
   std::printf("load: %d worker processes, %lld rows each (%lld x %lld, %lld nonzeros), %d runs in one master, %s; "
               "open files limit %llu\n\n",
-              workers, static_cast<long long>(rows_per_worker), static_cast<long long>(spec.rows),
-              static_cast<long long>(spec.cols), static_cast<long long>(data->nnz()), runs,
+              workers, static_cast<long long>(rows_per_worker), static_cast<long long>(data->rows()),
+              static_cast<long long>(data->cols()), static_cast<long long>(data->nnz()), runs,
               insecure ? "plaintext (--insecure)" : "CurveZMQ",
               static_cast<unsigned long long>(files.rlim_cur));
   std::printf("| run | fds before | fds after | threads after | RSS after | start of all K | rounds | solve |"
@@ -116,26 +114,17 @@ int main(int argc, char** argv) {
   std::vector<double> first_model;
   for (int run = 1; run <= runs; ++run) {
     const int fds_before = OpenDescriptors();
-    Solution solution;
     MasterSteps steps;
-    {
-      RemoteOptions options;
-      options.insecure = insecure;
-      RemoteExecutor executor(shards, spec, WorkerOptions{}, options, MakeProcessLauncher(binary));
-      AdmmOptions admm;
-      Coordinator coordinator(spec, admm, &executor);
-      coordinator.SetTraceSink(&steps);
-      Result<Solution> solved = coordinator.Solve();
-      Check(solved.status());
-      solution = std::move(solved).value();
-    }
-    if (first_model.empty()) first_model = solution.model;
-    const Summary& s = solution.summary;
+    options.on_trace = [&steps](std::string_view line) { steps.Add(line); };
+    Result<SolveResult> solution = Solve(TrainingData::Store(store_path), options);
+    Check(solution.status());
+    if (first_model.empty()) first_model = solution->model.weights;
+    const Summary& s = solution->summary;
     std::printf("| %d | %d | %d | %ld | %.0f MB | %.2f s | %d | %.2f s | %.1f ms | %lld | %lld | %s |\n", run,
                 fds_before, OpenDescriptors(), StatusField("Threads"), StatusField("VmRSS") / 1024.0,
                 s.setup_seconds, s.rounds, s.solve_seconds, steps.slowest * 1e3,
                 static_cast<long long>(s.worker_restarts), static_cast<long long>(s.messages_dropped),
-                solution.model == first_model ? "yes" : "NO");
+                solution->model.weights == first_model ? "yes" : "NO");
     std::fflush(stdout);
   }
   return 0;

@@ -17,24 +17,17 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/coordinator.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
+#include "nimbus/data/store.h"
 #include "nimbus/data/synthetic.h"
-#include "nimbus/runtime/remote_executor.h"
-#include "nimbus/runtime/threads_executor.h"
+#include "nimbus/nimbus.h"
 
 namespace nimbus {
 namespace {
 
 using Json = nlohmann::json;
-
-class Collector final : public TraceSink {
- public:
-  void Write(std::string_view line) override { events.push_back(Json::parse(line)); }
-  std::vector<Json> events;
-};
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -51,23 +44,29 @@ struct RunFigures {
   double process_start = 0, connect = 0, load = 0, first_reply = 0, load_bytes = 0;
 };
 
-RunFigures Run(Executor& executor, const ProblemSpec& spec, int rounds) {
-  AdmmOptions options;
-  options.max_iterations = rounds;
-  options.eps_abs = 1e-300;  // run exactly `rounds` rounds
-  options.eps_rel = 1e-300;
-  Collector trace;
-  Coordinator coordinator(spec, options, &executor);
-  coordinator.SetTraceSink(&trace);
-  Result<Solution> solution = coordinator.Solve();
-  if (!solution.ok()) {
-    std::fprintf(stderr, "run failed: %s\n", solution.status().ToString().c_str());
+// `rounds` ADMM rounds on the store's shards, on `runtime` (threads or process).
+RunFigures Run(const std::string& store_path, const std::string& runtime, const std::string& binary, int rounds) {
+  SolveOptions options;
+  options.l1 = 1e-6;
+  options.algorithm = "admm";
+  options.admm.max_iterations = rounds;
+  options.admm.eps_abs = 1e-300;  // run exactly `rounds` rounds
+  options.admm.eps_rel = 1e-300;
+  options.runtime.kind = runtime;
+  options.runtime.worker_program = binary;
+  if (const char* listen = std::getenv("BENCH_LISTEN")) options.runtime.listen = listen;
+  std::vector<Json> events;
+  options.on_trace = [&events](std::string_view line) { events.push_back(Json::parse(line)); };
+  Result<SolveResult> solution = Solve(TrainingData::Store(store_path), options);
+  if (!solution.ok() || !solution->summary.ok()) {
+    std::fprintf(stderr, "run failed: %s\n",
+                 solution.ok() ? solution->summary.message.c_str() : solution.status().ToString().c_str());
     std::exit(1);
   }
   RunFigures f;
   std::vector<double> wall, compute, overhead, master, start, connect, load, first;
   const Json* setup = nullptr;
-  for (const Json& e : trace.events) {
+  for (const Json& e : events) {
     if (e["event"] == "setup") {
       setup = &e;
       for (const Json& s : e["shards"]) {
@@ -176,31 +175,16 @@ int main(int argc, char** argv) {
     Result<Dataset> data = ReadLibsvmFile(path);
     if (!data.ok()) return 1;
     data->matrix.cols = d;
-    ProblemSpec spec;
-    spec.rows = data->rows();
-    spec.cols = d;
-    spec.regularizer.l1 = 1e-6;
     for (const int64_t workers : worker_counts) {
       const int k = static_cast<int>(workers);
       const std::string store_path = directory->path() + "/d" + std::to_string(d) + "k" + std::to_string(k);
       Result<std::unique_ptr<Store>> store = OpenStore(store_path, true);
-      Result<Manifest> manifest = WriteShards(*data, k, path, **store);
-      if (!manifest.ok()) return 1;
-      std::vector<ShardSource> in_memory;
-      std::vector<ShardAssignment> assignments;
-      for (const ShardEntry& entry : manifest->shards) {
-        in_memory.push_back(ShardSource::InMemory(data->Rows(entry.first_row, entry.first_row + entry.rows)));
-        assignments.push_back({store_path, entry.key, entry.checksum});
-      }
+      if (!store.ok() || !WriteShards(*data, k, path, **store).ok()) return 1;
       // Threads and processes in turn, `repeats` times; each figure is the median over the runs.
       std::vector<RunFigures> thread_runs, process_runs;
       for (int64_t r = 0; r < repeats; ++r) {
-        ThreadsExecutor threads(in_memory, spec, WorkerOptions{});
-        thread_runs.push_back(Run(threads, spec, rounds));
-        RemoteOptions remote;
-        if (const char* listen = std::getenv("BENCH_LISTEN")) remote.listen = listen;
-        RemoteExecutor process(assignments, spec, WorkerOptions{}, remote, MakeProcessLauncher(binary));
-        process_runs.push_back(Run(process, spec, rounds));
+        thread_runs.push_back(Run(store_path, "threads", binary, rounds));
+        process_runs.push_back(Run(store_path, "process", binary, rounds));
       }
       const RunFigures t = MedianRun(thread_runs);
       const RunFigures p = MedianRun(process_runs);

@@ -14,15 +14,33 @@ namespace {
 
 using Vector = std::vector<double>;
 
-// The norm of the minimum-norm element v of the subdifferential of F at x, given the smooth
-// part's gradient g (zero exactly at the optimum; the intercept has no l1 term). v is scratch.
-double MinimumSubgradientNorm(const ProblemSpec& spec, std::span<const double> x, std::span<const double> g,
-                              Vector& v) {
+// Whether F's non-smooth part is a program's own regularizer, known by its prox only.
+bool HasRoughCustom(const Regularizer& r) { return r.custom != nullptr && !r.custom->smooth(); }
+
+// prox_{t h}(v) of one regularized entry for F's non-smooth part h: a program's own rough
+// regularizer, or l1 |.| (the l2 term is smooth: Newton counts it in f).
+double ProxOfRoughPart(const Regularizer& r, double t, double v) {
+  if (HasRoughCustom(r)) return r.custom->Prox(t, v);
+  return std::copysign(std::max(std::abs(v) - t * r.l1, 0.0), v) + 0.0;
+}
+
+// F's optimality residual at x, given the smooth part's gradient g: ||v||, zero exactly at the
+// optimum, with v = x - prox_h(x - g) for a program's own h, and for l1 the minimum-norm
+// subgradient (which equals that v near the optimum; the l1 tolerances were tuned on it). The
+// intercept has no h: v = g there. v is scratch.
+double OptimalityResidual(const ProblemSpec& spec, std::span<const double> x, std::span<const double> g, Vector& v) {
   const std::size_t regularized = static_cast<std::size_t>(spec.cols);
+  const Regularizer& r = spec.regularizer;
   v.resize(x.size());
   for (std::size_t j = 0; j < x.size(); ++j) {
-    const double l1 = j < regularized ? spec.regularizer.l1 : 0.0;
-    v[j] = x[j] > 0 ? g[j] + l1 : x[j] < 0 ? g[j] - l1 : g[j] + l1 < 0 ? g[j] + l1 : g[j] - l1 > 0 ? g[j] - l1 : 0.0;
+    if (j >= regularized) {
+      v[j] = g[j];
+    } else if (HasRoughCustom(r)) {
+      v[j] = x[j] - r.custom->Prox(1.0, x[j] - g[j]);
+    } else {
+      const double l1 = r.l1;
+      v[j] = x[j] > 0 ? g[j] + l1 : x[j] < 0 ? g[j] - l1 : g[j] + l1 < 0 ? g[j] + l1 : g[j] - l1 > 0 ? g[j] - l1 : 0.0;
+    }
   }
   return Norm(v);
 }
@@ -149,7 +167,7 @@ class DistributedObjective final : public SmoothFunction {
     spec_.regularizer.AddCurvature(x, regularized, p.diagonal);
     // Before the master reports its first step, the trace shows the first point's test.
     if (!has_tested_) {
-      const double violation = MinimumSubgradientNorm(spec_, x, p.gradient, v_);
+      const double violation = OptimalityResidual(spec_, x, p.gradient, v_);
       SetProgress(violation, first_tolerance_ > 0 ? first_tolerance_ : tolerance_scale_ * violation);
     }
     return &p;
@@ -322,20 +340,13 @@ class RestrictedObjective final : public SmoothFunction {
   bool left_orthant_ = false;
 };
 
-// Active-set Newton for F = f + l1 ||x||_1 (glmnet's cycle of solving on the active set and
-// checking the others' optimality, with TRON as the solver). Each cycle, at x:
-//   v   the minimum-norm subgradient of F (zero exactly at the optimum)
-//   W   the support, and the zeros whose |v_j| > 0 once the support's own subgradient is no
-//       larger than theirs (they enter with the sign that decreases F)
-//   y   TRON on phi (RestrictedObjective), warm started from x_W, a few steps
-//   x   y projected: a coordinate that changed sign stops at 0; if that raises F, the cycle's
-//       step is halved until F decreases, and failing that (down to kShortestStep) a proximal
-//       gradient step scaled by diag H is taken instead
-class ActiveSetNewton {
+// The outer loop and the safeguards shared by the Newton methods for a non-smooth F = f + h
+// (Derived::Cycle makes one step from x, with f's gradient at x in g_ and F's residual in v_).
+template <class Derived>
+class CompositeNewton {
  public:
-  ActiveSetNewton(SmoothFunction& f, const ProblemSpec& spec, const NewtonCgOptions& options)
-      : f_(f), spec_(spec), l1_(spec.regularizer.l1), regularized_(static_cast<std::size_t>(spec.cols)),
-        options_(options) {}
+  CompositeNewton(SmoothFunction& f, const ProblemSpec& spec, const NewtonCgOptions& options)
+      : f_(f), spec_(spec), regularized_(static_cast<std::size_t>(spec.cols)), options_(options) {}
 
   LocalSolveStats Minimize(std::span<double> x) {
     const std::size_t n = x.size();
@@ -348,7 +359,7 @@ class ActiveSetNewton {
     const double tolerance = std::max(options_.gradient_tolerance, options_.relative_tolerance * violation);
     while (violation > tolerance && stats.iterations < options_.max_iterations) {
       const int before = stats.iterations;
-      if (!Cycle(x, value, tolerance, stats)) break;
+      if (!static_cast<Derived*>(this)->Cycle(x, value, tolerance, stats)) break;
       f_.Gradient(x, g_);  // came with the value: no round
       violation = violation_ = Violation(x);
       if (stats.iterations == before) ++stats.iterations;
@@ -362,11 +373,69 @@ class ActiveSetNewton {
     return stats;
   }
 
- private:
+ protected:
   // ||v|| at x (v into v_, from the gradient in g_).
-  double Violation(std::span<const double> x) { return MinimumSubgradientNorm(spec_, x, g_, v_); }
+  double Violation(std::span<const double> x) { return OptimalityResidual(spec_, x, g_, v_); }
+
+  // x <- trial_ if F(trial_) < value. Near the optimum F's decrease sinks below its rounding:
+  // a trial no higher than that, whose residual is smaller, is taken too (its gradient came
+  // with its value).
+  bool TakeIfLower(std::span<double> x, double& value, double bound) {
+    const double trial_value = f_.Value(trial_);
+    bool lower = trial_value < bound;
+    if (!lower && trial_value <= value + kValueRounding * std::abs(value)) {
+      f_.Gradient(trial_, tg_);
+      lower = OptimalityResidual(spec_, trial_, tg_, tv_) < violation_;
+    }
+    if (!lower) return false;
+    std::copy(trial_.begin(), trial_.end(), x.begin());
+    value = trial_value;
+    return true;
+  }
+  bool TakeIfLower(std::span<double> x, double& value) { return TakeIfLower(x, value, value); }
+
+  // Where a Newton step finds no decrease (many coordinates entering at once, seen on the
+  // Debian set with a weak l1): a proximal gradient step scaled by the Hessian's diagonal,
+  //   x_j <- prox_{(a / H_jj) h}(x_j - a g_j / H_jj),
+  // a halved until F decreases, which it does for a small enough a unless x is optimal.
+  bool ProximalGradientStep(std::span<double> x, double& value) {
+    f_.Gradient(x, g_);
+    m_.resize(x.size());
+    f_.HessianDiagonal(m_);
+    for (double step = 1.0; step > 1e-12; step *= 0.5) {
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        const double t = x[j] - step * g_[j] / m_[j];
+        trial_[j] = j < regularized_ ? ProxOfRoughPart(spec_.regularizer, step / m_[j], t) : t;
+      }
+      if (TakeIfLower(x, value)) return true;
+    }
+    return false;  // no decrease left within rounding
+  }
+
+  static constexpr double kValueRounding = 1e-14;
+  SmoothFunction& f_;
+  const ProblemSpec& spec_;
+  std::size_t regularized_;
+  NewtonCgOptions options_;
+  std::vector<double> g_, v_, trial_, m_, tg_, tv_;
+  double violation_ = 0;  // ||v|| at the iterate
+};
+
+// Active-set Newton for F = f + l1 ||x||_1 (glmnet's cycle of solving on the active set and
+// checking the others' optimality, with TRON as the solver). Each cycle, at x:
+//   v   the minimum-norm subgradient of F (zero exactly at the optimum)
+//   W   the support, and the zeros whose |v_j| > 0 once the support's own subgradient is no
+//       larger than theirs (they enter with the sign that decreases F)
+//   y   TRON on phi (RestrictedObjective), warm started from x_W, a few steps
+//   x   y projected: a coordinate that changed sign stops at 0; if that raises F, the cycle's
+//       step is halved until F decreases, and failing that (down to kShortestStep) a proximal
+//       gradient step scaled by diag H is taken instead
+class ActiveSetNewton final : public CompositeNewton<ActiveSetNewton> {
+ public:
+  using CompositeNewton::CompositeNewton;
 
   bool Cycle(std::span<double> x, double& value, double tolerance, LocalSolveStats& stats) {
+    const double l1 = spec_.regularizer.l1;
     double support = 0, zeros = 0;
     for (std::size_t j = 0; j < x.size(); ++j) (x[j] != 0 || j >= regularized_ ? support : zeros) += v_[j] * v_[j];
     const bool entering = support <= zeros;
@@ -380,7 +449,7 @@ class ActiveSetNewton {
       signs.push_back(unregularized ? 0.0 : x[j] != 0 ? (x[j] > 0 ? 1.0 : -1.0) : (v_[j] < 0 ? 1.0 : -1.0));
       y.push_back(x[j]);
     }
-    RestrictedObjective phi(f_, x.size(), l1_, working, signs);
+    RestrictedObjective phi(f_, x.size(), l1, working, signs);
     NewtonCgOptions inner = options_;
     inner.after_iteration = [&phi](const NewtonCgOptions::Progress&) { return !phi.left_orthant(); };
     inner.initial_radius = 0;
@@ -403,54 +472,99 @@ class ActiveSetNewton {
     return ProximalGradientStep(x, value);
   }
 
-  // x <- trial_ if F(trial_) < value. Near the optimum F's decrease sinks below its rounding:
-  // a trial no higher than that, whose subgradient is smaller, is taken too (its gradient came
-  // with its value).
-  bool TakeIfLower(std::span<double> x, double& value) {
-    const double trial_value = f_.Value(trial_);
-    bool lower = trial_value < value;
-    if (!lower && trial_value <= value + kValueRounding * std::abs(value)) {
-      f_.Gradient(trial_, tg_);
-      lower = MinimumSubgradientNorm(spec_, trial_, tg_, tv_) < violation_;
-    }
-    if (!lower) return false;
-    std::copy(trial_.begin(), trial_.end(), x.begin());
-    value = trial_value;
-    return true;
-  }
-
-  // Where the Newton cycle finds no decrease (many coordinates entering at once, seen on the
-  // Debian set with a weak l1): a proximal gradient step scaled by the Hessian's diagonal,
-  //   x_j <- soft(x_j - a g_j / H_jj, a l1 / H_jj),
-  // a halved until F decreases, which it does for a small enough a unless x is optimal.
-  bool ProximalGradientStep(std::span<double> x, double& value) {
-    f_.Gradient(x, g_);
-    m_.resize(x.size());
-    f_.HessianDiagonal(m_);
-    for (double step = 1.0; step > 1e-12; step *= 0.5) {
-      for (std::size_t j = 0; j < x.size(); ++j) {
-        const double t = x[j] - step * g_[j] / m_[j];
-        const double threshold = j < regularized_ ? step * l1_ / m_[j] : 0.0;
-        trial_[j] = std::copysign(std::max(std::abs(t) - threshold, 0.0), t) + 0.0;
-      }
-      if (TakeIfLower(x, value)) return true;
-    }
-    return false;  // no decrease left within rounding
-  }
-
+ private:
   // Each cycle solves the restricted problem loosely (its gradient down by this much, in at
   // most this many steps): tuned on Fashion-MNIST L1 (docs/tuning.md).
   static constexpr double kInnerRelative = 0.3;
   static constexpr int kInnerSteps = 10;
   static constexpr double kShortestStep = 1e-3;  // of a cycle's step, before the fallback
-  static constexpr double kValueRounding = 1e-14;
-  SmoothFunction& f_;
-  const ProblemSpec& spec_;
-  double l1_;
-  std::size_t regularized_;
-  NewtonCgOptions options_;
-  std::vector<double> g_, v_, trial_, m_, tg_, tv_;
-  double violation_ = 0;  // ||v|| at the iterate
+};
+
+// Proximal Newton for F = f + h with h a program's own regularizer, known by its prox only
+// (Lee, Sun & Saunders, "Proximal Newton-type methods for minimizing composite functions",
+// 2014). Each cycle, at x, with f's gradient g and Hessian H there:
+//   d   about argmin_d q(d) = g.d + d'Hd/2 + h(x + d) - h(x), by FISTA in the metric L diag H
+//       (ModelStep; one Hessian-vector round per step)
+//   x   x + a d, with a halved from 1 until F(x + a d) <= F(x) + sigma a (g.d + h(x + d) - h(x)),
+//       and failing that (down to kShortestStep) a proximal gradient step scaled by diag H
+class ProximalNewton final : public CompositeNewton<ProximalNewton> {
+ public:
+  using CompositeNewton::CompositeNewton;
+
+  bool Cycle(std::span<double> x, double& value, double tolerance, LocalSolveStats& stats) {
+    const std::size_t n = x.size();
+    m_.resize(n);
+    f_.HessianDiagonal(m_);
+    d_.assign(n, 0.0);
+    const int rounds = SolveModel(x, std::max(tolerance, kInnerForcing * violation_),
+                                  options_.max_iterations - stats.iterations);
+    stats.iterations += 1;
+    stats.cg_iterations += rounds;
+    const double decrease = ModelDecrease(x);  // g.d + h(x + d) - h(x) < 0 unless x is optimal
+    for (double step = 1.0; step > kShortestStep && decrease < 0; step *= 0.5) {
+      for (std::size_t j = 0; j < n; ++j) trial_[j] = x[j] + step * d_[j];
+      if (TakeIfLower(x, value, value + kSufficientDecrease * step * decrease)) return true;
+    }
+    return ProximalGradientStep(x, value);
+  }
+
+ private:
+  // d <- FISTA on q from d = 0 until its prox-gradient residual is at most `tolerance`, in at
+  // most kInnerSteps rounds (and `budget`). q's gradient g + Hd is linear in d, so the momentum
+  // point's is a combination of those already had: each step costs the round of H s for its
+  // own move s, which also tests the metric (s'Hs <= L s'Ms, else L doubles and the step is
+  // tried again). Returns the rounds made.
+  int SolveModel(std::span<const double> x, double tolerance, int budget) {
+    const std::size_t n = x.size();
+    Vector hd(n, 0.0), v(n, 0.0), hv(n, 0.0), next(n), s(n), hs(n);
+    double momentum = 1;
+    int rounds = 0;
+    while (rounds < std::min(kInnerSteps, budget)) {
+      // next = prox step from v in the metric L M; s = next - v.
+      double residual = 0, curvature_bound = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        const double scale = metric_ * m_[j];
+        const double t = x[j] + v[j] - (g_[j] + hv[j]) / scale;
+        next[j] = (j < regularized_ ? ProxOfRoughPart(spec_.regularizer, 1.0 / scale, t) : t) - x[j];
+        s[j] = next[j] - v[j];
+        residual += scale * scale * s[j] * s[j];
+        curvature_bound += scale * s[j] * s[j];
+      }
+      if (std::sqrt(residual) <= tolerance || curvature_bound == 0) break;
+      f_.HessianVector(s, hs);
+      ++rounds;
+      if (Dot(s, hs) > curvature_bound * (1 + 1e-12)) {
+        metric_ *= 2;  // the step overshot q's curvature: try it again, shorter
+        continue;
+      }
+      // d <- next (its H d = H v + H s); v <- next + beta (next - d), likewise for H v.
+      const double following = 0.5 * (1 + std::sqrt(1 + 4 * momentum * momentum));
+      const double beta = (momentum - 1) / following;
+      momentum = following;
+      for (std::size_t j = 0; j < n; ++j) {
+        const double h_next = hv[j] + hs[j];
+        v[j] = next[j] + beta * (next[j] - d_[j]);
+        hv[j] = h_next + beta * (h_next - hd[j]);
+        d_[j] = next[j];
+        hd[j] = h_next;
+      }
+    }
+    return rounds;
+  }
+
+  // g.d + h(x + d) - h(x): what q promises, less its curvature term (Lee et al.'s Delta).
+  double ModelDecrease(std::span<const double> x) {
+    for (std::size_t j = 0; j < x.size(); ++j) trial_[j] = x[j] + d_[j];
+    const std::size_t k = regularized_;
+    return Dot(g_, d_) + spec_.regularizer.Value(trial_, k) - spec_.regularizer.Value(x, k);
+  }
+
+  static constexpr double kInnerForcing = 0.1;  // the model is solved to this fraction of F's residual
+  static constexpr int kInnerSteps = 50;
+  static constexpr double kSufficientDecrease = 1e-4;
+  static constexpr double kShortestStep = 1e-3;
+  double metric_ = 1;  // L, kept from cycle to cycle (diag H is a good metric up to a scale)
+  Vector d_;
 };
 
 }  // namespace
@@ -592,9 +706,11 @@ LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Su
     return true;
   };
   Vector x = resume ? resume->z.ToVector() : Vector(spec_.model_size(), 0.0);
-  // TRON for a smooth problem, TRON on active sets with an l1 term.
-  const LocalSolveStats stats = spec_.regularizer.l1 == 0 ? MinimizeNewtonCg(objective, x, newton)
-                                                          : ActiveSetNewton(objective, spec_, newton).Minimize(x);
+  // TRON for a smooth problem, TRON on active sets with an l1 term, proximal Newton with a
+  // program's own regularizer known by its prox only.
+  const LocalSolveStats stats = HasRoughCustom(spec_.regularizer) ? ProximalNewton(objective, spec_, newton).Minimize(x)
+                                : spec_.regularizer.l1 > 0 ? ActiveSetNewton(objective, spec_, newton).Minimize(x)
+                                                           : MinimizeNewtonCg(objective, x, newton);
   summary.solve_seconds = seconds_before + solve_watch.ElapsedSeconds();
   summary.iterations = static_cast<int>(steps_before) + stats.iterations;
   summary.local_iterations = summary.iterations;

@@ -88,10 +88,6 @@ Status SolveOptions::Validate() const {
     return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
                            "allreduce (ADMM's)");
   }
-  if (regularizer != nullptr && !regularizer->smooth() && algorithm == "newton") {
-    return InvalidArgument("--algorithm newton: the regularizer '" + regularizer->name() + "' is not smooth (it has a "
-                           "prox only); ADMM solves with it");
-  }
   if (regularizer != nullptr && allreduce) {
     return InvalidArgument("--topology allreduce: every rank applies the regularizer, and ranks know only l1 and l2");
   }

@@ -19,6 +19,7 @@ double Regularizer::Value(std::span<const double> x, std::size_t regularized) co
 }
 
 void Regularizer::AddGradient(std::span<const double> x, std::size_t regularized, std::span<double> out) const {
+  if (custom != nullptr && !custom->smooth()) return;  // a prox only: no derivatives to add
   double first = 0, second = 0;
   for (std::size_t j = 0; j < regularized; ++j) {
     if (custom != nullptr) custom->Derivatives(x[j], &first, &second);
@@ -27,6 +28,7 @@ void Regularizer::AddGradient(std::span<const double> x, std::size_t regularized
 }
 
 void Regularizer::AddCurvature(std::span<const double> x, std::size_t regularized, std::span<double> diagonal) const {
+  if (custom != nullptr && !custom->smooth()) return;  // a prox only: no derivatives to add
   double first = 0, second = 0;
   for (std::size_t j = 0; j < regularized; ++j) {
     if (custom != nullptr) custom->Derivatives(x[j], &first, &second);
@@ -36,6 +38,7 @@ void Regularizer::AddCurvature(std::span<const double> x, std::size_t regularize
 
 void Regularizer::AddCurvatureProduct(std::span<const double> x, std::span<const double> v, std::size_t regularized,
                                       std::span<double> out) const {
+  if (custom != nullptr && !custom->smooth()) return;  // a prox only: no derivatives to add
   double first = 0, second = 0;
   for (std::size_t j = 0; j < regularized; ++j) {
     if (custom != nullptr) custom->Derivatives(x[j], &first, &second);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -255,21 +256,83 @@ TEST(Solve, EveryAlgorithmSolvesWithTheProgramsOwnLoss) {
   }
 }
 
-TEST(Solve, ANonSmoothRegularizerOfTheProgramsOwnIsSolvedByADMM) {
-  SolveOptions options = L1Options();
-  options.l1.reset();
-  options.regularizer = std::make_shared<FormulaL1>(kL1);
-  Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
-  ASSERT_TRUE(result.ok()) << result.status().ToString();
-  EXPECT_EQ(result->summary.algorithm, "admm");  // auto: Newton needs a smooth regularizer
-  result->model.regularizer = Regularizer(kL1, 0);
-  ExpectLiblinearOptimum(result);
+TEST(Solve, ANonSmoothRegularizerOfTheProgramsOwnIsSolvedByEveryAlgorithm) {
+  for (const char* algorithm : {"auto", "newton", "admm"}) {
+    SolveOptions options = L1Options();
+    options.l1.reset();
+    options.regularizer = std::make_shared<FormulaL1>(kL1);
+    options.algorithm = algorithm;
+    Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    result->model.regularizer = Regularizer(kL1, 0);
+    SCOPED_TRACE(algorithm);
+    ExpectLiblinearOptimum(result);
+  }
+}
 
-  options.algorithm = "newton";
-  Result<SolveResult> newton = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
-  ASSERT_FALSE(newton.ok());
-  EXPECT_NE(newton.status().message().find("the regularizer 'formula_l1' is not smooth"), std::string::npos)
-      << newton.status().message();
+// lambda x for x >= 0, and +infinity below: a constraint, whose prox is a projection. Its kink
+// is not at 0 alone (the value jumps), and Newton's l1 machinery knows nothing of it.
+class NonNegativeL1 final : public CustomRegularizer {
+ public:
+  explicit NonNegativeL1(double lambda) : CustomRegularizer("nonnegative_l1"), lambda_(lambda) {}
+  double Value(double x) const override { return x < 0 ? std::numeric_limits<double>::infinity() : lambda_ * x; }
+  double Prox(double t, double x) const override { return std::max(x - t * lambda_, 0.0); }
+
+ private:
+  double lambda_;
+};
+
+// The gradient of heart_scale's loss term (no regularizer) at w, by central differences.
+std::vector<double> LossGradientOnHeartScale(Model model) {
+  const Dataset data = ReadHeartScale();
+  model.regularizer = Regularizer(0, 0);
+  const ProblemSpec spec = model.Spec(data.rows(), data.cols());
+  std::vector<double> w = model.WeightsFor(data.cols()), gradient(w.size());
+  constexpr double kStep = 1e-6;
+  for (std::size_t j = 0; j < w.size(); ++j) {
+    const double at = w[j];
+    w[j] = at + kStep;
+    const double above = EvaluateObjective(spec, data.matrix, data.labels, w);
+    w[j] = at - kStep;
+    const double below = EvaluateObjective(spec, data.matrix, data.labels, w);
+    w[j] = at;
+    gradient[j] = (above - below) / (2 * kStep);
+  }
+  return gradient;
+}
+
+// The optimum of f(w) + lambda sum w_j subject to w >= 0 satisfies, with g = grad f:
+// g_j + lambda = 0 where w_j > 0, and g_j + lambda >= 0 where w_j = 0.
+TEST(Solve, AConstraintOfTheProgramsOwnMeetsItsOptimalityConditionsWithEveryAlgorithm) {
+  constexpr double kLambda = 0.005;
+  for (const char* algorithm : {"newton", "admm"}) {
+    SCOPED_TRACE(algorithm);
+    SolveOptions options = L1Options();
+    options.l1.reset();
+    options.intercept = true;
+    options.regularizer = std::make_shared<NonNegativeL1>(kLambda);
+    options.algorithm = algorithm;
+    Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    ASSERT_TRUE(result->summary.ok()) << result->summary.message;
+    const std::vector<double> gradient = LossGradientOnHeartScale(result->model);
+    const std::vector<double>& w = result->model.weights;
+    ASSERT_EQ(gradient.size(), w.size());
+    int positive = 0;
+    for (std::size_t j = 0; j + 1 < w.size(); ++j) {
+      EXPECT_GE(w[j], 0.0) << "feature " << j + 1;
+      if (w[j] > 0) {
+        ++positive;
+        EXPECT_NEAR(gradient[j] + kLambda, 0.0, 1e-6) << "feature " << j + 1;
+      } else {
+        EXPECT_GE(gradient[j] + kLambda, -1e-6) << "feature " << j + 1;
+      }
+    }
+    EXPECT_NEAR(gradient.back(), 0.0, 1e-6) << "the intercept, which has no penalty";
+    // Both kinds of coordinate occur, or the test would not test the constraint.
+    EXPECT_GT(positive, 0);
+    EXPECT_LT(positive, static_cast<int>(w.size()) - 1);
+  }
 }
 
 TEST(Solve, ASmoothRegularizerOfTheProgramsOwnIsSolvedByBothAlgorithms) {

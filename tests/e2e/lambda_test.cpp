@@ -3,7 +3,7 @@
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -213,6 +213,24 @@ TEST(LambdaPackage, AProgramWithItsOwnLossIsItsOwnFunction) {
   EXPECT_EQ(lambda.emulator().stats().cold_starts, 2);
 }
 
+// An AVX-512 mask register (%k0 to %k7) among the operands. (No std::regex here: g++ 12 warns
+// inside <regex> under -O2 with sanitizers, and the sanitizer build treats warnings as errors.)
+bool UsesMaskRegister(const std::string& instruction) {
+  for (auto at = instruction.find("%k"); at != std::string::npos; at = instruction.find("%k", at + 2)) {
+    if (at + 2 < instruction.size() && instruction[at + 2] >= '0' && instruction[at + 2] <= '7') return true;
+  }
+  return false;
+}
+
+// A scalar instruction of x86-64-v3 (BMI1, BMI2, LZCNT, MOVBE), with or without its w/l/q size suffix.
+bool IsX8664V3Scalar(const std::string& mnemonic) {
+  static const std::set<std::string> kScalarV3 = {"andn", "bextr", "blsi", "blsmsk", "blsr", "bzhi", "mulx", "pdep",
+                                                  "pext", "rorx",  "sarx", "shlx", "shrx",   "lzcnt", "movbe"};
+  if (kScalarV3.contains(mnemonic)) return true;
+  const bool sized = !mnemonic.empty() && std::string("wlq").find(mnemonic.back()) != std::string::npos;
+  return sized && kScalarV3.contains(mnemonic.substr(0, mnemonic.size() - 1));
+}
+
 // The instructions of `program` beyond x86-64-v2, from its disassembly, as "function: instruction"
 // lines: anything VEX or EVEX encoded (AVX, AVX2, FMA, AVX-512: a mnemonic starting with v, or
 // a ymm, zmm or mask register) and the scalar extensions of x86-64-v3 (BMI1, BMI2, LZCNT,
@@ -220,8 +238,6 @@ TEST(LambdaPackage, AProgramWithItsOwnLossIsItsOwnFunction) {
 std::vector<std::string> InstructionsBeyondX8664V2(const std::string& program) {
   const CommandResult disassembly = RunCommand({"objdump", "-d", "--no-show-raw-insn", program});
   EXPECT_EQ(disassembly.exit_code, 0) << disassembly.err;
-  const std::regex scalar_v3("(andn|bextr|blsi|blsmsk|blsr|bzhi|mulx|pdep|pext|rorx|sarx|shlx|shrx|lzcnt|movbe)[wlq]?");
-  const std::regex vector_register("%([yz]mm[0-9]+|k[0-7])");
   std::vector<std::string> found;
   std::istringstream lines(disassembly.out);
   std::string function;
@@ -238,9 +254,8 @@ std::vector<std::string> InstructionsBeyondX8664V2(const std::string& program) {
     const bool vector_encoded = (mnemonic.starts_with("v") && mnemonic != "verr" && mnemonic != "verw") ||
                                 (instruction.find("%ymm") != std::string::npos) ||
                                 (instruction.find("%zmm") != std::string::npos) ||
-                                (instruction.find("%k") != std::string::npos &&
-                                 std::regex_search(instruction, vector_register));
-    if (vector_encoded || std::regex_match(mnemonic, scalar_v3)) found.push_back(function + ": " + instruction);
+                                UsesMaskRegister(instruction);
+    if (vector_encoded || IsX8664V3Scalar(mnemonic)) found.push_back(function + ": " + instruction);
   }
   return found;
 }
@@ -261,7 +276,8 @@ TEST(LambdaPackage, ThePackagedBinaryNeedsNoMoreThanX8664V2) {
   const CommandResult package = RunNimbus({"lambda", "package", "--out", dir.File("nimbus.zip"), "--binary",
                                            NIMBUS_LAMBDA_BINARY});
   ASSERT_EQ(package.exit_code, 0) << package.err;
-  EXPECT_TRUE(std::regex_search(package.out, std::regex(R"(bin/nimbus-lambda \(built for x86-64-v[12]\))")))
+  EXPECT_TRUE(package.out.find("bin/nimbus-lambda (built for x86-64-v1)") != std::string::npos ||
+              package.out.find("bin/nimbus-lambda (built for x86-64-v2)") != std::string::npos)
       << package.out;
   EXPECT_EQ(package.err, "");
   ASSERT_EQ(RunCommand({"unzip", "-q", dir.File("nimbus.zip"), "bin/nimbus-lambda", "-d", dir.path()}).exit_code, 0);

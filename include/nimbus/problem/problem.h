@@ -56,7 +56,8 @@ struct Regularizer {
   double Value(std::span<const double> x, std::size_t regularized) const;
   // Whether g has a gradient and curvature everywhere (no l1, and a custom g says so).
   bool smooth() const { return l1 == 0 && (custom == nullptr || custom->smooth()); }
-  // For a smooth g: out += grad g(x); diagonal += g''(x); out += diag(g''(x)) v.
+  // For g's smooth part (l2, or a smooth custom g; nothing for a custom g with a prox only):
+  // out += grad g(x); diagonal += g''(x); out += diag(g''(x)) v.
   void AddGradient(std::span<const double> x, std::size_t regularized, std::span<double> out) const;
   void AddCurvature(std::span<const double> x, std::size_t regularized, std::span<double> diagonal) const;
   void AddCurvatureProduct(std::span<const double> x, std::span<const double> v, std::size_t regularized,
