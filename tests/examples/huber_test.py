@@ -9,12 +9,13 @@ y_r = a_r . x* + b* - r_r. nimbus must find x* and b* on each runtime.
 
 usage: huber_test.py EXAMPLE_BINARY RUNTIME
 """
-import json
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+from example_support import read_model, write_libsvm
 
 L2, DELTA = 0.05, 1.0
 
@@ -37,21 +38,15 @@ def main():
     a, y, x_star, b_star = known_optimum(np.random.default_rng(11))
     with tempfile.TemporaryDirectory() as work:
         data, model_path = f"{work}/huber.svm", f"{work}/model.json"
-        with open(data, "w") as out:
-            for row, label in zip(a, y):
-                features = " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row) if v != 0)
-                out.write(f"{label:.17g} {features}\n")
+        write_libsvm(data, a, y)
         run = subprocess.run([binary, data, str(L2), str(DELTA), runtime, "3", model_path], capture_output=True,
                              text=True, timeout=600)
         print(run.stdout, run.stderr)
         assert run.returncode == 0, f"the example failed with {run.returncode}"
-        model = json.load(open(model_path))
-    x = np.zeros(a.shape[1])
-    for index, value in zip(model["weights"]["indices"], model["weights"]["values"]):
-        x[index - 1] = value
-    error = max(np.max(np.abs(x - x_star)), abs(model["bias"] - b_star))
+        x, bias, loss = read_model(model_path, a.shape[1])
+    error = max(np.max(np.abs(x - x_star)), abs(bias - b_star))
     print(f"largest difference from the known optimum: {error:.3g} (|x*| = {np.max(np.abs(x_star)):.3g})")
-    assert model["loss"] == f"huber:{DELTA}", model["loss"]
+    assert loss == f"huber:{DELTA}", loss
     assert error <= 1e-6, "not the known optimum"
     print("ok")
 

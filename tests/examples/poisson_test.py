@@ -7,13 +7,14 @@ relative of scikit-learn's (tolerances tight enough that both are at the optimum
 
 usage: poisson_test.py EXAMPLE_BINARY RUNTIME
 """
-import json
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
 from sklearn.linear_model import PoissonRegressor
+
+from example_support import read_model, write_libsvm
 
 ALPHA = 0.01
 
@@ -26,26 +27,10 @@ def make_data(rng, rows=400, cols=12):
     return a, y
 
 
-def write_libsvm(path, a, y):
-    with open(path, "w") as out:
-        for row, label in zip(a, y):
-            features = " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row) if v != 0)
-            out.write(f"{label:g} {features}\n")
-
-
 def objective(a, y, coef, intercept):
     m = a @ coef + intercept
     y_log_y = np.where(y > 0, y * np.log(np.where(y > 0, y, 1)), 0)
     return np.mean(np.exp(m) - y * m + y_log_y - y) + 0.5 * ALPHA * coef @ coef
-
-
-def nimbus_coefficients(path, cols):
-    model = json.load(open(path))
-    coef = np.zeros(cols)
-    for index, value in zip(model["weights"]["indices"], model["weights"]["values"]):
-        coef[index - 1] = value
-    assert model["loss"] == "poisson", model["loss"]
-    return coef, model["bias"]
 
 
 def main():
@@ -58,7 +43,8 @@ def main():
                              timeout=600)
         print(run.stdout, run.stderr)
         assert run.returncode == 0, f"the example failed with {run.returncode}"
-        coef, intercept = nimbus_coefficients(model, a.shape[1])
+        coef, intercept, loss = read_model(model, a.shape[1])
+        assert loss == "poisson", loss
 
     reference = PoissonRegressor(alpha=ALPHA, solver="newton-cholesky", tol=1e-12, max_iter=1000).fit(a, y)
     f_nimbus = objective(a, y, coef, intercept)

@@ -1,0 +1,22 @@
+"""What the example tests share: data written as LIBSVM, models read from nimbus's JSON."""
+import json
+
+import numpy as np
+
+
+def write_libsvm(path, a, y):
+    """Rows of the dense matrix a with labels y, zeros left out, at full precision."""
+    with open(path, "w") as out:
+        for row, label in zip(a, y):
+            features = " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row) if v != 0)
+            out.write(f"{label:.17g} {features}\n")
+
+
+def read_model(path, cols):
+    """A nimbus JSON model as (dense coefficients over cols features, intercept, loss name)."""
+    with open(path) as file:
+        model = json.load(file)
+    coef = np.zeros(cols)
+    for index, value in zip(model["weights"]["indices"], model["weights"]["values"]):
+        coef[index - 1] = value
+    return coef, model["bias"], model["loss"]
