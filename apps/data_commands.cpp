@@ -10,6 +10,7 @@
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
+#include "nimbus/data/sample_weights.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/synthetic.h"
 
@@ -77,7 +78,7 @@ int RunGen(int argc, char** argv) {
 }
 
 int RunSplit(int argc, char** argv) {
-  std::string data, out, task = "classification";
+  std::string data, out, task = "classification", sample_weights;
   int64_t shards = 0;
   ArgParser parser("split", "--data FILE.svm --shards K --out DIR|s3://bucket/prefix",
                    "Splits a LIBSVM file into K row shards of nearly equal nonzeros, written in the binary\n"
@@ -86,6 +87,7 @@ int RunSplit(int argc, char** argv) {
   parser.AddInt("shards", "K", "number of shards (one per worker)", &shards);
   parser.AddString("out", "DIR|s3://B/P", "output store: a directory (created if missing) or s3://bucket/prefix", &out);
   parser.AddString("task", "T", "classification (two labels, mapped to -1/+1) or regression (real targets)", &task);
+  parser.AddString("sample-weights", "FILE", "each row's weight, one per line: the shards carry them", &sample_weights);
   parser.Require("data");
   parser.Require("shards");
   parser.Require("out");
@@ -101,6 +103,11 @@ int RunSplit(int argc, char** argv) {
   read_options.renumber_columns = true;  // the shards hold the features that occur; the manifest, the map
   Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
   if (!dataset.ok()) return ReportError("split", dataset.status());
+  if (!sample_weights.empty()) {
+    Result<std::vector<double>> weights = ReadSampleWeights(sample_weights, dataset->rows());
+    if (!weights.ok()) return ReportError("split", weights.status());
+    dataset->AdoptWeights(std::move(weights).value());
+  }
   Result<std::unique_ptr<Store>> store = OpenAnyStore(out, /*create=*/true);
   if (!store.ok()) return ReportError("split", store.status());
   Result<Manifest> manifest = WriteShards(*dataset, static_cast<int>(shards), data, **store);

@@ -46,14 +46,14 @@ int RunScale(int argc, char** argv) {
   if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError("scale", writable);
   const MasterChoice master = ChooseMaster(options);
 
-  Result<Plan> plan = PlanData(TrainingData::At(problem.data), workers->front(), options.loss);
+  Result<Plan> plan = PlanData(TrainingDataOf(problem), workers->front(), options.loss);
   if (!plan.ok()) return ReportError("scale", plan.status());
   if (!plan->data) {
     return ReportError("scale", InvalidArgument("--data: " + problem.data +
                                                 " holds shards for one K; give the LIBSVM file, which scale splits anew "
                                                 "for each K"));
   }
-  if (Status valid = SetRegularizer(options, &*plan); !valid.ok()) {
+  if (Status valid = SetProblem(options, &*plan); !valid.ok()) {
     return ReportError("scale", valid);
   }
 

@@ -1,15 +1,22 @@
 #include "solve_setup.h"
 
+#include <cmath>
+#include <cstdlib>
+
 namespace nimbus::cli {
 
 void AddProblemOptions(ArgParser& parser, ProblemFlags* flags) {
   AdmmOptions& admm = flags->options.admm;
   parser.AddString("data", "FILE.svm|DIR|s3://B/P", "training data: a LIBSVM file, or shards in a directory or S3",
                    &flags->data);
+  parser.AddString("sample-weights", "FILE", "each row's weight, one per line (a row counts that many times)",
+                   &flags->sample_weights);
   parser.AddString("loss", "NAME", "logistic, squared or squared_hinge", &flags->loss);
   parser.AddDouble("l1", "X", "L1 regularization weight", &flags->l1);
   parser.AddDouble("l2", "X", "L2 regularization weight", &flags->l2);
   parser.AddSwitch("intercept", "fit an unregularized intercept b", &flags->options.intercept);
+  parser.AddString("class-weight", "L=W,...", "weigh class L's rows W times (liblinear's -wL W), or 'balanced'\n"
+                   "                            (each class N / (2 x its rows))", &flags->class_weight);
   parser.AddDouble("eps-abs", "X", "absolute tolerance of the stop test", &admm.eps_abs);
   parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &admm.eps_rel);
   flags->max_iter = admm.max_iterations;
@@ -32,7 +39,44 @@ Status ApplyProblemFlags(const ArgParser& parser, ProblemFlags* flags) {
     return InvalidArgument("--consensus: '" + flags->consensus + "' is not dense or general");
   }
   options.general_form = flags->consensus == "general";
+  if (parser.Given("class-weight")) {
+    NIMBUS_ASSIGN_OR_RETURN(options.class_weights, ParseClassWeights(flags->class_weight));
+  }
   return Status::Ok();
+}
+
+TrainingData TrainingDataOf(const ProblemFlags& flags) {
+  TrainingData data = TrainingData::At(flags.data);
+  return flags.sample_weights.empty() ? data : std::move(data).WithSampleWeights(flags.sample_weights);
+}
+
+Result<ClassWeights> ParseClassWeights(const std::string& text) {
+  ClassWeights weights;
+  if (text == "balanced") {
+    weights.balanced = true;
+    return weights;
+  }
+  for (const std::string& item : SplitList(text)) {
+    const auto equals = item.find('=');
+    char* label_end = nullptr;
+    char* weight_end = nullptr;
+    const double label = equals == std::string::npos ? 0 : std::strtod(item.c_str(), &label_end);
+    const double weight = equals == std::string::npos ? 0 : std::strtod(item.c_str() + equals + 1, &weight_end);
+    if (equals == std::string::npos || label_end != item.c_str() + equals || equals == 0 ||
+        weight_end != item.c_str() + item.size() || equals + 1 == item.size()) {
+      return InvalidArgument("--class-weight: '" + item + "' is not LABEL=WEIGHT (e.g. --class-weight 1=5,-1=0.5, "
+                             "or --class-weight balanced)");
+    }
+    if (!(weight >= 0) || !std::isfinite(weight) || !std::isfinite(label)) {
+      return InvalidArgument("--class-weight: the weight of label " + FormatLabel(label) +
+                             " must be a finite number >= 0");
+    }
+    if (!weights.by_label.emplace(label, weight).second) {
+      return InvalidArgument("--class-weight: label " + FormatLabel(label) + " is given twice");
+    }
+  }
+  if (weights.by_label.empty()) return InvalidArgument("--class-weight: LABEL=W[,LABEL=W...] or balanced");
+  return weights;
 }
 
 void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {

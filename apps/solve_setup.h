@@ -10,10 +10,11 @@
 
 namespace nimbus::cli {
 
-// The problem and its tolerance: --data, --loss, --l1, --l2, --intercept, --eps-abs, --eps-rel,
-// --max-iter, --consensus. The tolerances go straight into `options`, the rest by ApplyProblemFlags.
+// The problem and its tolerance: --data, --sample-weights, --loss, --l1, --l2, --intercept,
+// --class-weight, --eps-abs, --eps-rel, --max-iter, --consensus. The tolerances go straight into
+// `options`, the rest by ApplyProblemFlags.
 struct ProblemFlags {
-  std::string data, loss = "logistic", consensus = "general";
+  std::string data, sample_weights, loss = "logistic", consensus = "general", class_weight;
   double l1 = 0, l2 = 0;
   int64_t max_iter = 0;
   SolveOptions options;
@@ -22,6 +23,10 @@ void AddProblemOptions(ArgParser& parser, ProblemFlags* flags);
 // flags->options with the loss, the regularizer as given (neither: the library's default),
 // the intercept, the iteration cap and the consensus form.
 Status ApplyProblemFlags(const ArgParser& parser, ProblemFlags* flags);
+// --data with --sample-weights.
+TrainingData TrainingDataOf(const ProblemFlags& flags);
+// --class-weight: LABEL=W[,LABEL=W...], or balanced.
+Result<ClassWeights> ParseClassWeights(const std::string& text);
 
 // Where workers run and how the master treats them: --runtime, --launch, --listen, ...
 void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* options);

@@ -386,7 +386,7 @@ int Train(int argc, char** argv, std::optional<Checkpoint> loaded) {
   std::unique_ptr<JsonlTraceFile> trace;
   auto printing = std::make_shared<Printing>(Printing{flags.quiet, !flags.quiet && StderrIsTerminal(), {}});
   SetObservers(flags, &trace, printing, &options);
-  Result<SolveResult> result = Solve(TrainingData::At(flags.problem.data), options);
+  Result<SolveResult> result = Solve(TrainingDataOf(flags.problem), options);
   if (printing->progress && !(result.ok() && result->mpi_worker_rank)) std::fputc('\n', stderr);
   if (!result.ok()) return ReportError("train", result.status());
   return Finish(flags, *result, trace.get());

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -66,12 +67,19 @@ class TrainingData {
   // classification loss any two distinct values (the larger becomes +1, as in a file). Nothing is copied unless the labels need encoding: the arrays
   // must stay alive and unchanged until Solve returns.
   static TrainingData Csr(CsrView matrix, std::span<const double> labels);
+  // Each row's own weight s_r >= 0 (a row counts s_r times; liblinear's instance weights), from
+  // a file with one number per line and a line per row, or from the caller's array (which must
+  // stay alive until Solve returns). A store carries its own (nimbus split --sample-weights).
+  TrainingData WithSampleWeights(std::string file) &&;
+  TrainingData WithSampleWeights(std::span<const double> weights) &&;
 
   const std::string& location() const { return location_; }  // file or store; empty for CSR
   bool is_store() const { return store_; }
   bool in_memory() const { return in_memory_; }
   const CsrView& matrix() const { return matrix_; }
   std::span<const double> labels() const { return labels_; }
+  const std::string& sample_weights_file() const { return sample_weights_file_; }
+  std::span<const double> sample_weights() const { return sample_weights_; }
 
  private:
   std::string location_;
@@ -79,6 +87,8 @@ class TrainingData {
   bool in_memory_ = false;
   CsrView matrix_;
   std::span<const double> labels_;
+  std::string sample_weights_file_;
+  std::span<const double> sample_weights_;
 };
 
 // ---- The options ---------------------------------------------------------------------------
@@ -116,12 +126,23 @@ struct CheckpointOptions {
   std::optional<MasterState> resume;       // carry on from this state (ReadCheckpoint)
 };
 
+// Class weights (liblinear's -wi W): the rows of a class count W times. By label as the data
+// writes it, e.g. {{1, 5}} (labels not named weigh 1), or balanced (scikit-learn's: a class
+// weighs N / (classes x its rows)).
+struct ClassWeights {
+  std::map<double, double> by_label;
+  bool balanced = false;
+
+  bool empty() const { return by_label.empty() && !balanced; }
+};
+
 struct SolveOptions {
   // The problem.
   Loss loss = Loss::kLogistic;    // or a program's own (problem/loss.h: CustomLoss, RegisterLoss)
   std::optional<double> l1, l2;  // neither (and no custom regularizer): l2 = 1/N (liblinear's C = 1)
   std::shared_ptr<const CustomRegularizer> regularizer;  // a program's own g, in place of l1 and l2
   bool intercept = false;
+  ClassWeights class_weights;  // F = (1/N) sum_r W_{class r} s_r loss_r + g(x), with s_r the rows' own
   // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set).
   std::string algorithm = "auto";
   AdmmOptions admm;              // its tolerances, iteration cap and target serve newton too

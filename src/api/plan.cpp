@@ -10,6 +10,7 @@
 #include "nimbus/core/clock.h"
 #include "nimbus/data/feature_map.h"
 #include "nimbus/data/libsvm_reader.h"
+#include "nimbus/data/sample_weights.h"
 #include "nimbus/runtime/launcher.h"
 #include "nimbus/runtime/threads_executor.h"
 #ifdef NIMBUS_HAVE_MPI
@@ -104,6 +105,20 @@ Result<Dataset> InMemoryDataset(const TrainingData& data, Loss loss) {
   return dataset;
 }
 
+// The rows' own weights, from the caller's array or a file, into `data` (which keeps them alive
+// beside its arrays).
+Status AttachSampleWeights(const TrainingData& source, Dataset& data) {
+  if (!source.sample_weights().empty()) {
+    NIMBUS_RETURN_IF_ERROR(CheckSampleWeights(source.sample_weights(), data.rows(), "sample weights"));
+    data.weights = source.sample_weights();
+    return Status::Ok();
+  }
+  if (source.sample_weights_file().empty()) return Status::Ok();
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<double> weights, ReadSampleWeights(source.sample_weights_file(), data.rows()));
+  data.AdoptWeights(std::move(weights));
+  return Status::Ok();
+}
+
 Result<Plan> PlanInMemory(const TrainingData& source, int64_t requested_workers, Loss loss) {
   Stopwatch watch;
   Dataset data;
@@ -118,6 +133,7 @@ Result<Plan> PlanInMemory(const TrainingData& source, int64_t requested_workers,
   }
   Plan plan;
   plan.load_seconds = watch.ElapsedSeconds();
+  NIMBUS_RETURN_IF_ERROR(AttachSampleWeights(source, data));
   plan.spec.rows = data.rows();
   plan.spec.cols = data.cols();
   plan.columns = data.columns;
@@ -153,6 +169,10 @@ Result<std::unique_ptr<Launcher>> MakeInvokeLauncher([[maybe_unused]] const Runt
 }  // namespace
 
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
+  if (data.is_store() && (!data.sample_weights().empty() || !data.sample_weights_file().empty())) {
+    return InvalidArgument("--sample-weights: the store " + data.location() +
+                           " holds its rows' weights, if any (give them to nimbus split)");
+  }
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, data.is_store() ? PlanFromStore(data.location(), workers, loss)
                                            : PlanInMemory(data, workers, loss));
   plan.source = data.in_memory() ? "memory" : data.location();
@@ -160,7 +180,40 @@ Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
   return plan;
 }
 
-Status SetRegularizer(const SolveOptions& options, Plan* plan) {
+namespace {
+
+// W per class as ProblemSpec holds them (-1 class, +1 class), from the options' labels or
+// balanced counts; a label the data does not have is an error.
+Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const Plan& plan) {
+  if (weights.empty()) return std::vector<double>{};
+  if (!plan.labels.binary) return InvalidArgument("--class-weight: the data has real-valued targets, not classes");
+  std::vector<double> per_class = {1.0, 1.0};
+  if (weights.balanced) {
+    if (!plan.data) {
+      return InvalidArgument("--class-weight balanced: needs the rows of each class, which the store " + plan.source +
+                             " does not list; give the LIBSVM file, or the weights by label");
+    }
+    const std::span<const double> labels = plan.data->labels;
+    const auto positives = static_cast<double>(std::count_if(labels.begin(), labels.end(), [](double y) { return y > 0; }));
+    const auto rows = static_cast<double>(labels.size());
+    const double counts[2] = {rows - positives, positives};
+    for (int c = 0; c < 2; ++c) per_class[c] = counts[c] > 0 ? rows / (2.0 * counts[c]) : 1.0;
+  }
+  for (const auto& [label, weight] : weights.by_label) {
+    const bool negative = label == plan.labels.negative, positive = label == plan.labels.positive;
+    if (!negative && !positive) {
+      return InvalidArgument("--class-weight: label " + FormatLabel(label) + " does not occur in " + plan.source +
+                             " (" + plan.labels.Describe() + ")");
+    }
+    per_class[positive ? 1 : 0] *= weight;
+  }
+  return per_class;
+}
+
+}  // namespace
+
+Status SetProblem(const SolveOptions& options, Plan* plan) {
+  NIMBUS_ASSIGN_OR_RETURN(plan->spec.class_weights, ClassWeightsOf(options.class_weights, *plan));
   plan->spec.intercept = options.intercept;
   plan->spec.regularizer = {options.l1.value_or(0.0), options.l2.value_or(0.0), options.regularizer};
   if (!options.l1 && !options.l2 && !options.regularizer) {

@@ -45,6 +45,16 @@ TrainingData TrainingData::Csr(CsrView matrix, std::span<const double> labels) {
   return data;
 }
 
+TrainingData TrainingData::WithSampleWeights(std::string file) && {
+  sample_weights_file_ = std::move(file);
+  return std::move(*this);
+}
+
+TrainingData TrainingData::WithSampleWeights(std::span<const double> weights) && {
+  sample_weights_ = weights;
+  return std::move(*this);
+}
+
 bool RuntimeAvailable(const std::string& kind) {
   if (kind == "threads" || kind == "process" || kind == "command") return true;
 #ifdef NIMBUS_HAVE_AWS
@@ -280,7 +290,7 @@ Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options
     return worker;
   }
   Result<Plan> plan = PlanData(data, options.runtime.workers, options.loss);
-  Status planned = plan.ok() ? SetRegularizer(options, &*plan) : plan.status();
+  Status planned = plan.ok() ? SetProblem(options, &*plan) : plan.status();
   Result<SolveResult> result = planned.ok() ? SolvePlanned(*plan, options) : Result<SolveResult>(planned);
   if (!result.ok() && mpi->size() > 1) AbortJob(*mpi, result.status());
   if (result.ok()) mpi->EndNormally();  // the workers have had their BYE
@@ -296,7 +306,7 @@ Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options)
   if (options.runtime.kind == "mpi") return SolveUnderMpi(data, options);
 #endif
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, options.runtime.workers, options.loss));
-  NIMBUS_RETURN_IF_ERROR(SetRegularizer(options, &plan));
+  NIMBUS_RETURN_IF_ERROR(SetProblem(options, &plan));
   return SolvePlanned(plan, options);
 }
 

@@ -124,7 +124,16 @@ void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<con
   if (with_intercept) out[a.cols] += bias;
 }
 
-double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept) {
+double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept, std::span<const double> row_weights) {
+  if (!row_weights.empty()) {
+    double sum = 0;
+    for (int64_t r = 0; r < a.rows; ++r) {
+      double norm = with_intercept ? 1.0 : 0.0;
+      for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) norm += a.values[k] * a.values[k];
+      sum += row_weights[static_cast<std::size_t>(r)] * norm;
+    }
+    return sum;
+  }
   double sum = 0;
   const int64_t begin = a.rows == 0 ? 0 : a.row_ptr[0];
   const int64_t end = a.rows == 0 ? 0 : a.row_ptr[a.rows];

@@ -14,6 +14,8 @@ static_assert(std::endian::native == std::endian::little, "the shard format is l
 
 constexpr char kMagic[8] = {'N', 'I', 'M', 'B', 'S', 'H', 'R', 'D'};
 constexpr uint32_t kFlagBinaryLabels = 1;
+constexpr uint32_t kFlagRowWeights = 2;
+constexpr uint32_t kKnownFlags = kFlagBinaryLabels | kFlagRowWeights;
 
 struct Header {
   char magic[8];
@@ -31,8 +33,9 @@ struct Header {
 static_assert(sizeof(Header) == kShardHeaderBytes);
 constexpr std::size_t kHeaderChecksummedBytes = offsetof(Header, header_checksum);
 
-uint64_t PayloadBytes(int64_t rows, int64_t nnz) {
-  return static_cast<uint64_t>(rows + 1) * 8 + static_cast<uint64_t>(rows) * 8 + static_cast<uint64_t>(nnz) * 12;
+uint64_t PayloadBytes(int64_t rows, int64_t nnz, bool weighted) {
+  return static_cast<uint64_t>(rows + 1) * 8 + static_cast<uint64_t>(rows) * (weighted ? 16 : 8) +
+         static_cast<uint64_t>(nnz) * 12;
 }
 
 }  // namespace
@@ -53,6 +56,7 @@ Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& stor
   const Part parts[] = {
       {row_ptr.data(), row_ptr.size() * sizeof(int64_t)},
       {data.labels.data(), data.labels.size() * sizeof(double)},
+      {data.weights.data(), data.weights.size() * sizeof(double)},
       {m.values + base, static_cast<std::size_t>(nnz) * sizeof(double)},
       {m.col_idx + base, static_cast<std::size_t>(nnz) * sizeof(uint32_t)},
   };
@@ -67,7 +71,7 @@ Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& stor
   Header header{};
   std::memcpy(header.magic, kMagic, sizeof kMagic);
   header.version = kShardFormatVersion;
-  header.flags = data.encoding.binary ? kFlagBinaryLabels : 0;
+  header.flags = (data.encoding.binary ? kFlagBinaryLabels : 0) | (data.weights.empty() ? 0 : kFlagRowWeights);
   header.rows = m.rows;
   header.cols = m.cols;
   header.nnz = nnz;
@@ -98,11 +102,13 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
                    std::to_string(kShardFormatVersion));
   }
   if (XXH3_64bits(&header, kHeaderChecksummedBytes) != header.header_checksum) return corrupt("header checksum mismatch");
+  if ((header.flags & ~kKnownFlags) != 0) return corrupt("flags " + std::to_string(header.flags) + " unknown to this build");
+  const bool weighted = (header.flags & kFlagRowWeights) != 0;
   if (header.rows < 0 || header.cols < 0 || header.nnz < 0 || header.rows > (int64_t{1} << 40) ||
       header.nnz > (int64_t{1} << 44) || header.cols > static_cast<int64_t>(UINT32_MAX)) {
     return corrupt("implausible sizes");
   }
-  if (bytes.size() != sizeof(Header) + PayloadBytes(header.rows, header.nnz)) {
+  if (bytes.size() != sizeof(Header) + PayloadBytes(header.rows, header.nnz, weighted)) {
     return corrupt("size " + std::to_string(bytes.size()) + " does not match the header's rows and nnz");
   }
   const std::byte* payload = bytes.data() + sizeof(Header);
@@ -112,13 +118,17 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   // The mapping is page-aligned and the header is 80 bytes, so every array is 8-byte aligned.
   const auto* row_ptr = reinterpret_cast<const int64_t*>(payload);
   const auto* labels = reinterpret_cast<const double*>(row_ptr + header.rows + 1);
-  const auto* values = labels + header.rows;
+  const double* weights = weighted ? labels + header.rows : nullptr;
+  const auto* values = labels + header.rows * (weighted ? 2 : 1);
   const auto* col_idx = reinterpret_cast<const uint32_t*>(values + header.nnz);
   if (row_ptr[0] != 0 || row_ptr[header.rows] != header.nnz) return corrupt("row pointers do not span the entries");
   const bool binary = (header.flags & kFlagBinaryLabels) != 0;
   for (int64_t r = 0; r < header.rows; ++r) {
     if (binary && labels[r] != 1.0 && labels[r] != -1.0) return corrupt("label of row " + std::to_string(r) + " is not +1 or -1");
     if (!std::isfinite(labels[r])) return corrupt("label of row " + std::to_string(r) + " is not finite");
+    if (weighted && !(weights[r] >= 0 && std::isfinite(weights[r]))) {
+      return corrupt("weight of row " + std::to_string(r) + " is not a finite number >= 0");
+    }
   }
   // Every row's indices ascend strictly and stay below cols, as the LIBSVM reader guarantees.
   const CsrView matrix{header.rows, header.cols, row_ptr, col_idx, values};
@@ -131,6 +141,7 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   data.matrix.col_idx = col_idx;
   data.matrix.values = values;
   data.labels = std::span<const double>(labels, static_cast<std::size_t>(header.rows));
+  if (weighted) data.weights = std::span<const double>(weights, static_cast<std::size_t>(header.rows));
   data.encoding.binary = binary;
   data.encoding.negative = header.label_negative;
   data.encoding.positive = header.label_positive;

@@ -9,9 +9,10 @@
 namespace nimbus {
 
 AugmentedShardObjective::AugmentedShardObjective(const CsrView& matrix, std::span<const double> labels, Loss loss,
-                                                 bool intercept, int64_t total_rows)
+                                                 bool intercept, int64_t total_rows, std::span<const double> weights)
     : matrix_(matrix),
       labels_(labels),
+      weights_(weights),
       loss_(loss),
       intercept_(intercept),
       inverse_rows_(1.0 / static_cast<double>(total_rows)),
@@ -38,7 +39,7 @@ void AugmentedShardObjective::ComputeMargins(std::span<const double> x, Point* p
   point->x.assign(x.begin(), x.end());
   point->margins.resize(static_cast<std::size_t>(matrix_.rows));
   MultiplyRows(matrix_, x, intercept_, point->margins);
-  point->loss_sum = SumLoss(loss_, labels_, point->margins);
+  point->loss_sum = SumLoss(loss_, labels_, point->margins, weights_);
   point->valid = true;
   ++passes_;
 }
@@ -69,7 +70,7 @@ void AugmentedShardObjective::Gradient(std::span<const double> x, std::span<doub
     derivatives_valid_ = false;
   }
   if (!derivatives_valid_) {
-    LossDerivatives(loss_, labels_, current_.margins, inverse_rows_, first_, second_);
+    LossDerivatives(loss_, labels_, current_.margins, inverse_rows_, first_, second_, weights_);
     Fill(data_gradient_, 0.0);
     Fill(data_diagonal_, 0.0);
     AddTransposeProductAndSquares(matrix_, first_, second_, intercept_, data_gradient_, data_diagonal_);

@@ -110,72 +110,114 @@ Status RegisterLoss(std::shared_ptr<const CustomLoss> loss) {
   return Status::Ok();
 }
 
-double SumLoss(const Loss& loss, std::span<const double> labels, std::span<const double> margins) {
-  assert(labels.size() == margins.size());
+namespace {
+
+// Sum over rows of c_r value(y_r, m_r); unweighted rows in a loop of their own.
+template <class Value>
+double SumValues(std::span<const double> labels, std::span<const double> margins, std::span<const double> weights,
+                 Value value) {
   double sum = 0;
-  const std::size_t n = labels.size();
-  switch (loss.kind()) {
-    case LossKind::kCustom: return loss.custom()->Sum(labels, margins);
-    case LossKind::kLogistic:
-      for (std::size_t r = 0; r < n; ++r) sum += LogOnePlusExpMinus(labels[r] * margins[r]);
-      break;
-    case LossKind::kSquared:
-      for (std::size_t r = 0; r < n; ++r) sum += 0.5 * (margins[r] - labels[r]) * (margins[r] - labels[r]);
-      break;
-    case LossKind::kSquaredHinge:
-      for (std::size_t r = 0; r < n; ++r) {
-        const double slack = 1.0 - labels[r] * margins[r];
-        if (slack > 0) sum += slack * slack;
-      }
-      break;
+  if (weights.empty()) {
+    for (std::size_t r = 0; r < labels.size(); ++r) sum += value(labels[r], margins[r]);
+  } else {
+    for (std::size_t r = 0; r < labels.size(); ++r) sum += weights[r] * value(labels[r], margins[r]);
   }
   return sum;
 }
 
-double LossDerivatives(const Loss& loss, std::span<const double> labels, std::span<const double> margins, double scale,
-                       std::span<double> first, std::span<double> second) {
-  assert(labels.size() == margins.size() && first.size() == margins.size() && second.size() == margins.size());
+// The sums of a loss given by `row(y, m, &first, &second)`, which returns the row's value and
+// sets its derivatives; unweighted rows and weighted ones in loops of their own, so that the
+// common unweighted case pays nothing for the weights.
+template <class Row>
+double SumRows(std::span<const double> labels, std::span<const double> margins, double scale, std::span<double> first,
+               std::span<double> second, std::span<const double> weights, Row row) {
   double sum = 0;
   const std::size_t n = labels.size();
-  switch (loss.kind()) {
-    case LossKind::kCustom: return loss.custom()->SumWithDerivatives(labels, margins, scale, first, second);
-    case LossKind::kLogistic:
-      for (std::size_t r = 0; r < n; ++r) {
-        // With t = y m: loss = log(1 + e^-t), dloss/dm = -y s(-t), d2loss/dm2 = s(t) s(-t),
-        // where s is the sigmoid; e = e^{-|t|} keeps everything finite.
-        const double y = labels[r];
-        const double t = y * margins[r];
-        const double e = std::exp(-std::abs(t));
-        const double sigmoid_minus_t = t > 0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
-        sum += t > 0 ? std::log1p(e) : -t + std::log1p(e);
-        first[r] = -y * sigmoid_minus_t * scale;
-        second[r] = sigmoid_minus_t * (1.0 - sigmoid_minus_t) * scale;
-      }
-      break;
-    case LossKind::kSquared:
-      for (std::size_t r = 0; r < n; ++r) {
-        const double residual = margins[r] - labels[r];
-        sum += 0.5 * residual * residual;
-        first[r] = residual * scale;
-        second[r] = scale;
-      }
-      break;
-    case LossKind::kSquaredHinge:
-      for (std::size_t r = 0; r < n; ++r) {
-        const double y = labels[r];
-        const double slack = 1.0 - y * margins[r];
-        if (slack > 0) {
-          sum += slack * slack;
-          first[r] = -2.0 * y * slack * scale;
-          second[r] = 2.0 * scale;
-        } else {
-          first[r] = 0;
-          second[r] = 0;
-        }
-      }
-      break;
+  if (weights.empty()) {
+    for (std::size_t r = 0; r < n; ++r) {
+      sum += row(labels[r], margins[r], &first[r], &second[r]);
+      first[r] *= scale;
+      second[r] *= scale;
+    }
+    return sum;
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    const double c = weights[r];
+    sum += c * row(labels[r], margins[r], &first[r], &second[r]);
+    first[r] *= c * scale;
+    second[r] *= c * scale;
   }
   return sum;
+}
+
+// With t = y m: loss = log(1 + e^-t), dloss/dm = -y s(-t), d2loss/dm2 = s(t) s(-t), where s is
+// the sigmoid; e = e^{-|t|} keeps everything finite.
+double LogisticRow(double y, double m, double* first, double* second) {
+  const double t = y * m;
+  const double e = std::exp(-std::abs(t));
+  const double sigmoid_minus_t = t > 0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
+  *first = -y * sigmoid_minus_t;
+  *second = sigmoid_minus_t * (1.0 - sigmoid_minus_t);
+  return t > 0 ? std::log1p(e) : -t + std::log1p(e);
+}
+
+double SquaredRow(double y, double m, double* first, double* second) {
+  const double residual = m - y;
+  *first = residual;
+  *second = 1.0;
+  return 0.5 * residual * residual;
+}
+
+double SquaredHingeRow(double y, double m, double* first, double* second) {
+  const double slack = 1.0 - y * m;
+  const bool active = slack > 0;
+  *first = active ? -2.0 * y * slack : 0.0;
+  *second = active ? 2.0 : 0.0;
+  return active ? slack * slack : 0.0;
+}
+
+}  // namespace
+
+double SumLoss(const Loss& loss, std::span<const double> labels, std::span<const double> margins,
+               std::span<const double> weights) {
+  assert(labels.size() == margins.size() && (weights.empty() || weights.size() == labels.size()));
+  switch (loss.kind()) {
+    case LossKind::kCustom: {
+      const CustomLoss& custom = *loss.custom();
+      if (weights.empty()) return custom.Sum(labels, margins);
+      return SumValues(labels, margins, weights, [&custom](double y, double m) { return custom.Value(y, m); });
+    }
+    case LossKind::kLogistic:
+      return SumValues(labels, margins, weights, [](double y, double m) { return LogOnePlusExpMinus(y * m); });
+    case LossKind::kSquared:
+      return SumValues(labels, margins, weights, [](double y, double m) { return 0.5 * (m - y) * (m - y); });
+    case LossKind::kSquaredHinge:
+      return SumValues(labels, margins, weights, [](double y, double m) {
+        const double slack = 1.0 - y * m;
+        return slack > 0 ? slack * slack : 0.0;
+      });
+  }
+  return 0;
+}
+
+double LossDerivatives(const Loss& loss, std::span<const double> labels, std::span<const double> margins, double scale,
+                       std::span<double> first, std::span<double> second, std::span<const double> weights) {
+  assert(labels.size() == margins.size() && first.size() == margins.size() && second.size() == margins.size());
+  assert(weights.empty() || weights.size() == labels.size());
+  switch (loss.kind()) {
+    case LossKind::kCustom: {
+      const CustomLoss& custom = *loss.custom();
+      if (weights.empty()) return custom.SumWithDerivatives(labels, margins, scale, first, second);
+      return SumRows(labels, margins, scale, first, second, weights, [&custom](double y, double m, double* d1, double* d2) {
+        custom.Derivatives(y, m, d1, d2);
+        return custom.Value(y, m);
+      });
+    }
+    case LossKind::kLogistic: return SumRows(labels, margins, scale, first, second, weights, LogisticRow);
+    case LossKind::kSquared: return SumRows(labels, margins, scale, first, second, weights, SquaredRow);
+    case LossKind::kSquaredHinge: return SumRows(labels, margins, scale, first, second, weights, SquaredHingeRow);
+  }
+  return 0;
 }
 
 double CurvatureAtZero(const Loss& loss) {

@@ -74,30 +74,49 @@ Status ProblemSpec::Validate() const {
                            "neither, or fold them into it)");
   }
   if (rows < 1) return InvalidArgument("rows: the problem has no data rows");
+  if (!class_weights.empty() && (class_weights.size() != 2 || !IsClassification(loss))) {
+    return InvalidArgument("class weights: one per class (two) and a classification loss");
+  }
+  for (const double w : class_weights) NIMBUS_RETURN_IF_ERROR(check("class weight", w));
   if (cols < 0) return InvalidArgument("cols: must be >= 0");
   return Status::Ok();
 }
 
-double EvaluateObjective(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x) {
+std::vector<double> RowWeights(const ProblemSpec& spec, std::span<const double> labels,
+                               std::span<const double> sample_weights) {
+  if (spec.class_weights.empty() && sample_weights.empty()) return {};
+  std::vector<double> weights(labels.size(), 1.0);
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    if (!spec.class_weights.empty()) weights[r] = spec.class_weights[labels[r] > 0 ? 1 : 0];
+    if (!sample_weights.empty()) weights[r] *= sample_weights[r];
+  }
+  return weights;
+}
+
+double EvaluateObjective(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                         std::span<const double> x, std::span<const double> sample_weights) {
   std::vector<double> margins(static_cast<std::size_t>(matrix.rows));
   MultiplyRows(matrix, x, spec.intercept, margins);
-  return SumLoss(spec.loss, labels, margins) / static_cast<double>(spec.rows) +
+  return SumLoss(spec.loss, labels, margins, RowWeights(spec, labels, sample_weights)) /
+             static_cast<double>(spec.rows) +
          spec.regularizer.Value(x, static_cast<std::size_t>(spec.cols));
 }
 
-void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x,
-                    std::span<double> gradient) {
+void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                    std::span<const double> x, std::span<double> gradient, std::span<const double> sample_weights) {
   const auto rows = static_cast<std::size_t>(matrix.rows);
   std::vector<double> margins(rows), first(rows), second(rows);
   MultiplyRows(matrix, x, spec.intercept, margins);
-  LossDerivatives(spec.loss, labels, margins, 1.0 / static_cast<double>(spec.rows), first, second);
+  LossDerivatives(spec.loss, labels, margins, 1.0 / static_cast<double>(spec.rows), first, second,
+                  RowWeights(spec, labels, sample_weights));
   Fill(gradient, 0.0);
   AddTransposeProduct(matrix, first, spec.intercept, gradient);
 }
 
-double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x) {
+double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                           std::span<const double> x, std::span<const double> sample_weights) {
   std::vector<double> g(x.size());
-  SmoothGradient(spec, matrix, labels, x, g);
+  SmoothGradient(spec, matrix, labels, x, g, sample_weights);
   const double l1 = spec.regularizer.l1;
   const double l2 = spec.regularizer.l2;
   double worst = 0;

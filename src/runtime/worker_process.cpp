@@ -29,6 +29,9 @@ Result<ProblemSpec> AssignedSpec(const AssignBody& body) {
   spec.intercept = body.intercept != 0;
   spec.rows = body.rows;
   spec.cols = body.cols;
+  if (body.class_weight_negative != 1 || body.class_weight_positive != 1) {
+    spec.class_weights = {body.class_weight_negative, body.class_weight_positive};
+  }
   return spec;
 }
 

@@ -35,6 +35,7 @@ struct AssignFields {
   double l1, l2;
   int64_t intercept, rows, cols, local_solver, general_form;
   double heartbeat_seconds, master_timeout_seconds;
+  double class_weight_negative, class_weight_positive;
 };
 struct ReadyFields {
   int64_t worker, rows, cols, nnz;
@@ -276,7 +277,8 @@ Result<HelloBody> UnpackHello(const WireMessage& message) {
 
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
   const AssignFields f{b.shard_checksum, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
-                       b.general_form, b.heartbeat_seconds, b.master_timeout_seconds};
+                       b.general_form, b.heartbeat_seconds, b.master_timeout_seconds,
+                       b.class_weight_negative, b.class_weight_positive};
   return Make(envelope, MessageType::kAssign,
               {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss + '\n' + b.faults)});
 }
@@ -311,6 +313,8 @@ Result<AssignBody> UnpackAssign(const WireMessage& message) {
   b.general_form = f.general_form;
   b.heartbeat_seconds = f.heartbeat_seconds;
   b.master_timeout_seconds = f.master_timeout_seconds;
+  b.class_weight_negative = f.class_weight_negative;
+  b.class_weight_positive = f.class_weight_positive;
   return b;
 }
 

@@ -7,9 +7,10 @@
 namespace nimbus {
 
 ShardDerivatives::ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
-                                   int64_t total_rows)
+                                   int64_t total_rows, std::span<const double> weights)
     : matrix_(matrix),
       labels_(labels),
+      weights_(weights),
       loss_(loss),
       intercept_(intercept),
       inverse_rows_(1.0 / static_cast<double>(total_rows)),
@@ -34,7 +35,7 @@ ShardDerivatives::Curvature& ShardDerivatives::HoldPoint(int64_t round, std::spa
   slot.round = round;
   first_.resize(rows);
   slot.second.resize(rows);
-  *loss_sum = LossDerivatives(loss_, labels_, margins_, inverse_rows_, first_, slot.second);
+  *loss_sum = LossDerivatives(loss_, labels_, margins_, inverse_rows_, first_, slot.second, weights_);
   return slot;
 }
 

@@ -80,11 +80,12 @@ ShardWorker::ShardWorker(int id, LocalShard shard, const WorkerOptions& options)
     : id_(id),
       shard_(std::move(shard.data)),
       spec_(shard.spec),
+      row_weights_(RowWeights(spec_, shard_.labels, shard_.weights)),
       support_(std::move(shard.support)),
       model_size_(shard.model_size),
       options_(options),
-      objective_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows),
-      derivatives_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows),
+      objective_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows, row_weights_),
+      derivatives_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows, row_weights_),
       x_(spec_.model_size(), 0.0),
       x_relaxed_(spec_.model_size(), 0.0),
       u_(spec_.model_size(), 0.0),
@@ -96,7 +97,8 @@ WorkerReady ShardWorker::Ready(double load_seconds) const {
   ready.rows = shard_.rows();
   ready.cols = shard_.cols();
   ready.nnz = shard_.nnz();
-  ready.curvature_trace = CurvatureAtZero(spec_.loss) * SumOfSquaredRowNorms(shard_.matrix, spec_.intercept);
+  ready.curvature_trace =
+      CurvatureAtZero(spec_.loss) * SumOfSquaredRowNorms(shard_.matrix, spec_.intercept, row_weights_);
   ready.load_seconds = load_seconds;
   ready.support = support_;
   return ready;

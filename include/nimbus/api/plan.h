@@ -44,9 +44,9 @@ struct Plan {
 // (data/feature_map.h): the master's and the workers' vectors follow the data, and the model
 // maps back.
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss);
-// The plan's intercept and regularizer: the options' l1, l2 or custom one; without any,
-// l2 = 1/N (liblinear's C = 1).
-Status SetRegularizer(const SolveOptions& options, Plan* plan);
+// The plan's problem beyond its data: the intercept, the class weights, and the regularizer
+// (the options' l1, l2 or custom one; without any, l2 = 1/N, liblinear's C = 1).
+Status SetProblem(const SolveOptions& options, Plan* plan);
 // What a worker holds for a shard of `rows` rows and `nnz` nonzeros, in bytes: the shard
 // (labels, row offsets, indices, values), the x-update's per-row arrays, and about 20 vectors
 // of the worker's length (measured: 1.5 GB per worker at d = 10^7 in the dense form); in the

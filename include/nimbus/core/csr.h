@@ -49,7 +49,8 @@ void AddTransposeProductAndSquares(const CsrView& a, std::span<const double> w, 
 void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<const double> v,
                       bool with_intercept, std::span<double> out);
 
-// sum_r ||a_r||^2 (+ rows with an intercept): the trace of A^T A.
-double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept);
+// sum_r c_r (||a_r||^2 + 1 with an intercept), c_r = 1 without row weights: the trace of
+// A^T C A.
+double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept, std::span<const double> row_weights = {});
 
 }  // namespace nimbus

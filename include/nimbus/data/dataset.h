@@ -42,6 +42,7 @@ struct ColumnMap {
 struct Dataset {
   CsrView matrix;                  // rows x cols, 0-based column indices
   std::span<const double> labels;  // one per row, already encoded
+  std::span<const double> weights;  // each row's own weight s_r >= 0; empty: every s_r = 1
   LabelEncoding encoding;
   ColumnMap columns;                    // the source's feature of each column
   std::shared_ptr<const void> storage;  // keeps the arrays behind the views alive
@@ -51,9 +52,11 @@ struct Dataset {
   // The source's feature count: cols(), or more when the columns were renumbered.
   int64_t source_cols() const { return columns.renumbered() ? columns.source_cols : matrix.cols; }
   int64_t nnz() const { return matrix.nnz(); }
+  // Takes `row_weights` as the rows' weights, kept alive beside the other arrays.
+  void AdoptWeights(std::vector<double> row_weights);
   // Rows [begin, end) sharing this data set's storage.
   Dataset Rows(int64_t begin, int64_t end) const;
-  // Bytes of the CSR arrays, labels and column map as held in memory.
+  // Bytes of the CSR arrays, labels, weights and column map as held in memory.
   uint64_t MemoryBytes() const;
 };
 

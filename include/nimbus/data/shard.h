@@ -3,7 +3,7 @@
 //   offset  size  field
 //        0     8  magic "NIMBSHRD"
 //        8     4  format version (1)
-//       12     4  flags: bit 0 = labels are a binary encoding
+//       12     4  flags: bit 0 = labels are a binary encoding, bit 1 = rows have weights
 //       16     8  rows
 //       24     8  cols (the whole data set's columns: its features, or those that occur
 //                 when it was renumbered; the map is beside the manifest, manifest.h)
@@ -14,7 +14,7 @@
 //       64     8  payload checksum (XXH3-64 of every byte after the header)
 //       72     8  header checksum (XXH3-64 of bytes 0..71)
 //       80        payload: row_ptr (rows+1 x int64, from 0), labels (rows x f64),
-//                 values (nnz x f64), col_idx (nnz x u32, 0-based)
+//                 weights (rows x f64, if bit 1), values (nnz x f64), col_idx (nnz x u32, 0-based)
 //
 // All little-endian. Loading maps the file and points the Dataset into it: no copy, no parse.
 #pragma once

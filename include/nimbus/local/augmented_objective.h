@@ -22,9 +22,10 @@ namespace nimbus {
 
 class AugmentedShardObjective final : public SmoothFunction {
  public:
-  // `total_rows` is N of the whole problem. The matrix and labels must outlive this object.
+  // `total_rows` is N of the whole problem. `weights`: each row's c_r (empty: all 1). The
+  // matrix, labels and weights must outlive this object.
   AugmentedShardObjective(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
-                          int64_t total_rows);
+                          int64_t total_rows, std::span<const double> weights = {});
 
   // Sets rho and v; keeps the cached data terms.
   void SetCenter(std::span<const double> v, double rho);
@@ -35,7 +36,7 @@ class AugmentedShardObjective final : public SmoothFunction {
   void HessianVector(std::span<const double> v, std::span<double> hv) override;
   void HessianDiagonal(std::span<double> diagonal) override;
 
-  // (1/N) sum_r loss(y_r, a_r . x): the shard's share of the loss term (one pass unless x is
+  // (1/N) sum_r c_r loss(y_r, a_r . x): the shard's share of the loss term (one pass unless x is
   // a cached point; x becomes the cached trial point).
   double DataLoss(std::span<const double> x);
 
@@ -56,6 +57,7 @@ class AugmentedShardObjective final : public SmoothFunction {
 
   CsrView matrix_;
   std::span<const double> labels_;
+  std::span<const double> weights_;
   Loss loss_;
   bool intercept_;
   double inverse_rows_;

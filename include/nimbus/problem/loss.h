@@ -105,12 +105,15 @@ inline double LossValue(const Loss& loss, double y, double m) {
   return 0;
 }
 
-// Sum over rows of loss(y_r, m_r).
-double SumLoss(const Loss& loss, std::span<const double> labels, std::span<const double> margins);
+// Sum over rows of c_r loss(y_r, m_r), with c_r = weights[r] (empty: every c_r = 1).
+double SumLoss(const Loss& loss, std::span<const double> labels, std::span<const double> margins,
+               std::span<const double> weights = {});
 
-// Sum over rows of loss(y_r, m_r); first[r] = dloss/dm, second[r] = d2loss/dm2, each times `scale`.
+// Sum over rows of c_r loss(y_r, m_r); first[r] = c_r dloss/dm, second[r] = c_r d2loss/dm2,
+// each times `scale`. A custom loss's own sums serve unweighted rows only: weighted rows go
+// through its Value and Derivatives row by row.
 double LossDerivatives(const Loss& loss, std::span<const double> labels, std::span<const double> margins, double scale,
-                       std::span<double> first, std::span<double> second);
+                       std::span<double> first, std::span<double> second, std::span<const double> weights = {});
 
 // The second derivative at m = 0, where every solve starts: the curvature scale of the data.
 double CurvatureAtZero(const Loss& loss);

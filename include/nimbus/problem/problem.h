@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -92,22 +93,35 @@ struct ProblemSpec {
   bool intercept = false;
   int64_t rows = 0;  // N: the loss is averaged over all rows of all shards
   int64_t cols = 0;  // d
+  // Each class's weight W (liblinear's -wi: the class's rows count W times), indexed by class:
+  // for two classes 0 is the -1 class and 1 the +1 class. Empty: every class 1. With the rows'
+  // own weights s_r (data/dataset.h), F = (1/N) sum_r W_{class r} s_r loss_r + g(x).
+  std::vector<double> class_weights;
 
   std::size_t model_size() const { return static_cast<std::size_t>(cols) + (intercept ? 1 : 0); }
   Status Validate() const;
 };
 
-// F(x) over the rows of `matrix` with their labels, which must be all N rows.
-double EvaluateObjective(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x);
+// c_r = W_{class of row r} s_r for rows with these labels and sample weights (empty: all 1);
+// empty when every c_r is 1 (no class weights and no sample weights).
+std::vector<double> RowWeights(const ProblemSpec& spec, std::span<const double> labels,
+                               std::span<const double> sample_weights);
 
-// (1/N) A^T loss'(A x) over all N rows: the gradient of the smooth part.
-void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x, std::span<double> gradient);
+// F(x) over the rows of `matrix` with their labels (and sample weights, if any), which must be
+// all N rows.
+double EvaluateObjective(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                         std::span<const double> x, std::span<const double> sample_weights = {});
+
+// (1/N) A^T C loss'(A x) over all N rows: the gradient of the smooth part.
+void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                    std::span<const double> x, std::span<double> gradient, std::span<const double> sample_weights = {});
 
 // How far x is from satisfying 0 in dF(x): the largest over coordinates of
 //   |g_j + l2 x_j + l1 sign(x_j)|   where x_j != 0,
 //   max(0, |g_j| - l1)             where x_j == 0,   and |g_b| for the intercept,
 // with g the gradient of the loss term. Zero exactly at the optimum. With a custom
 // regularizer: |x_j - prox_g(x_j - g_j)|, the proximal gradient step's length.
-double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels, std::span<const double> x);
+double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                           std::span<const double> x, std::span<const double> sample_weights = {});
 
 }  // namespace nimbus

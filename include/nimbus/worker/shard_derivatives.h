@@ -1,4 +1,4 @@
-// One shard's share of the data term, f_i(x) = (1/N) sum over its rows of loss(y_r, a_r . x),
+// One shard's share of the data term, f_i(x) = (1/N) sum over its rows of c_r loss(y_r, a_r . x),
 // with its derivatives at points the master names by the round that sent them. What a worker
 // computes for the distributed Newton master (admm/newton.h):
 //
@@ -23,9 +23,10 @@ namespace nimbus {
 
 class ShardDerivatives {
  public:
-  // `total_rows` is N of the whole problem. The matrix and labels must outlive this object.
+  // `total_rows` is N of the whole problem. `weights`: each row's c_r (empty: all 1). The
+  // matrix, labels and weights must outlive this object.
   ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
-                   int64_t total_rows);
+                   int64_t total_rows, std::span<const double> weights = {});
 
   std::size_t dimension() const { return size_; }
   // f_i(x); `gradient_and_diagonal` (2 n entries) gets grad f_i(x), then diag H_i(x). Two
@@ -54,6 +55,7 @@ class ShardDerivatives {
 
   CsrView matrix_;
   std::span<const double> labels_;
+  std::span<const double> weights_;
   Loss loss_;
   bool intercept_;
   double inverse_rows_;
