@@ -68,6 +68,91 @@ Result<std::vector<Record>> AllgatherRecords(const Record& own, int size, int64_
   return all;
 }
 
+// What this rank tells the others of its shard: what it holds once loaded, or why it did not load.
+ReadyRecord MakeReadyRecord(const Result<WorkerReady>& ready, double process_start_wall) {
+  ReadyRecord record;
+  if (ready.ok()) {
+    record.ok = 1;
+    record.general_form = ready->support != nullptr ? 1 : 0;
+    record.rows = ready->rows;
+    record.cols = ready->cols;
+    record.nnz = ready->nnz;
+    record.support_size = ready->support != nullptr ? static_cast<int64_t>(ready->support->size()) : 0;
+    record.curvature_trace = ready->curvature_trace;
+    record.load_seconds = ready->load_seconds;
+  } else {
+    CopyText(ready.status().message(), record.error);
+  }
+  record.process_start_wall = process_start_wall;
+  record.ready_wall = WallSeconds();
+  return record;
+}
+
+Status CheckAllLoaded(const std::vector<ReadyRecord>& records) {
+  for (int r = 0; r < static_cast<int>(records.size()); ++r) {
+    const ReadyRecord& record = records[static_cast<std::size_t>(r)];
+    if (!record.ok) {
+      return Unavailable("worker " + std::to_string(r) + " (rank " + std::to_string(r) + ") could not start: " +
+                         record.error);
+    }
+  }
+  return Status::Ok();
+}
+
+// General form: the supports of all workers, in rank order.
+using Supports = std::vector<std::shared_ptr<const std::vector<uint32_t>>>;
+
+// Every rank's support, its size taken from the rank's record.
+Result<Supports> AllgatherSupports(const std::vector<uint32_t>& own, const std::vector<ReadyRecord>& records,
+                                   int64_t* bytes_sent, int64_t* bytes_received) {
+  const int size = static_cast<int>(records.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), starts(static_cast<std::size_t>(size));
+  int64_t total = 0;
+  for (int r = 0; r < size; ++r) {
+    starts[static_cast<std::size_t>(r)] = static_cast<int>(total);
+    counts[static_cast<std::size_t>(r)] = static_cast<int>(records[static_cast<std::size_t>(r)].support_size);
+    total += records[static_cast<std::size_t>(r)].support_size;
+    if (total > std::numeric_limits<int>::max()) {
+      return InvalidArgument("the workers' supports hold more than 2^31 coordinates together; use the star topology");
+    }
+  }
+  std::vector<uint32_t> all(static_cast<std::size_t>(total));
+  if (const int code = MPI_Allgatherv(own.data(), static_cast<int>(own.size()), MPI_UINT32_T, all.data(),
+                                      counts.data(), starts.data(), MPI_UINT32_T, MPI_COMM_WORLD);
+      code != MPI_SUCCESS) {
+    return CollectiveError("MPI_Allgatherv of the supports", code);
+  }
+  *bytes_sent += static_cast<int64_t>(own.size() * sizeof(uint32_t));
+  *bytes_received += (total - static_cast<int64_t>(own.size())) * static_cast<int64_t>(sizeof(uint32_t));
+  Supports supports(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    const auto begin = all.begin() + starts[static_cast<std::size_t>(r)];
+    supports[static_cast<std::size_t>(r)] =
+        std::make_shared<const std::vector<uint32_t>>(begin, begin + counts[static_cast<std::size_t>(r)]);
+  }
+  return supports;
+}
+
+std::vector<WorkerReady> ReadyFromRecords(const std::vector<ReadyRecord>& records, const Supports& supports) {
+  std::vector<WorkerReady> ready;
+  for (int r = 0; r < static_cast<int>(records.size()); ++r) {
+    const ReadyRecord& record = records[static_cast<std::size_t>(r)];
+    WorkerReady w;
+    w.worker = r;
+    w.rows = record.rows;
+    w.cols = record.cols;
+    w.nnz = record.nnz;
+    w.curvature_trace = record.curvature_trace;
+    w.load_seconds = record.load_seconds;
+    w.invocation = 1;
+    w.process_start_wall = record.process_start_wall;
+    w.ready_wall = record.ready_wall;
+    w.support = supports[static_cast<std::size_t>(r)];
+    ready.push_back(std::move(w));
+  }
+  return ready;
+}
+
 }  // namespace
 
 MpiAllreduceExecutor::MpiAllreduceExecutor(const std::vector<ShardAssignment>& shards, const ProblemSpec& spec,
@@ -96,87 +181,25 @@ Result<AssignBody> ReceiveAllreduceAssignment(uint64_t run_id, Deadline deadline
   }
 }
 
-Result<std::vector<WorkerReady>> MpiAllreduceExecutor::Start(Deadline deadline) {
-  if (started_) return FailedPrecondition("the mpi runtime was already started");
-  started_ = true;
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != size_) {
-    return InvalidArgument("the allreduce topology needs one rank per worker: mpirun -n " + std::to_string(size_) +
-                           ", not " + std::to_string(size));
+Status MpiAllreduceExecutor::SendAssignments() {
+  MpiTransport transport(run_id_);
+  for (int worker = 1; worker < size_; ++worker) {
+    NIMBUS_RETURN_IF_ERROR(transport.Send(std::to_string(worker),
+                                          PackAssign(RankEnvelope(worker, MessageType::kAssign), assignments_[static_cast<std::size_t>(worker)]))
+                               .WithContext("worker " + std::to_string(worker)));
   }
-  if (rank_ == 0) {
-    MpiTransport transport(run_id_);
-    for (int worker = 1; worker < size_; ++worker) {
-      NIMBUS_RETURN_IF_ERROR(transport.Send(std::to_string(worker),
-                                            PackAssign(RankEnvelope(worker, MessageType::kAssign), assignments_[static_cast<std::size_t>(worker)]))
-                                 .WithContext("worker " + std::to_string(worker)));
-    }
-  }
-  (void)deadline;  // the collectives below wait for every rank; a rank that dies ends the job
+  return Status::Ok();
+}
 
-  // This rank's shard (its assignment is the first it holds); whether it loaded or not, every
-  // rank hears of it.
-  ReadyRecord own;
-  ProblemSpec spec;
+Result<WorkerReady> MpiAllreduceExecutor::LoadShard(ProblemSpec* spec) {
   double load_seconds = 0;
-  Result<std::unique_ptr<ShardWorker>> worker = MakeAssignedWorker(rank_, assignments_.front(), &spec, &load_seconds);
-  if (worker.ok()) {
-    worker_ = std::move(worker).value();
-    WorkerReady ready = worker_->Ready(load_seconds);
-    support_ = ready.support;
-    own.ok = 1;
-    own.general_form = support_ != nullptr ? 1 : 0;
-    own.rows = ready.rows;
-    own.cols = ready.cols;
-    own.nnz = ready.nnz;
-    own.support_size = support_ != nullptr ? static_cast<int64_t>(support_->size()) : 0;
-    own.curvature_trace = ready.curvature_trace;
-    own.load_seconds = ready.load_seconds;
-  } else {
-    CopyText(worker.status().message(), own.error);
-  }
-  own.process_start_wall = process_start_wall_;
-  own.ready_wall = WallSeconds();
-  NIMBUS_ASSIGN_OR_RETURN(std::vector<ReadyRecord> records, AllgatherRecords(own, size_, &bytes_sent_, &bytes_received_));
-  for (int r = 0; r < size_; ++r) {
-    const ReadyRecord& record = records[static_cast<std::size_t>(r)];
-    if (!record.ok) {
-      return Unavailable("worker " + std::to_string(r) + " (rank " + std::to_string(r) + ") could not start: " +
-                         record.error);
-    }
-  }
+  NIMBUS_ASSIGN_OR_RETURN(worker_, MakeAssignedWorker(rank_, assignments_.front(), spec, &load_seconds));
+  WorkerReady ready = worker_->Ready(load_seconds);
+  support_ = ready.support;
+  return ready;
+}
 
-  // The supports, so that every rank knows how many workers hold each coordinate.
-  std::vector<std::shared_ptr<const std::vector<uint32_t>>> supports(static_cast<std::size_t>(size_));
-  if (own.general_form) {
-    std::vector<int> counts(static_cast<std::size_t>(size_)), starts(static_cast<std::size_t>(size_));
-    int64_t total = 0;
-    for (int r = 0; r < size_; ++r) {
-      starts[static_cast<std::size_t>(r)] = static_cast<int>(total);
-      counts[static_cast<std::size_t>(r)] = static_cast<int>(records[static_cast<std::size_t>(r)].support_size);
-      total += records[static_cast<std::size_t>(r)].support_size;
-      if (total > std::numeric_limits<int>::max()) {
-        return InvalidArgument("the workers' supports hold more than 2^31 coordinates together; use the star topology");
-      }
-    }
-    std::vector<uint32_t> all(static_cast<std::size_t>(total));
-    if (const int code = MPI_Allgatherv(support_->data(), static_cast<int>(support_->size()), MPI_UINT32_T, all.data(),
-                                        counts.data(), starts.data(), MPI_UINT32_T, MPI_COMM_WORLD);
-        code != MPI_SUCCESS) {
-      return CollectiveError("MPI_Allgatherv of the supports", code);
-    }
-    bytes_sent_ += static_cast<int64_t>(support_->size() * sizeof(uint32_t));
-    bytes_received_ += (total - static_cast<int64_t>(support_->size())) * static_cast<int64_t>(sizeof(uint32_t));
-    for (int r = 0; r < size_; ++r) {
-      const auto begin = all.begin() + starts[static_cast<std::size_t>(r)];
-      supports[static_cast<std::size_t>(r)] =
-          std::make_shared<const std::vector<uint32_t>>(begin, begin + counts[static_cast<std::size_t>(r)]);
-    }
-  }
-
-  // Rank r's block of z: coordinates [r n / K, (r + 1) n / K).
-  const std::size_t n = spec.model_size();
+Status MpiAllreduceExecutor::PlanBlocks(std::size_t n) {
   model_size_ = n;
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     return InvalidArgument("a model of " + std::to_string(n) + " coordinates is more than one MPI message holds");
@@ -190,24 +213,35 @@ Result<std::vector<WorkerReady>> MpiAllreduceExecutor::Start(Deadline deadline) 
     block_sizes_[static_cast<std::size_t>(r)] = static_cast<int>(end - begin);
   }
   if (support_ != nullptr) scattered_.assign(n, 0.0);
+  return Status::Ok();
+}
 
-  std::vector<WorkerReady> ready;
-  for (int r = 0; r < size_; ++r) {
-    const ReadyRecord& record = records[static_cast<std::size_t>(r)];
-    WorkerReady w;
-    w.worker = r;
-    w.rows = record.rows;
-    w.cols = record.cols;
-    w.nnz = record.nnz;
-    w.curvature_trace = record.curvature_trace;
-    w.load_seconds = record.load_seconds;
-    w.invocation = 1;
-    w.process_start_wall = record.process_start_wall;
-    w.ready_wall = record.ready_wall;
-    w.support = supports[static_cast<std::size_t>(r)];
-    ready.push_back(std::move(w));
+Result<std::vector<WorkerReady>> MpiAllreduceExecutor::Start(Deadline deadline) {
+  if (started_) return FailedPrecondition("the mpi runtime was already started");
+  started_ = true;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != size_) {
+    return InvalidArgument("the allreduce topology needs one rank per worker: mpirun -n " + std::to_string(size_) +
+                           ", not " + std::to_string(size));
   }
-  return ready;
+  if (rank_ == 0) NIMBUS_RETURN_IF_ERROR(SendAssignments());
+  (void)deadline;  // the collectives below wait for every rank; a rank that dies ends the job
+
+  // This rank's shard (its assignment is the first it holds); whether it loaded or not, every
+  // rank hears of it.
+  ProblemSpec spec;
+  const ReadyRecord own = MakeReadyRecord(LoadShard(&spec), process_start_wall_);
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<ReadyRecord> records, AllgatherRecords(own, size_, &bytes_sent_, &bytes_received_));
+  NIMBUS_RETURN_IF_ERROR(CheckAllLoaded(records));
+
+  // The supports, so that every rank knows how many workers hold each coordinate.
+  Supports supports(static_cast<std::size_t>(size_));
+  if (own.general_form) {
+    NIMBUS_ASSIGN_OR_RETURN(supports, AllgatherSupports(*support_, records, &bytes_sent_, &bytes_received_));
+  }
+  NIMBUS_RETURN_IF_ERROR(PlanBlocks(spec.model_size()));
+  return ReadyFromRecords(records, supports);
 }
 
 void MpiAllreduceExecutor::Dispatch(const RoundRequest& request, std::span<const int> /*workers*/) {

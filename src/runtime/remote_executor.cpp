@@ -209,6 +209,132 @@ void RemoteExecutor::SendRound(int worker) {
   slot.round_deadline = MonotonicSeconds() + RoundTimeout();
 }
 
+void RemoteExecutor::DropOldInvocation(int worker, const Incoming& incoming) {
+  const Envelope& envelope = incoming.message.envelope;
+  transport_->CountStale("a message of an old invocation of worker " + std::to_string(worker));
+  if (envelope.type == MessageType::kHello) {
+    Envelope bye = EnvelopeFor(worker, MessageType::kBye);
+    bye.invocation = envelope.invocation;
+    (void)transport_->Send(incoming.peer, PackBye(bye, {"replaced by a newer invocation"}));
+  }
+}
+
+void RemoteExecutor::HandleHello(int worker, const Incoming& incoming, double now) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  if (!slot.peer.empty() && slot.peer != incoming.peer) {
+    // A second live start of the same invocation (a platform retry): one counts.
+    transport_->CountStale("a duplicate invocation of worker " + std::to_string(worker));
+    Event(worker, "duplicate", "second HELLO from another peer: told to leave");
+    Envelope bye = EnvelopeFor(worker, MessageType::kBye);
+    (void)transport_->Send(incoming.peer, PackBye(bye, {"duplicate invocation"}));
+    return;
+  }
+  if (slot.phase != Phase::kLaunching) return;
+  Result<HelloBody> hello = UnpackHello(incoming.message);
+  if (!hello.ok()) {
+    transport_->CountStale(hello.status().message());
+    return;
+  }
+  slot.peer = incoming.peer;
+  slot.clock_offset = WallSeconds() - hello->send_wall;
+  slot.last_heard = now;
+  slot.ready.reset();
+  if (Status sent = SendTo(worker, PackAssign(EnvelopeFor(worker, MessageType::kAssign),
+                                              MakeAssignBody(shards_[static_cast<std::size_t>(worker)], spec_,
+                                                             worker_options_, options_.heartbeat_seconds,
+                                                             options_.master_timeout_seconds)));
+      !sent.ok()) {
+    Fail(worker, "cannot send it its assignment: " + sent.message());
+    return;
+  }
+  slot.phase = Phase::kLoading;
+  Event(worker, "hello", "process started " + std::to_string(hello->process_start_wall + slot.clock_offset -
+                                                             slot.launched_wall) + " s after launch");
+}
+
+void RemoteExecutor::HandleReady(int worker, const Incoming& incoming) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  Result<ReadyBody> ready = UnpackReady(incoming.message);
+  if (!ready.ok() || slot.phase != Phase::kLoading) {
+    transport_->CountStale(ready.ok() ? "an unexpected READY" : ready.status().message());
+    return;
+  }
+  WorkerReady r = ready->ready;
+  r.worker = worker;
+  r.invocation = slot.invocation;
+  r.invoke_wall = slot.launched_wall;
+  r.process_start_wall += slot.clock_offset;
+  r.hello_wall += slot.clock_offset;
+  r.ready_wall = WallSeconds();
+  slot.ready = r;
+  slot.phase = Phase::kIdle;
+  Event(worker, "ready", "shard loaded in " + std::to_string(r.load_seconds) + " s");
+  if (slot.round) SendRound(worker);
+}
+
+void RemoteExecutor::HandleReply(int worker, const Incoming& incoming) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  Result<WorkerReply> reply = UnpackReply(incoming.message, slot.ready && slot.ready->support
+                                                                ? slot.ready->support->size()
+                                                                : spec_.model_size());
+  if (!reply.ok() || slot.phase != Phase::kBusy || !slot.round || reply->round != slot.round->round) {
+    transport_->CountStale(reply.ok() ? "a reply to a round that is not out" : reply.status().message());
+    return;
+  }
+  reply->worker = worker;
+  reply->invocation = slot.invocation;
+  WorkerTimings& t = reply->timings;
+  t.receive_wall += slot.clock_offset;
+  t.start_wall += slot.clock_offset;
+  t.end_wall += slot.clock_offset;
+  t.send_wall += slot.clock_offset;
+  t.arrival_wall = WallSeconds();
+  t.bytes_in = static_cast<int64_t>(slot.round_bytes);
+  t.bytes_out = static_cast<int64_t>(incoming.bytes);
+  if (reply->status == ReplyStatus::kOk) {
+    // Newton rounds leave no state on the worker that the master must keep.
+    const bool admm = slot.round->kind == RoundKind::kAdmm;
+    if (slot.round->kind == RoundKind::kEvaluate) slot.last_evaluated = slot.round->round;
+    if (Status kept = admm ? state_->Record(worker, *slot.round, reply->w) : Status::Ok(); !kept.ok()) {
+      reply->status = ReplyStatus::kFailed;
+      reply->error = "the master could not keep the worker's state: " + kept.message();
+    }
+    round_seconds_.push_back(reply->timings.compute_seconds);
+    if (round_seconds_.size() > kRoundTimeWindow) round_seconds_.erase(round_seconds_.begin());
+  }
+  slot.round.reset();
+  slot.restarts = 0;
+  slot.phase = Phase::kIdle;
+  replies_.push_back(std::move(reply).value());
+}
+
+void RemoteExecutor::HandleBye(int worker, const Incoming& incoming) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  Result<ByeBody> bye = UnpackBye(incoming.message);
+  const std::string reason = bye.ok() ? bye->reason : "no reason";
+  if (reason.starts_with("lifetime")) {
+    // A planned hand-over: start the successor now, so it loads while the others compute.
+    ++stats_.handovers;
+    ++stats_.restarts;
+    Event(worker, "left", reason);
+    if (slot.process) retired_.push_back(std::move(slot.process));
+    Launch(worker);
+    return;
+  }
+  // A worker that cannot do its part at all (its shard is missing, say) is not retried.
+  if (reason.starts_with("fatal")) slot.restarts = options_.max_restarts;
+  Fail(worker, "said BYE: " + reason);
+}
+
+void RemoteExecutor::HandleHeartbeat(int worker, const Incoming& incoming) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  // Each heartbeat is another sample of (master clock - worker clock + one-way delay);
+  // the smallest is the best estimate of the offset.
+  if (Result<HeartbeatBody> beat = UnpackHeartbeat(incoming.message); beat.ok()) {
+    slot.clock_offset = std::min(slot.clock_offset, WallSeconds() - beat->send_wall);
+  }
+}
+
 void RemoteExecutor::Handle(Incoming incoming) {
   const Envelope& envelope = incoming.message.envelope;
   const int worker = static_cast<int>(envelope.worker);
@@ -217,47 +343,14 @@ void RemoteExecutor::Handle(Incoming incoming) {
     return;
   }
   Slot& slot = slots_[static_cast<std::size_t>(worker)];
-  const MessageType type = envelope.type;
   if (envelope.invocation != slot.invocation) {
-    transport_->CountStale("a message of an old invocation of worker " + std::to_string(worker));
-    if (type == MessageType::kHello) {
-      Envelope bye = EnvelopeFor(worker, MessageType::kBye);
-      bye.invocation = envelope.invocation;
-      (void)transport_->Send(incoming.peer, PackBye(bye, {"replaced by a newer invocation"}));
-    }
+    DropOldInvocation(worker, incoming);
     return;
   }
+  const MessageType type = envelope.type;
   const double now = MonotonicSeconds();
   if (type == MessageType::kHello) {
-    if (!slot.peer.empty() && slot.peer != incoming.peer) {
-      // A second live start of the same invocation (a platform retry): one counts.
-      transport_->CountStale("a duplicate invocation of worker " + std::to_string(worker));
-      Event(worker, "duplicate", "second HELLO from another peer: told to leave");
-      Envelope bye = EnvelopeFor(worker, MessageType::kBye);
-      (void)transport_->Send(incoming.peer, PackBye(bye, {"duplicate invocation"}));
-      return;
-    }
-    if (slot.phase != Phase::kLaunching) return;
-    Result<HelloBody> hello = UnpackHello(incoming.message);
-    if (!hello.ok()) {
-      transport_->CountStale(hello.status().message());
-      return;
-    }
-    slot.peer = incoming.peer;
-    slot.clock_offset = WallSeconds() - hello->send_wall;
-    slot.last_heard = now;
-    slot.ready.reset();
-    if (Status sent = SendTo(worker, PackAssign(EnvelopeFor(worker, MessageType::kAssign),
-                                                MakeAssignBody(shards_[static_cast<std::size_t>(worker)], spec_,
-                                                               worker_options_, options_.heartbeat_seconds,
-                                                               options_.master_timeout_seconds)));
-        !sent.ok()) {
-      Fail(worker, "cannot send it its assignment: " + sent.message());
-      return;
-    }
-    slot.phase = Phase::kLoading;
-    Event(worker, "hello", "process started " + std::to_string(hello->process_start_wall + slot.clock_offset -
-                                                               slot.launched_wall) + " s after launch");
+    HandleHello(worker, incoming, now);
     return;
   }
   // Heartbeats come from the worker's second socket; everything else from the one that said HELLO.
@@ -267,85 +360,18 @@ void RemoteExecutor::Handle(Incoming incoming) {
   }
   slot.last_heard = now;
   switch (type) {
-    case MessageType::kReady: {
-      Result<ReadyBody> ready = UnpackReady(incoming.message);
-      if (!ready.ok() || slot.phase != Phase::kLoading) {
-        transport_->CountStale(ready.ok() ? "an unexpected READY" : ready.status().message());
-        return;
-      }
-      WorkerReady r = ready->ready;
-      r.worker = worker;
-      r.invocation = slot.invocation;
-      r.invoke_wall = slot.launched_wall;
-      r.process_start_wall += slot.clock_offset;
-      r.hello_wall += slot.clock_offset;
-      r.ready_wall = WallSeconds();
-      slot.ready = r;
-      slot.phase = Phase::kIdle;
-      Event(worker, "ready", "shard loaded in " + std::to_string(r.load_seconds) + " s");
-      if (slot.round) SendRound(worker);
+    case MessageType::kReady:
+      HandleReady(worker, incoming);
       return;
-    }
-    case MessageType::kReply: {
-      Result<WorkerReply> reply = UnpackReply(incoming.message, slot.ready && slot.ready->support
-                                                                    ? slot.ready->support->size()
-                                                                    : spec_.model_size());
-      if (!reply.ok() || slot.phase != Phase::kBusy || !slot.round || reply->round != slot.round->round) {
-        transport_->CountStale(reply.ok() ? "a reply to a round that is not out" : reply.status().message());
-        return;
-      }
-      reply->worker = worker;
-      reply->invocation = slot.invocation;
-      WorkerTimings& t = reply->timings;
-      t.receive_wall += slot.clock_offset;
-      t.start_wall += slot.clock_offset;
-      t.end_wall += slot.clock_offset;
-      t.send_wall += slot.clock_offset;
-      t.arrival_wall = WallSeconds();
-      t.bytes_in = static_cast<int64_t>(slot.round_bytes);
-      t.bytes_out = static_cast<int64_t>(incoming.bytes);
-      if (reply->status == ReplyStatus::kOk) {
-        // Newton rounds leave no state on the worker that the master must keep.
-        const bool admm = slot.round->kind == RoundKind::kAdmm;
-        if (slot.round->kind == RoundKind::kEvaluate) slot.last_evaluated = slot.round->round;
-        if (Status kept = admm ? state_->Record(worker, *slot.round, reply->w) : Status::Ok(); !kept.ok()) {
-          reply->status = ReplyStatus::kFailed;
-          reply->error = "the master could not keep the worker's state: " + kept.message();
-        }
-        round_seconds_.push_back(reply->timings.compute_seconds);
-        if (round_seconds_.size() > kRoundTimeWindow) round_seconds_.erase(round_seconds_.begin());
-      }
-      slot.round.reset();
-      slot.restarts = 0;
-      slot.phase = Phase::kIdle;
-      replies_.push_back(std::move(reply).value());
+    case MessageType::kReply:
+      HandleReply(worker, incoming);
       return;
-    }
-    case MessageType::kBye: {
-      Result<ByeBody> bye = UnpackBye(incoming.message);
-      const std::string reason = bye.ok() ? bye->reason : "no reason";
-      if (reason.starts_with("lifetime")) {
-        // A planned hand-over: start the successor now, so it loads while the others compute.
-        ++stats_.handovers;
-        ++stats_.restarts;
-        Event(worker, "left", reason);
-        if (slot.process) retired_.push_back(std::move(slot.process));
-        Launch(worker);
-        return;
-      }
-      // A worker that cannot do its part at all (its shard is missing, say) is not retried.
-      if (reason.starts_with("fatal")) slot.restarts = options_.max_restarts;
-      Fail(worker, "said BYE: " + reason);
+    case MessageType::kBye:
+      HandleBye(worker, incoming);
       return;
-    }
-    case MessageType::kHeartbeat: {
-      // Each heartbeat is another sample of (master clock - worker clock + one-way delay);
-      // the smallest is the best estimate of the offset.
-      if (Result<HeartbeatBody> beat = UnpackHeartbeat(incoming.message); beat.ok()) {
-        slot.clock_offset = std::min(slot.clock_offset, WallSeconds() - beat->send_wall);
-      }
+    case MessageType::kHeartbeat:
+      HandleHeartbeat(worker, incoming);
       return;
-    }
     default:
       transport_->CountStale(std::string("an unexpected ") + MessageTypeName(type));
   }

@@ -133,6 +133,12 @@ class MpiAllreduceExecutor final : public Executor {
   Status AllGather(std::vector<double>& z) override;
 
  private:
+  // Rank 0: hands ranks 1..K-1 their assignments.
+  Status SendAssignments();
+  // Loads this rank's shard; *spec becomes the problem its assignment names.
+  Result<WorkerReady> LoadShard(ProblemSpec* spec);
+  // Rank r's block of the model's n coordinates of z: [r n / K, (r + 1) n / K).
+  Status PlanBlocks(std::size_t n);
   void CountRingTraffic();
 
   int rank_ = 0, size_ = 1;

@@ -118,6 +118,12 @@ class RemoteExecutor final : public Executor {
   void Fail(int worker, const std::string& why);
   void SendRound(int worker);
   void Handle(Incoming incoming);
+  void DropOldInvocation(int worker, const Incoming& incoming);
+  void HandleHello(int worker, const Incoming& incoming, double now);
+  void HandleReady(int worker, const Incoming& incoming);
+  void HandleReply(int worker, const Incoming& incoming);
+  void HandleBye(int worker, const Incoming& incoming);
+  void HandleHeartbeat(int worker, const Incoming& incoming);
   void CheckWorkers();
   void Pump(Deadline until);
   double RoundTimeout() const;
