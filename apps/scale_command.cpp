@@ -10,97 +10,143 @@
 
 namespace nimbus::cli {
 
-int RunScale(int argc, char** argv) {
-  ProblemFlags problem;
-  SolveOptions& options = problem.options;
+namespace {
+
+struct ScaleFlags {
+  ProblemFlags problem;  // problem.options: what the flags below end up as
   std::string workers_text = "1,2,4,8,16", out = "nimbus-scale";
   bool no_plots = false, quiet = false;
   int64_t repeat = 1;
   double memory_mb = 0;
-  ArgParser parser("scale", "--data FILE.svm [--workers 1,2,4,8,16] [--runtime R] [--out DIR]",
-                   "Solves the same problem to the same tolerance once per worker count K and reports, for each,\n"
-                   "the iterations and rounds, the time to solution (worker start-up and rounds), the time per round,\n"
-                   "the speedup of both relative to the first K, the efficiency, and the cost at Lambda's prices.\n"
-                   "Writes DIR/scale.txt, scale.json, scale.dat and the plots scale-time and scale-speedup.");
-  AddProblemOptions(parser, &problem);
+};
+
+void AddScaleOptions(ArgParser& parser, ScaleFlags* flags) {
+  SolveOptions& options = flags->problem.options;
+  AddProblemOptions(parser, &flags->problem);
   parser.AddString("workers", "K1,K2,...", "the worker counts, ascending; the first is the speedups' baseline",
-                   &workers_text);
+                   &flags->workers_text);
   parser.AddInt("repeat", "N", "solves per K; the fastest counts (they differ only by what else the machine did)",
-                &repeat);
+                &flags->repeat);
   AddRuntimeOptions(parser, &options.runtime);
   AddAlgorithmOptions(parser, &options);
-  parser.AddString("out", "DIR", "where to write the table, data and plots", &out);
-  parser.AddSwitch("no-plots", "write the data and the gnuplot script, but do not run gnuplot", &no_plots);
-  AddPriceOptions(parser, &options.prices, &memory_mb);
-  parser.AddSwitch("quiet", "print nothing but errors", &quiet);
+  parser.AddString("out", "DIR", "where to write the table, data and plots", &flags->out);
+  parser.AddSwitch("no-plots", "write the data and the gnuplot script, but do not run gnuplot", &flags->no_plots);
+  AddPriceOptions(parser, &options.prices, &flags->memory_mb);
+  parser.AddSwitch("quiet", "print nothing but errors", &flags->quiet);
   parser.Require("data");
-  int exit_code = 0;
-  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+}
 
-  if (Status valid = ApplyProblemFlags(parser, &problem); !valid.ok()) return ReportError("scale", valid);
-  Result<std::vector<int64_t>> workers = ParseCountList(workers_text, "workers", 4096, /*ascending=*/true);
-  if (!workers.ok()) return ReportError("scale", workers.status());
-  if (repeat < 1 || repeat > 100) return ReportError("scale", InvalidArgument("--repeat: must be in [1, 100]"));
-  if (Status valid = FinishPriceOptions(memory_mb, &options.prices); !valid.ok()) return ReportError("scale", valid);
-  if (Status valid = options.Validate(); !valid.ok()) return ReportError("scale", valid);
-  if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError("scale", writable);
-  const MasterChoice master = ChooseMaster(options);
+// The flags into options, all checked; the worker counts.
+Result<std::vector<int64_t>> ApplyScaleFlags(const ArgParser& parser, ScaleFlags* flags) {
+  NIMBUS_RETURN_IF_ERROR(ApplyProblemFlags(parser, &flags->problem));
+  SolveOptions& options = flags->problem.options;
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<int64_t> workers,
+                          ParseCountList(flags->workers_text, "workers", 4096, /*ascending=*/true));
+  if (flags->repeat < 1 || flags->repeat > 100) return InvalidArgument("--repeat: must be in [1, 100]");
+  NIMBUS_RETURN_IF_ERROR(FinishPriceOptions(flags->memory_mb, &options.prices));
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckWritableLocation(flags->out));
+  return workers;
+}
 
-  Result<Plan> plan = PlanData(TrainingDataOf(problem), workers->front(), options.loss);
-  if (!plan.ok()) return ReportError("scale", plan.status());
-  if (!plan->data) {
-    return ReportError("scale", InvalidArgument("--data: " + problem.data +
-                                                " holds shards for one K; give the LIBSVM file, which scale splits anew "
-                                                "for each K"));
+// The data in this process, split for the first K, with its regularizer.
+Result<Plan> PlanScaling(const ProblemFlags& problem, int64_t first_workers) {
+  const SolveOptions& options = problem.options;
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(TrainingDataOf(problem), first_workers, options.loss));
+  if (!plan.data) {
+    return InvalidArgument("--data: " + problem.data +
+                           " holds shards for one K; give the LIBSVM file, which scale splits anew for each K");
   }
-  if (Status valid = SetProblem(options, &*plan); !valid.ok()) {
-    return ReportError("scale", valid);
-  }
+  NIMBUS_RETURN_IF_ERROR(SetProblem(options, &plan));
+  return plan;
+}
 
+// The problem and solver the result describes; its points are the solves still to come.
+ScaleResult ResultWithoutPoints(const ProblemFlags& problem, const std::string& algorithm, const Plan& plan) {
   ScaleResult result;
   result.data = problem.data;
-  result.runtime = options.runtime.kind;
-  result.algorithm = master.algorithm;
-  result.rows = plan->spec.rows;
-  result.cols = plan->spec.cols;
-  result.nnz = plan->data->nnz();
-  result.eps_abs = options.admm.eps_abs;
-  result.eps_rel = options.admm.eps_rel;
-  for (const int64_t k : *workers) {
-    if (Status split = Repartition(*plan, static_cast<int>(k)); !split.ok()) return ReportError("scale", split);
+  result.runtime = problem.options.runtime.kind;
+  result.algorithm = algorithm;
+  result.rows = plan.spec.rows;
+  result.cols = plan.spec.cols;
+  result.nnz = plan.data->nnz();
+  result.eps_abs = problem.options.admm.eps_abs;
+  result.eps_rel = problem.options.admm.eps_rel;
+  return result;
+}
+
+// One solve on the plan's workers, started as `runtime`; `at` names their count in errors.
+Result<ScalePoint> SolveOnce(const SolveOptions& options, const MasterChoice& master, const Plan& plan,
+                             Runtime& runtime, const std::string& at) {
+  Result<Solution> solution = master.Make(plan.spec, runtime.executor.get())->Solve();
+  if (!solution.ok()) return solution.status().WithContext(at);
+  Summary& summary = solution->summary;
+  if (!summary.ok()) return Unavailable(at + ": " + summary.message);
+  AddCostEstimate(options.prices, plan, &summary);
+  ScalePoint point;
+  point.workers = plan.workers;
+  point.iterations = summary.iterations;
+  point.rounds = summary.rounds;
+  point.termination = TerminationName(summary.termination);
+  point.objective = summary.objective;
+  point.setup_seconds = summary.setup_seconds;
+  point.solve_seconds = summary.solve_seconds;
+  point.dollars = summary.cost_dollars;
+  return point;
+}
+
+// The fastest of --repeat solves at each K into result->points; the exit code. A failed solve is
+// reported while its workers are still up: they are only stopped after.
+int SolveAtEveryK(const ScaleFlags& flags, const std::vector<int64_t>& workers, const MasterChoice& master,
+                  Plan& plan, ScaleResult* result) {
+  const SolveOptions& options = flags.problem.options;
+  for (const int64_t k : workers) {
+    if (Status split = Repartition(plan, static_cast<int>(k)); !split.ok()) return ReportError("scale", split);
     const std::string at = "K = " + std::to_string(k);
     std::optional<ScalePoint> fastest;
-    for (int64_t run = 0; run < repeat; ++run) {
-      Result<Runtime> runtime = MakeRuntime(options.runtime, *plan, WorkerOptionsOf(options));
+    for (int64_t run = 0; run < flags.repeat; ++run) {
+      Result<Runtime> runtime = MakeRuntime(options.runtime, plan, WorkerOptionsOf(options));
       if (!runtime.ok()) return ReportError("scale", runtime.status().WithContext(at));
-      Result<Solution> solution = master.Make(plan->spec, runtime->executor.get())->Solve();
-      if (!solution.ok()) return ReportError("scale", solution.status().WithContext(at));
-      Summary& summary = solution->summary;
-      if (!summary.ok()) return ReportError("scale", Unavailable(at + ": " + summary.message));
-      AddCostEstimate(options.prices, *plan, &summary);
-      ScalePoint point;
-      point.workers = static_cast<int>(k);
-      point.iterations = summary.iterations;
-      point.rounds = summary.rounds;
-      point.termination = TerminationName(summary.termination);
-      point.objective = summary.objective;
-      point.setup_seconds = summary.setup_seconds;
-      point.solve_seconds = summary.solve_seconds;
-      point.dollars = summary.cost_dollars;
-      if (!fastest || point.time_to_solution() < fastest->time_to_solution()) fastest = point;
+      Result<ScalePoint> point = SolveOnce(options, master, plan, *runtime, at);
+      if (!point.ok()) return ReportError("scale", point.status());
+      if (!fastest || point->time_to_solution() < fastest->time_to_solution()) fastest = *point;
     }
-    result.points.push_back(*fastest);
-    if (!quiet) {
+    result->points.push_back(*fastest);
+    if (!flags.quiet) {
       std::fprintf(stderr, "nimbus scale: %s: %d iterations in %d rounds (%s, %s), %.3f s to solution, objective %.10g\n",
                    at.c_str(), fastest->iterations, fastest->rounds, master.algorithm.c_str(),
                    fastest->termination.c_str(), fastest->time_to_solution(), fastest->objective);
     }
   }
-  Result<std::vector<std::string>> plots = result.Write(out, no_plots ? "" : "gnuplot");
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunScale(int argc, char** argv) {
+  ScaleFlags flags;
+  ArgParser parser("scale", "--data FILE.svm [--workers 1,2,4,8,16] [--runtime R] [--out DIR]",
+                   "Solves the same problem to the same tolerance once per worker count K and reports, for each,\n"
+                   "the iterations and rounds, the time to solution (worker start-up and rounds), the time per round,\n"
+                   "the speedup of both relative to the first K, the efficiency, and the cost at Lambda's prices.\n"
+                   "Writes DIR/scale.txt, scale.json, scale.dat and the plots scale-time and scale-speedup.");
+  AddScaleOptions(parser, &flags);
+  int exit_code = 0;
+  if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
+
+  Result<std::vector<int64_t>> workers = ApplyScaleFlags(parser, &flags);
+  if (!workers.ok()) return ReportError("scale", workers.status());
+  const MasterChoice master = ChooseMaster(flags.problem.options);
+  Result<Plan> plan = PlanScaling(flags.problem, workers->front());
+  if (!plan.ok()) return ReportError("scale", plan.status());
+
+  ScaleResult result = ResultWithoutPoints(flags.problem, master.algorithm, *plan);
+  if (int solved = SolveAtEveryK(flags, *workers, master, *plan, &result); solved != kExitOk) return solved;
+  Result<std::vector<std::string>> plots = result.Write(flags.out, flags.no_plots ? "" : "gnuplot");
   if (!plots.ok()) return ReportError("scale", plots.status());
-  if (!quiet) {
+  if (!flags.quiet) {
     std::fputs(result.Table().c_str(), stdout);
-    std::printf("wrote %s/scale.txt, scale.json, scale.dat (%zu plots)\n", out.c_str(), plots->size());
+    std::printf("wrote %s/scale.txt, scale.json, scale.dat (%zu plots)\n", flags.out.c_str(), plots->size());
   }
   return kExitOk;
 }

@@ -125,52 +125,68 @@ Result<Checkpoint> ReadCheckpoint(Store& store) {
   return DecodeCheckpoint(blob->text(), store.Describe(kCheckpointKey));
 }
 
-Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& where) {
-  auto corrupt = [&](const std::string& why) { return DataLoss(where + ": not a usable checkpoint: " + why); };
+namespace {
+
+// A checkpoint's two parts between its preamble and its checksum.
+struct Parts {
+  std::string_view metadata, vectors;
+};
+
+// The parts, once the header, the checksum and the metadata's length check out.
+Result<Parts> PartsOf(std::string_view bytes) {
   if (bytes.size() < kPreamble + kTrailer || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
-    return corrupt("no checkpoint header");
+    return DataLoss("no checkpoint header");
   }
   uint32_t version = 0;
   std::memcpy(&version, bytes.data() + 8, sizeof version);
   if (version != kVersion) {
-    return corrupt("format version " + std::to_string(version) + ", this build reads " + std::to_string(kVersion));
+    return DataLoss("format version " + std::to_string(version) + ", this build reads " + std::to_string(kVersion));
   }
   uint64_t stored_checksum = 0;
   std::memcpy(&stored_checksum, bytes.data() + bytes.size() - kTrailer, kTrailer);
   if (XXH3_64bits(bytes.data(), bytes.size() - kTrailer) != stored_checksum) {
-    return corrupt("checksum mismatch (cut short or damaged)");
+    return DataLoss("checksum mismatch (cut short or damaged)");
   }
   uint64_t length = 0;
   std::memcpy(&length, bytes.data() + 16, sizeof length);
-  if (length > bytes.size() - kPreamble - kTrailer) return corrupt("metadata longer than the file");
-  std::string_view vectors = bytes.substr(kPreamble + length, bytes.size() - kPreamble - length - kTrailer);
+  if (length > bytes.size() - kPreamble - kTrailer) return DataLoss("metadata longer than the file");
+  return Parts{bytes.substr(kPreamble, length),
+               bytes.substr(kPreamble + length, bytes.size() - kPreamble - length - kTrailer)};
+}
 
-  Checkpoint checkpoint;
-  MasterState& s = checkpoint.state;
+// The master's scalars; throws as Json::at and JsonInteger do.
+void ReadScalars(const Json& json, MasterState* state) {
+  MasterState& s = *state;
+  // Written by every build since Newton's checkpoints; absent, the run was ADMM's.
+  s.algorithm = json.value("algorithm", std::string("admm"));
+  s.radius = json.value("radius", 0.0);
+  s.iterations = json.contains("iterations") ? JsonInteger<int64_t>(json.at("iterations")) : 0;
+  s.gradient_reference = json.value("gradient_reference", 0.0);
+  s.next_round = JsonInteger<int64_t>(json.at("next_round"));
+  s.rho = json.at("rho").get<double>();
+  s.rho_of_previous_round = json.at("rho_of_previous_round").get<double>();
+  s.dual_residual = json.at("dual_residual").get<double>();
+  s.inner_tolerance = json.at("inner_tolerance").get<double>();
+  s.inner_relative = json.at("inner_relative").get<double>();
+  s.lean = json.at("lean").get<bool>();
+  s.previous_round_lean = json.at("previous_round_lean").get<bool>();
+  s.rho_last = json.at("rho_last").get<double>();
+  s.rho_previous = json.at("rho_previous").get<double>();
+  s.alpha = json.at("alpha").get<double>();
+  s.initial_rho = json.at("initial_rho").get<double>();
+  s.rho_updates = JsonInteger<int>(json.at("rho_updates"));
+  s.lean_rounds = JsonInteger<int>(json.at("lean_rounds"));
+  s.solve_seconds = json.at("solve_seconds").get<double>();
+  s.objective = json.at("objective").get<double>();
+}
+
+// Everything but the vectors into `checkpoint`; the vectors' lengths, in the order they follow.
+Result<std::vector<std::size_t>> ReadMetadata(std::string_view metadata, Checkpoint* checkpoint) {
+  MasterState& s = checkpoint->state;
   std::vector<std::size_t> lengths;
   try {
-    const Json json = Json::parse(bytes.substr(kPreamble, length));
-    // Written by every build since Newton's checkpoints; absent, the run was ADMM's.
-    s.algorithm = json.value("algorithm", std::string("admm"));
-    s.radius = json.value("radius", 0.0);
-    s.iterations = json.contains("iterations") ? JsonInteger<int64_t>(json.at("iterations")) : 0;
-    s.gradient_reference = json.value("gradient_reference", 0.0);
-    s.next_round = JsonInteger<int64_t>(json.at("next_round"));
-    s.rho = json.at("rho").get<double>();
-    s.rho_of_previous_round = json.at("rho_of_previous_round").get<double>();
-    s.dual_residual = json.at("dual_residual").get<double>();
-    s.inner_tolerance = json.at("inner_tolerance").get<double>();
-    s.inner_relative = json.at("inner_relative").get<double>();
-    s.lean = json.at("lean").get<bool>();
-    s.previous_round_lean = json.at("previous_round_lean").get<bool>();
-    s.rho_last = json.at("rho_last").get<double>();
-    s.rho_previous = json.at("rho_previous").get<double>();
-    s.alpha = json.at("alpha").get<double>();
-    s.initial_rho = json.at("initial_rho").get<double>();
-    s.rho_updates = JsonInteger<int>(json.at("rho_updates"));
-    s.lean_rounds = JsonInteger<int>(json.at("lean_rounds"));
-    s.solve_seconds = json.at("solve_seconds").get<double>();
-    s.objective = json.at("objective").get<double>();
+    const Json json = Json::parse(metadata);
+    ReadScalars(json, &s);
     const auto model_size = JsonInteger<std::size_t>(json.at("model_size"));
     lengths = {model_size, model_size};
     for (const Json& w : json.at("workers")) {
@@ -178,30 +194,39 @@ Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& w
       lengths.push_back(JsonInteger<std::size_t>(w.at("w_last")));
       lengths.push_back(JsonInteger<std::size_t>(w.at("w_previous")));
     }
-    checkpoint.arguments = json.at("arguments").get<std::vector<std::string>>();
-    checkpoint.working_directory = json.at("working_directory").get<std::string>();
+    checkpoint->arguments = json.at("arguments").get<std::vector<std::string>>();
+    checkpoint->working_directory = json.at("working_directory").get<std::string>();
   } catch (const Json::exception& error) {  // parse errors, missing fields, wrong types, numbers out of range
-    return corrupt(std::string("bad metadata: ") + error.what());
+    return DataLoss(std::string("bad metadata: ") + error.what());
   }
+  return lengths;
+}
+
+// What resuming needs of the scalars, by algorithm.
+Status CheckScalars(const MasterState& s) {
   if (s.algorithm == "newton") {
     if (s.next_round < 1 || s.iterations < 1 || !(s.radius >= 0) || !(s.gradient_reference > 0)) {
-      return corrupt("a Newton state needs a round, a step, a radius >= 0 and a positive gradient reference");
+      return DataLoss("a Newton state needs a round, a step, a radius >= 0 and a positive gradient reference");
     }
   } else if (s.algorithm != "admm") {
-    return corrupt("unknown algorithm '" + s.algorithm + "'");
+    return DataLoss("unknown algorithm '" + s.algorithm + "'");
   } else if (s.next_round < 2) {
-    return corrupt("next_round " + std::to_string(s.next_round) + " (must be >= 2)");
+    return DataLoss("next_round " + std::to_string(s.next_round) + " (must be >= 2)");
   } else if (!(s.rho > 0) || !(s.rho_last > 0) || !(s.rho_previous >= 0) || !(s.alpha > 0)) {
-    return corrupt("rho and alpha must be positive");
+    return DataLoss("rho and alpha must be positive");
   }
+  return Status::Ok();
+}
 
-  // The vectors: their lengths must account for every byte between the metadata and the end.
+// The vectors: their lengths must account for every byte between the metadata and the end.
+Status ReadVectors(std::string_view vectors, const std::vector<std::size_t>& lengths, MasterState* state) {
+  MasterState& s = *state;
   std::size_t remaining = vectors.size() / sizeof(double);
   for (const std::size_t n : lengths) {
-    if (n > remaining) return corrupt("vectors longer than the file");
+    if (n > remaining) return DataLoss("vectors longer than the file");
     remaining -= n;
   }
-  if (remaining != 0 || vectors.size() % sizeof(double) != 0) return corrupt("bytes beyond the vectors");
+  if (remaining != 0 || vectors.size() % sizeof(double) != 0) return DataLoss("bytes beyond the vectors");
   std::size_t offset = 0;
   auto take = [&](std::size_t n) {
     std::vector<double> v(n);
@@ -214,6 +239,23 @@ Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& w
   for (std::size_t i = 0; i < s.workers.size(); ++i) {
     s.workers[i].w_last = take(lengths[2 + 2 * i]);
     s.workers[i].w_previous = take(lengths[3 + 2 * i]);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Checkpoint> DecodeCheckpoint(std::string_view bytes, const std::string& where) {
+  // Each step's error says only what is wrong; this prefix names the checkpoint.
+  const std::string not_usable = where + ": not a usable checkpoint";
+  const Result<Parts> parts = PartsOf(bytes);
+  if (!parts.ok()) return parts.status().WithContext(not_usable);
+  Checkpoint checkpoint;
+  const Result<std::vector<std::size_t>> lengths = ReadMetadata(parts->metadata, &checkpoint);
+  if (!lengths.ok()) return lengths.status().WithContext(not_usable);
+  if (Status valid = CheckScalars(checkpoint.state); !valid.ok()) return valid.WithContext(not_usable);
+  if (Status read = ReadVectors(parts->vectors, *lengths, &checkpoint.state); !read.ok()) {
+    return read.WithContext(not_usable);
   }
   return checkpoint;
 }

@@ -125,12 +125,9 @@ std::string ReportText(const Trace& trace, const Prices& prices) {
   return out;
 }
 
-Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options) {
-  NIMBUS_RETURN_IF_ERROR(MakeDirectories(options.out_dir));
-  const std::string dir = options.out_dir;
-  ReportFiles files;
+namespace {
 
-  // The data of every plot.
+std::string ConvergenceData(const Trace& trace) {
   const double final_objective = FinalObjective(trace);
   std::string convergence = "# round time_s primal dual eps_primal eps_dual objective relative_gap\n";
   for (const TraceRound& r : trace.rounds) {
@@ -143,13 +140,21 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
                    Number(r.dual_residual) + " " + Number(r.eps_primal) + " " + Number(r.eps_dual) + " " +
                    Number(r.objective) + " " + gap + "\n";
   }
+  return convergence;
+}
+
+std::string BreakdownData(const Trace& trace) {
   std::string breakdown = "# round master_ms communication_ms compute_ms waiting_ms\n";
   for (const RoundBreakdown& b : BreakdownRounds(trace)) {
     breakdown += Format("%lld %.6f %.6f %.6f %.6f\n", static_cast<long long>(b.round), 1e3 * b.master,
                         1e3 * b.communication, 1e3 * b.compute, 1e3 * b.waiting);
   }
-  // Timeline segments: worker, start, end (ms from the first shown dispatch), kind 1 = out,
-  // 2 = compute, 3 = back.
+  return breakdown;
+}
+
+// Timeline segments: worker, start, end (ms from the first shown dispatch), kind 1 = out,
+// 2 = compute, 3 = back.
+std::string TimelineData(const Trace& trace, const ReportOptions& options) {
   std::string timeline = "# worker start_ms end_ms kind(1 out, 2 compute, 3 back) round\n";
   double origin = -1;
   for (const TraceRound& r : trace.rounds) {
@@ -165,41 +170,70 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
       }
     }
   }
+  return timeline;
+}
+
+std::string ColdStartData(const Trace& trace) {
   const ColdStarts cold = ColdStartsOf(trace);
   std::string coldstart = "# worker process_start_ms connect_ms load_ms total_ms\n";
   for (std::size_t i = 0; i < cold.total.size(); ++i) {
     coldstart += Format("%d %.4f %.4f %.4f %.4f\n", cold.worker[i], 1e3 * cold.process_start[i], 1e3 * cold.connect[i],
                         1e3 * cold.load[i], 1e3 * cold.total[i]);
   }
+  return coldstart;
+}
+
+std::string StragglerData(const Trace& trace) {
   const StragglerStats stragglers = Stragglers(trace);
   std::string straggler_data = "# worker share_of_rounds_in_the_slowest_10%\n";
   for (std::size_t i = 0; i < stragglers.share_per_worker.size(); ++i) {
     straggler_data += Format("%zu %.6f\n", i, stragglers.share_per_worker[i]);
   }
-  const std::pair<const char*, const std::string*> data[] = {{"convergence.dat", &convergence},
-                                                             {"breakdown.dat", &breakdown},
-                                                             {"timeline.dat", &timeline},
-                                                             {"coldstart.dat", &coldstart},
-                                                             {"stragglers.dat", &straggler_data}};
-  for (const auto& [name, contents] : data) NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name, *contents));
+  return straggler_data;
+}
 
-  // The plots, each as PNG and as SVG.
-  PlotScript plots;
+// The data of every plot, each the contents of a .dat file.
+struct PlotData {
+  std::string convergence, breakdown, timeline, coldstart, stragglers;
+
+  // Whether some round has residuals: the convergence data holds more than its header.
+  bool has_convergence() const { return convergence.find('\n') != convergence.size() - 1; }
+};
+
+PlotData PlotDataOf(const Trace& trace, const ReportOptions& options) {
+  return {ConvergenceData(trace), BreakdownData(trace), TimelineData(trace, options), ColdStartData(trace),
+          StragglerData(trace)};
+}
+
+Status WritePlotData(const std::string& dir, const PlotData& plot_data) {
+  const std::pair<const char*, const std::string*> data[] = {{"convergence.dat", &plot_data.convergence},
+                                                             {"breakdown.dat", &plot_data.breakdown},
+                                                             {"timeline.dat", &plot_data.timeline},
+                                                             {"coldstart.dat", &plot_data.coldstart},
+                                                             {"stragglers.dat", &plot_data.stragglers}};
+  for (const auto& [name, contents] : data) NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name, *contents));
+  return Status::Ok();
+}
+
+void AddConvergencePlots(PlotScript& plots) {
   const std::string log_y = PlotScript::kLogY, linear_y = PlotScript::kLinearY;
+  plots.Add("convergence-round",
+       "set title 'Residuals and objective by round'\nset xlabel 'round'\nset ylabel 'residual'\n" + log_y +
+       "plot 'convergence.dat' u 1:3 w lp t 'primal residual', '' u 1:5 w l dt 2 t 'primal tolerance', "
+       "'' u 1:4 w lp t 'dual residual', '' u 1:6 w l dt 2 t 'dual tolerance', "
+       "'' u 1:8 w lp t 'relative objective gap'\n" + linear_y);
+  plots.Add("convergence-time",
+       "set title 'Residuals and objective against time'\nset xlabel 'seconds since the first round'\n"
+       "set ylabel 'residual'\n" + log_y +
+       "plot 'convergence.dat' u 2:3 w lp t 'primal residual', '' u 2:4 w lp t 'dual residual', "
+       "'' u 2:8 w lp t 'relative objective gap'\n" + linear_y);
+}
+
+// The plots, each as PNG and as SVG; those of convergence only when some round has residuals.
+PlotScript ReportPlots(const Trace& trace, const ReportOptions& options, bool has_convergence) {
+  PlotScript plots;
   const std::string k = std::to_string(std::max(1, trace.workers));
-  const bool have_convergence = convergence.find('\n') != convergence.size() - 1;
-  if (have_convergence) {
-    plots.Add("convergence-round",
-         "set title 'Residuals and objective by round'\nset xlabel 'round'\nset ylabel 'residual'\n" + log_y +
-         "plot 'convergence.dat' u 1:3 w lp t 'primal residual', '' u 1:5 w l dt 2 t 'primal tolerance', "
-         "'' u 1:4 w lp t 'dual residual', '' u 1:6 w l dt 2 t 'dual tolerance', "
-         "'' u 1:8 w lp t 'relative objective gap'\n" + linear_y);
-    plots.Add("convergence-time",
-         "set title 'Residuals and objective against time'\nset xlabel 'seconds since the first round'\n"
-         "set ylabel 'residual'\n" + log_y +
-         "plot 'convergence.dat' u 2:3 w lp t 'primal residual', '' u 2:4 w lp t 'dual residual', "
-         "'' u 2:8 w lp t 'relative objective gap'\n" + linear_y);
-  }
+  if (has_convergence) AddConvergencePlots(plots);
   plots.Add("breakdown",
        "set title 'Where each round went (mean over workers)'\nset xlabel 'round'\nset ylabel 'ms'\n"
        "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
@@ -223,24 +257,31 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
        "set title 'Share of each worker''s rounds among the slowest 10% of responses'\nset xlabel 'worker'\n"
        "set ylabel 'share of rounds'\nset yrange [0:*]\nset style fill solid 0.8 border -1\nset boxwidth 0.7\n"
        "plot 'stragglers.dat' u 1:2 w boxes t ''\nset autoscale y");
-  NIMBUS_ASSIGN_OR_RETURN(files.plots, plots.Render(dir, "plots.gp", options.gnuplot));
+  return plots;
+}
 
-  const std::string text = ReportText(trace, options.prices);
-  files.text = dir + "/report.txt";
-  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.text, text));
+// The text as it reads inside <pre>: '<' and '&' escaped.
+std::string EscapedForHtml(const std::string& text) {
+  std::string escaped;
+  for (const char c : text) {
+    if (c == '<') {
+      escaped += "&lt;";
+    } else if (c == '&') {
+      escaped += "&amp;";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+// index.html: the text summary, then each plot as SVG with links to its PNG and SVG.
+std::string ReportHtml(const std::string& text, bool has_convergence) {
   std::string html =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>nimbus run report</title>\n"
       "<style>body{font-family:sans-serif;max-width:960px;margin:2em auto}pre{background:#f4f4f4;padding:1em;"
       "white-space:pre-wrap}img{max-width:100%}</style></head><body>\n<h1>nimbus run report</h1>\n<pre>";
-  for (const char c : text) {
-    if (c == '<') {
-      html += "&lt;";
-    } else if (c == '&') {
-      html += "&amp;";
-    } else {
-      html += c;
-    }
-  }
+  html += EscapedForHtml(text);
   html += "</pre>\n";
   const char* const sections[][2] = {{"convergence-round", "Convergence by round"},
                                      {"convergence-time", "Convergence against time"},
@@ -249,14 +290,31 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
                                      {"coldstart", "Cold starts"},
                                      {"stragglers", "Stragglers"}};
   for (const auto& [name, title] : sections) {
-    if (std::string(name).rfind("convergence", 0) == 0 && !have_convergence) continue;
+    if (std::string(name).rfind("convergence", 0) == 0 && !has_convergence) continue;
     html += std::string("<h2>") + title + "</h2>\n<p><img src=\"" + name + ".svg\" alt=\"" + title + "\"> <a href=\"" +
             name + ".png\">PNG</a> <a href=\"" + name + ".svg\">SVG</a></p>\n";
   }
   html += "<p>The data behind each plot: convergence.dat, breakdown.dat, timeline.dat, coldstart.dat, "
           "stragglers.dat; the gnuplot script: plots.gp.</p>\n</body></html>\n";
+  return html;
+}
+
+}  // namespace
+
+Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(MakeDirectories(options.out_dir));
+  const std::string dir = options.out_dir;
+  ReportFiles files;
+  const PlotData data = PlotDataOf(trace, options);
+  NIMBUS_RETURN_IF_ERROR(WritePlotData(dir, data));
+  const PlotScript plots = ReportPlots(trace, options, data.has_convergence());
+  NIMBUS_ASSIGN_OR_RETURN(files.plots, plots.Render(dir, "plots.gp", options.gnuplot));
+
+  const std::string text = ReportText(trace, options.prices);
+  files.text = dir + "/report.txt";
+  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.text, text));
   files.html = dir + "/index.html";
-  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.html, html));
+  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.html, ReportHtml(text, data.has_convergence())));
   return files;
 }
 
