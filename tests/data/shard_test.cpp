@@ -139,6 +139,46 @@ TEST_F(ShardTest, RoundTripKeepsEverything) {
   EXPECT_EQ(loaded->matrix.row_ptr[0], 0);
 }
 
+// Rows' own weights travel in the payload after the labels (flag bit 1), and slices keep theirs.
+TEST_F(ShardTest, RowWeightsRoundTrip) {
+  Dataset data = Sample();
+  data.AdoptWeights({0.5, 1, 2, 0, 3.25, 1, 1, 7});
+  const Dataset part = data.Rows(2, 6);
+  WriteSample(part, 2);
+  Result<Dataset> loaded = LoadShard(store_, "s.bin");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(RowsOf(*loaded), RowsOf(part));
+  EXPECT_EQ(std::vector<double>(loaded->weights.begin(), loaded->weights.end()), (std::vector<double>{2, 0, 3.25, 1}));
+  const std::string bytes = ReadTextFile(store_.PathOf("s.bin"));
+  EXPECT_EQ(Field<uint32_t>(bytes, 12), 3u);  // binary labels, row weights
+  const std::size_t weights_at = LayoutOf(4, 0).labels + 4 * 8;
+  EXPECT_EQ(Field<double>(bytes, weights_at + 2 * 8), 3.25);
+  // A shard without weights has none.
+  WriteSample(Sample(), 0, "plain.bin");
+  Result<Dataset> plain = LoadShard(store_, "plain.bin");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->weights.empty());
+}
+
+TEST_F(ShardTest, ResealedPayloadWithBadRowWeights) {
+  Dataset data = Sample();
+  data.AdoptWeights(std::vector<double>(8, 1.0));
+  const std::string good = ReadTextFile(WriteSample(data));
+  const std::size_t weights_at = LayoutOf(8, 11).labels + 8 * 8;
+  for (const double weight : {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(weight);
+    std::string bad = good;
+    SetField<double>(bad, weights_at + 3 * 8, weight);
+    ResealPayload(bad);
+    ResealHeader(bad);
+    ExpectCorrupt(bad, "weight of row 3");
+  }
+  std::string unknown = good;  // a flag of a later format
+  SetField<uint32_t>(unknown, 12, 1 | 2 | 8);
+  ResealHeader(unknown);
+  ExpectCorrupt(unknown, "flags 11 unknown");
+}
+
 TEST_F(ShardTest, RegressionTargetsRoundTrip) {
   const Dataset data = MakeDataset({{3.5, {{0, 1}}}, {-2, {}}, {1e10, {{1, 2}}}, {0, {{0, 1}, {1, 1}}}}, 2,
                                    LabelEncoding{false, -1, 1});

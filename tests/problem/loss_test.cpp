@@ -165,6 +165,34 @@ void CheckDerivativesAgainstFiniteDifferences(Loss loss, const std::vector<doubl
   }
 }
 
+// Row weights c_r: the sum is sum_r c_r loss_r (each row's loss from LossValue, one row at a
+// time) and the derivatives are c_r times the unweighted ones; a weight of 0 removes the row.
+TEST(LossDerivativesTest, RowWeightsScaleEachRow) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> margin(-3, 3), weight(0, 4);
+  for (const Loss& loss : kAllLosses) {
+    SCOPED_TRACE(LossName(loss));
+    std::vector<double> labels, margins, weights;
+    for (int r = 0; r < 40; ++r) {
+      labels.push_back(loss == Loss::kSquared ? margin(rng) : (r % 3 == 0 ? 1.0 : -1.0));
+      margins.push_back(margin(rng));
+      weights.push_back(r % 5 == 0 ? 0.0 : weight(rng));
+    }
+    const std::size_t n = labels.size();
+    std::vector<double> f(n), s(n), fw(n), sw(n);
+    LossDerivatives(loss, labels, margins, 0.5, f, s);
+    const double sum = LossDerivatives(loss, labels, margins, 0.5, fw, sw, weights);
+    double expected = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      expected += weights[r] * LossValue(loss, labels[r], margins[r]);
+      EXPECT_NEAR(fw[r], weights[r] * f[r], 1e-15 * (1 + std::abs(f[r])));
+      EXPECT_NEAR(sw[r], weights[r] * s[r], 1e-15 * (1 + std::abs(s[r])));
+    }
+    EXPECT_NEAR(sum, expected, 1e-12 * expected);
+    EXPECT_NEAR(SumLoss(loss, labels, margins, weights), expected, 1e-12 * expected);
+  }
+}
+
 TEST(LossDerivativesTest, LogisticMatchesFiniteDifferences) {
   CheckDerivativesAgainstFiniteDifferences(Loss::kLogistic, {1.0, -1.0});
 }
@@ -376,6 +404,20 @@ TEST(CustomLossTest, SumsAndScaledDerivativesRowByRow) {
   EXPECT_FALSE(IsClassification(loss));
   EXPECT_STREQ(LossName(loss), "test_poisson");
   EXPECT_EQ(loss.kind(), LossKind::kCustom);
+}
+
+// With row weights the custom loss's own sums (which know no weights) are passed by: its rows
+// are weighed one by one.
+TEST(CustomLossTest, RowWeightsWeighItsRows) {
+  const Loss loss(std::make_shared<TestPoisson>());
+  const std::vector<double> labels = {0, 2, 5}, margins = {0.0, 1.0, -1.0}, weights = {2, 0, 0.5};
+  const double expected = 2 * 1.0 + 0.5 * (std::exp(-1.0) + 5.0);
+  EXPECT_NEAR(SumLoss(loss, labels, margins, weights), expected, 1e-14);
+  std::vector<double> first(3), second(3);
+  EXPECT_NEAR(LossDerivatives(loss, labels, margins, 0.5, first, second, weights), expected, 1e-14);
+  EXPECT_NEAR(first[0], 0.5 * 2 * (1.0 - 0.0), 1e-15);
+  EXPECT_EQ(first[1], 0.0);
+  EXPECT_NEAR(second[2], 0.5 * 0.5 * std::exp(-1.0), 1e-15);
 }
 
 TEST(CustomLossTest, RegisteredByNameAndFoundByParseLoss) {

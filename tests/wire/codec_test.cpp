@@ -297,7 +297,8 @@ void ExpectRefused(std::vector<Frame> frames, const std::string& reason) {
 TEST(CodecTest, DamagedMessagesAreRefused) {
   ExpectRefused({}, "header");
   ExpectRefused(WithHeaderByte(0, 'X'), "magic");
-  ExpectRefused(WithHeaderByte(4, 5), "protocol version 5");  // a version from the future
+  constexpr int kFuture = kWireVersion + 1;  // a version from the future
+  ExpectRefused(WithHeaderByte(4, static_cast<char>(kFuture)), "protocol version " + std::to_string(kFuture));
   ExpectRefused(WithHeaderByte(6, 99), "unknown message type 99");
   ExpectRefused(WithHeaderByte(6, 0), "unknown message type 0");
 
