@@ -9,13 +9,15 @@ y_r = a_r . x* + b* - r_r. nimbus must find x* and b* on each runtime.
 
 usage: huber_test.py EXAMPLE_BINARY RUNTIME
 """
+import pathlib
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-from example_support import read_model, write_libsvm
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from nimbus_files import read_model, write_libsvm  # noqa: E402
 
 L2, DELTA = 0.05, 1.0
 

@@ -7,6 +7,7 @@ relative of scikit-learn's (tolerances tight enough that both are at the optimum
 
 usage: poisson_test.py EXAMPLE_BINARY RUNTIME
 """
+import pathlib
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,8 @@ import tempfile
 import numpy as np
 from sklearn.linear_model import PoissonRegressor
 
-from example_support import read_model, write_libsvm
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from nimbus_files import read_model, write_libsvm  # noqa: E402
 
 ALPHA = 0.01
 

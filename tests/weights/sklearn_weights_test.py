@@ -8,7 +8,7 @@ models; nimbus's must be within 1e-5 relative of scikit-learn's (and not far bel
 
 usage: sklearn_weights_test.py NIMBUS HEART_SCALE
 """
-import json
+import pathlib
 import subprocess
 import sys
 import tempfile
@@ -17,6 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 from sklearn.linear_model import LogisticRegression
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from nimbus_files import read_model  # noqa: E402
 
 
 
@@ -37,15 +40,6 @@ def objective(x, y, w, weights, penalty, lam):
     return np.mean(weights * loss) + reg
 
 
-def nimbus_weights(path, cols):
-    with open(path) as file:
-        model = json.load(file)
-    w = np.zeros(cols)
-    for index, value in zip(model["weights"]["indices"], model["weights"]["values"]):
-        w[index - 1] = value
-    return w
-
-
 def check(nimbus, work, name, x, y, penalty, sample_weight, balanced):
     rows, cols = x.shape
     c = 1.0
@@ -61,7 +55,7 @@ def check(nimbus, work, name, x, y, penalty, sample_weight, balanced):
         args += ["--class-weight", "balanced"]
     run = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
-    ours = nimbus_weights(f"{work}/model.json", cols)
+    ours, _, _ = read_model(f"{work}/model.json", cols)
 
     reference = LogisticRegression(penalty=penalty, C=c, solver="liblinear", fit_intercept=False, tol=1e-8,
                                    class_weight="balanced" if balanced else None)

@@ -1,4 +1,8 @@
-"""What the example tests share: data written as LIBSVM, models read from nimbus's JSON."""
+"""What the Python tests share: data written as LIBSVM, models read from nimbus's JSON.
+
+A test imports it with its folder on the path:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+"""
 import json
 
 import numpy as np
@@ -13,10 +17,10 @@ def write_libsvm(path, a, y):
 
 
 def read_model(path, cols):
-    """A nimbus JSON model as (dense coefficients over cols features, intercept, loss name)."""
+    """A nimbus JSON model as (dense coefficients over cols features, intercept or 0, loss name)."""
     with open(path) as file:
         model = json.load(file)
     coef = np.zeros(cols)
     for index, value in zip(model["weights"]["indices"], model["weights"]["values"]):
         coef[index - 1] = value
-    return coef, model["bias"], model["loss"]
+    return coef, model.get("bias", 0.0), model["loss"]
