@@ -97,6 +97,56 @@ TEST(Solve, TheCallersArraysWithLabelsZeroAndOneReachTheOptimum) {
   ExpectLiblinearOptimum(result);
 }
 
+// The caller's rows with integer weights are the rows repeated that many times: heart_scale
+// written out with row r repeated w_r times (an unweighted solve, liblinear's optimum there
+// at l1 scaled by N / N') and the weighted solve have the same argmin.
+TEST(Solve, TheCallersRowWeightsCountAsRepeatedRows) {
+  const Dataset file = ReadHeartScale();
+  std::vector<double> weights;
+  std::vector<int64_t> row_ptr = {0};
+  std::vector<uint32_t> col_idx;
+  std::vector<double> values, labels;
+  for (int64_t r = 0; r < file.rows(); ++r) {
+    weights.push_back(static_cast<double>((r * 5 + 1) % 4));
+    for (int copy = 0; copy < static_cast<int>(weights.back()); ++copy) {
+      for (int64_t k = file.matrix.row_ptr[r]; k < file.matrix.row_ptr[r + 1]; ++k) {
+        col_idx.push_back(file.matrix.col_idx[k]);
+        values.push_back(file.matrix.values[k]);
+      }
+      row_ptr.push_back(static_cast<int64_t>(col_idx.size()));
+      labels.push_back(file.labels[static_cast<std::size_t>(r)]);
+    }
+  }
+  const CsrView original{file.rows(), file.cols(), file.matrix.row_ptr, file.matrix.col_idx, file.matrix.values};
+  Result<SolveResult> weighted = Solve(TrainingData::Csr(original, file.labels).WithSampleWeights(weights), L1Options());
+  ASSERT_TRUE(weighted.ok()) << weighted.status().ToString();
+  const auto repeated_rows = static_cast<int64_t>(labels.size());
+  const CsrView repeated{repeated_rows, file.cols(), row_ptr.data(), col_idx.data(), values.data()};
+  SolveOptions options = L1Options();
+  options.l1 = kL1 * static_cast<double>(file.rows()) / static_cast<double>(repeated_rows);
+  Result<SolveResult> plain = Solve(TrainingData::Csr(repeated, labels), options);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  ASSERT_EQ(weighted->model.weights.size(), plain->model.weights.size());
+  for (std::size_t j = 0; j < plain->model.weights.size(); ++j) {
+    EXPECT_NEAR(weighted->model.weights[j], plain->model.weights[j], 1e-6) << "feature " << j + 1;
+  }
+  // F_weighted = (N' / N) F_repeated at the same point.
+  EXPECT_NEAR(weighted->summary.objective,
+              plain->summary.objective * static_cast<double>(repeated_rows) / static_cast<double>(file.rows()),
+              1e-9 * weighted->summary.objective);
+
+  const std::vector<double> short_weights(3, 1.0), negative(static_cast<std::size_t>(file.rows()), -1.0);
+  Result<SolveResult> bad = Solve(TrainingData::Csr(original, file.labels).WithSampleWeights(short_weights), L1Options());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("sample weights: 3 weights for 270 rows"), std::string::npos)
+      << bad.status().message();
+  bad = Solve(TrainingData::Csr(original, file.labels).WithSampleWeights(negative), L1Options());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("sample weights[0]: the weight must be a finite number >= 0"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 // heart_scale's 13 features spread over a space of 2^32 (feature c at c * 330382099 + 7): the
 // solve runs over the 13 that occur and the model holds them by the caller's numbers; put
 // back in heart_scale's numbering by hand it is liblinear's optimum there.
