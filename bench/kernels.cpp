@@ -15,6 +15,7 @@
 #include "nimbus/core/csr.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/data/libsvm_reader.h"
+#include "nimbus/problem/loss.h"
 
 namespace {
 
@@ -48,12 +49,15 @@ int main(int argc, char** argv) {
   const auto rows = static_cast<std::size_t>(a.rows);
   const auto cols = static_cast<std::size_t>(a.cols);
   // Values like a solve's: margins-sized weights, a model with mixed signs.
-  std::vector<double> x(cols), v(cols), out(cols), squares(cols), y(rows), w(rows), d(rows);
+  std::vector<double> x(cols), v(cols), out(cols), squares(cols), y(rows), w(rows), d(rows), first(rows),
+      second(rows), row_weights(rows);
   for (std::size_t j = 0; j < cols; ++j) x[j] = v[j] = 1e-3 * static_cast<double>(j % 17) - 8e-3;
   for (std::size_t r = 0; r < rows; ++r) {
     w[r] = 0.5 - static_cast<double>(r % 7) / 7;
     d[r] = 0.25 - static_cast<double>(r % 5) / 40;
+    row_weights[r] = 0.5 + static_cast<double>(r % 3);
   }
+  const std::span<const double> labels = data->labels;
   const double nnz = static_cast<double>(a.nnz());
   double sink = 0;  // results feed this, so no call can be left out
   struct Figure {
@@ -71,6 +75,13 @@ int main(int argc, char** argv) {
       {"Axpy (rows)", MedianSeconds(repeats * 10, [&] { nimbus::Axpy(1e-9, d, w); }), static_cast<double>(rows)},
       {"SquaredDistance (rows)", MedianSeconds(repeats * 10, [&] { sink += nimbus::SquaredDistance(w, d); }),
        static_cast<double>(rows)},
+      // The loss's sums and derivatives per row at margins w, unweighted and with row weights.
+      {"LossDerivatives logistic (rows)",
+       MedianSeconds(repeats, [&] { sink += nimbus::LossDerivatives(nimbus::Loss::kLogistic, labels, w, 1.0, first, second); }),
+       static_cast<double>(rows)},
+      {"... with row weights (rows)", MedianSeconds(repeats, [&] {
+         sink += nimbus::LossDerivatives(nimbus::Loss::kLogistic, labels, w, 1.0, first, second, row_weights);
+       }), static_cast<double>(rows)},
   };
   sink += out[0] + squares[0];
   std::printf("%s: %zu rows, %zu columns, %.0f nonzeros; median of %d calls (dense ones: %d)\n", argv[1], rows, cols,

@@ -213,9 +213,16 @@ double LossDerivatives(const Loss& loss, std::span<const double> labels, std::sp
         return custom.Value(y, m);
       });
     }
-    case LossKind::kLogistic: return SumRows(labels, margins, scale, first, second, weights, LogisticRow);
-    case LossKind::kSquared: return SumRows(labels, margins, scale, first, second, weights, SquaredRow);
-    case LossKind::kSquaredHinge: return SumRows(labels, margins, scale, first, second, weights, SquaredHingeRow);
+    // Lambdas, not function pointers: each instantiation of SumRows gets its own row, inlined.
+    case LossKind::kLogistic:
+      return SumRows(labels, margins, scale, first, second, weights,
+                     [](double y, double m, double* d1, double* d2) { return LogisticRow(y, m, d1, d2); });
+    case LossKind::kSquared:
+      return SumRows(labels, margins, scale, first, second, weights,
+                     [](double y, double m, double* d1, double* d2) { return SquaredRow(y, m, d1, d2); });
+    case LossKind::kSquaredHinge:
+      return SumRows(labels, margins, scale, first, second, weights,
+                     [](double y, double m, double* d1, double* d2) { return SquaredHingeRow(y, m, d1, d2); });
   }
   return 0;
 }
