@@ -484,7 +484,7 @@ class ActiveSetNewton final : public CompositeNewton<ActiveSetNewton> {
 // (Lee, Sun & Saunders, "Proximal Newton-type methods for minimizing composite functions",
 // 2014). Each cycle, at x, with f's gradient g and Hessian H there:
 //   d   about argmin_d q(d) = g.d + d'Hd/2 + h(x + d) - h(x), by FISTA in the metric L diag H
-//       (ModelStep; one Hessian-vector round per step)
+//       (SolveModel; one Hessian-vector round per step)
 //   x   x + a d, with a halved from 1 until F(x + a d) <= F(x) + sigma a (g.d + h(x + d) - h(x)),
 //       and failing that (down to kShortestStep) a proximal gradient step scaled by diag H
 class ProximalNewton final : public CompositeNewton<ProximalNewton> {
