@@ -4,6 +4,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "solve_setup.h"
+#include "nimbus/api/plan.h"
 #include "nimbus/model/evaluation.h"
 #include "nimbus/model/model.h"
 #include "nimbus/cloud/s3.h"
@@ -30,6 +32,22 @@ Result<Dataset> ReadDataForModel(const Model& model, const std::string& path) {
   if (model.labels.binary) options.expected_labels = model.labels;
   options.renumber_columns = true;  // a hashed feature space costs no vector of its size
   return ReadLibsvmFile(path, options);
+}
+
+// The rows' c_r for eval's objective: class weights (--class-weight text, for `data`'s labels)
+// times the rows' own (--sample-weights file); empty without either.
+Result<std::vector<double>> ObjectiveRowWeights(const Model& model, Dataset& data, const std::string& path,
+                                                const std::string& class_weight, const std::string& sample_weights) {
+  if (!sample_weights.empty()) {
+    NIMBUS_ASSIGN_OR_RETURN(std::vector<double> weights, ReadSampleWeights(sample_weights, data.rows()));
+    data.AdoptWeights(std::move(weights));
+  }
+  ProblemSpec spec = model.Spec(data.rows(), data.cols());
+  if (!class_weight.empty()) {
+    NIMBUS_ASSIGN_OR_RETURN(const ClassWeights parsed, ParseClassWeights(class_weight));
+    NIMBUS_ASSIGN_OR_RETURN(spec.class_weights, ClassWeightsOf(parsed, model.labels, data.labels, path));
+  }
+  return RowWeights(spec, data.labels, data.weights);
 }
 
 }  // namespace
@@ -168,7 +186,7 @@ int RunPredict(int argc, char** argv) {
 }
 
 int RunEval(int argc, char** argv) {
-  std::string model_path, data;
+  std::string model_path, data, class_weight, sample_weights;
   double l1 = -1, l2 = -1;
   bool json = false;
   ArgParser parser("eval", "--model MODEL --data FILE.svm",
@@ -178,6 +196,8 @@ int RunEval(int argc, char** argv) {
   parser.AddString("data", "FILE.svm", "LIBSVM data with labels", &data);
   parser.AddDouble("l1", "X", "L1 weight for the objective (default: the model's; liblinear models: 0)", &l1);
   parser.AddDouble("l2", "X", "L2 weight for the objective (default: the model's; liblinear models: 0)", &l2);
+  parser.AddString("class-weight", "L=W,...", "class weights for the objective, as train takes them", &class_weight);
+  parser.AddString("sample-weights", "FILE", "each row's weight for the objective, one per line", &sample_weights);
   parser.AddSwitch("json", "print one JSON object instead of text", &json);
   parser.Require("model");
   parser.Require("data");
@@ -193,7 +213,9 @@ int RunEval(int argc, char** argv) {
   }
   Result<Dataset> dataset = ReadDataForModel(*model, data);
   if (!dataset.ok()) return ReportError("eval", dataset.status());
-  const Evaluation evaluation = Evaluate(*model, *dataset);
+  Result<std::vector<double>> row_weights = ObjectiveRowWeights(*model, *dataset, data, class_weight, sample_weights);
+  if (!row_weights.ok()) return ReportError("eval", row_weights.status());
+  const Evaluation evaluation = Evaluate(*model, *dataset, *row_weights);
   std::fputs(json ? (evaluation.ToJson() + "\n").c_str() : evaluation.Report().c_str(), stdout);
   return kExitOk;
 }

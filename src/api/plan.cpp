@@ -180,40 +180,36 @@ Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
   return plan;
 }
 
-namespace {
-
-// W per class as ProblemSpec holds them (-1 class, +1 class), from the options' labels or
-// balanced counts; a label the data does not have is an error.
-Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const Plan& plan) {
+Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const LabelEncoding& encoding,
+                                           std::span<const double> labels, const std::string& source) {
   if (weights.empty()) return std::vector<double>{};
-  if (!plan.labels.binary) return InvalidArgument("--class-weight: the data has real-valued targets, not classes");
+  if (!encoding.binary) return InvalidArgument("--class-weight: the data has real-valued targets, not classes");
   std::vector<double> per_class = {1.0, 1.0};
   if (weights.balanced) {
-    if (!plan.data) {
-      return InvalidArgument("--class-weight balanced: needs the rows of each class, which the store " + plan.source +
+    if (labels.empty()) {
+      return InvalidArgument("--class-weight balanced: needs the rows of each class, which the store " + source +
                              " does not list; give the LIBSVM file, or the weights by label");
     }
-    const std::span<const double> labels = plan.data->labels;
     const auto positives = static_cast<double>(std::count_if(labels.begin(), labels.end(), [](double y) { return y > 0; }));
     const auto rows = static_cast<double>(labels.size());
     const double counts[2] = {rows - positives, positives};
     for (int c = 0; c < 2; ++c) per_class[c] = counts[c] > 0 ? rows / (2.0 * counts[c]) : 1.0;
   }
   for (const auto& [label, weight] : weights.by_label) {
-    const bool negative = label == plan.labels.negative, positive = label == plan.labels.positive;
+    const bool negative = label == encoding.negative, positive = label == encoding.positive;
     if (!negative && !positive) {
-      return InvalidArgument("--class-weight: label " + FormatLabel(label) + " does not occur in " + plan.source +
-                             " (" + plan.labels.Describe() + ")");
+      return InvalidArgument("--class-weight: label " + FormatLabel(label) + " does not occur in " + source + " (" +
+                             encoding.Describe() + ")");
     }
     per_class[positive ? 1 : 0] *= weight;
   }
   return per_class;
 }
 
-}  // namespace
-
 Status SetProblem(const SolveOptions& options, Plan* plan) {
-  NIMBUS_ASSIGN_OR_RETURN(plan->spec.class_weights, ClassWeightsOf(options.class_weights, *plan));
+  const std::span<const double> labels = plan->data ? plan->data->labels : std::span<const double>();
+  NIMBUS_ASSIGN_OR_RETURN(plan->spec.class_weights,
+                          ClassWeightsOf(options.class_weights, plan->labels, labels, plan->source));
   plan->spec.intercept = options.intercept;
   plan->spec.regularizer = {options.l1.value_or(0.0), options.l2.value_or(0.0), options.regularizer};
   if (!options.l1 && !options.l2 && !options.regularizer) {

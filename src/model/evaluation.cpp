@@ -41,7 +41,7 @@ double AreaUnderRoc(std::span<const double> scores, std::span<const double> labe
   return (positive_rank_sum - positives * (positives + 1) / 2) / (positives * negatives);
 }
 
-Evaluation Evaluate(const Model& model, const Dataset& data) {
+Evaluation Evaluate(const Model& model, const Dataset& data, std::span<const double> row_weights) {
   Evaluation e;
   e.rows = data.rows();
   e.classification = IsClassification(model.loss);
@@ -67,9 +67,9 @@ Evaluation Evaluate(const Model& model, const Dataset& data) {
     e.mean_squared_error = squared_error / n;
     e.r_squared = variance > 0 ? 1.0 - squared_error / variance : std::nan("");
   }
-  // F = (1/N) sum_r loss(y_r, score_r) + the penalty on every weight the model holds (also
+  // F = (1/N) sum_r c_r loss(y_r, score_r) + the penalty on every weight the model holds (also
   // those of features this data lacks).
-  e.objective = SumLoss(model.loss, data.labels, scores) / n + model.Penalty();
+  e.objective = SumLoss(model.loss, data.labels, scores, row_weights) / n + model.Penalty();
   return e;
 }
 

@@ -135,6 +135,12 @@ TEST(Weights, BadWeightsAreNamed) {
   ExpectRefused({"--sample-weights", file("nan.txt", "nan\n" + ones)}, "nan.txt:1: the weight must be");
   ExpectRefused({"--sample-weights", file("text.txt", "1\nheavy\n" + ones)}, "text.txt:2: 'heavy' is not a number");
   ExpectRefused({"--sample-weights", dir.File("missing.txt")}, "missing.txt: cannot open");
+  // nimbus eval's weighted objective takes the same weights, and names the same errors.
+  Train({"--data", HeartScalePath(), "--out", dir.File("model.json")});
+  const CommandResult eval = RunNimbus({"eval", "--model", dir.File("model.json"), "--data", HeartScalePath(),
+                                        "--class-weight", "2=5", "--sample-weights", file("ones.txt", ones)});
+  EXPECT_NE(eval.exit_code, 0);
+  EXPECT_NE(eval.err.find("--class-weight: label 2 does not occur in"), std::string::npos) << eval.err;
   const CommandResult split =
       RunNimbus({"split", "--data", HeartScalePath(), "--shards", "2", "--out", dir.File("store")});
   ASSERT_EQ(split.exit_code, 0) << split.err;

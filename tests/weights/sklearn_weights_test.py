@@ -4,10 +4,12 @@ scikit-learn minimizes  C sum_r s_r W_{class r} loss_r + ||w||_1  (or + ||w||^2 
 C N times nimbus's F = (1/N) sum_r W s loss_r + l1 ||w||_1 with l1 = 1 / (C N) (or l2 = 1 / (C N)).
 Each case: real-valued sample weights, class_weight='balanced', and both together, for L1 and L2,
 on liblinear's heart_scale and on a sparse text-like set. F is computed here in numpy from both
-models; nimbus's must be within 1e-5 relative of scikit-learn's (and not far below it).
+models; nimbus's must be within 1e-5 relative of scikit-learn's, and `nimbus eval` with the same
+weights must report it.
 
 usage: sklearn_weights_test.py NIMBUS HEART_SCALE
 """
+import json
 import pathlib
 import subprocess
 import sys
@@ -46,14 +48,15 @@ def check(nimbus, work, name, x, y, penalty, sample_weight, balanced):
     lam = 1.0 / (c * rows)
     data = f"{work}/{name}.svm"
     dump_svmlight_file(x, y, data, zero_based=False)
-    args = [nimbus, "train", "--quiet", "--data", data, f"--{penalty}", repr(lam), "--workers", "2",
-            "--gradient-tolerance", "1e-10", "--out", f"{work}/model.json"]
+    weight_args = []
     if sample_weight is not None:
         np.savetxt(f"{work}/weights.txt", sample_weight, fmt="%.17g")
-        args += ["--sample-weights", f"{work}/weights.txt"]
+        weight_args += ["--sample-weights", f"{work}/weights.txt"]
     if balanced:
-        args += ["--class-weight", "balanced"]
-    run = subprocess.run(args, capture_output=True, text=True, timeout=600)
+        weight_args += ["--class-weight", "balanced"]
+    run = subprocess.run([nimbus, "train", "--quiet", "--data", data, f"--{penalty}", repr(lam), "--workers", "2",
+                          "--gradient-tolerance", "1e-10", "--out", f"{work}/model.json"] + weight_args,
+                         capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     ours, _, _ = read_model(f"{work}/model.json", cols)
 
@@ -72,6 +75,12 @@ def check(nimbus, work, name, x, y, penalty, sample_weight, balanced):
     print(f"{name} {penalty} sample_weight={sample_weight is not None} balanced={balanced}: "
           f"F nimbus {f_ours:.12g} scikit-learn {f_theirs:.12g} relative {relative:.2g}")
     assert abs(relative) <= 1e-5, "objectives differ by more than 1e-5 relative"
+    # nimbus eval with the same weights reports F at nimbus's model (its l1 or l2 is the model's).
+    evaluated = subprocess.run([nimbus, "eval", "--model", f"{work}/model.json", "--data", data, "--json"] + weight_args,
+                               capture_output=True, text=True, timeout=600)
+    assert evaluated.returncode == 0, evaluated.stderr
+    f_eval = json.loads(evaluated.stdout)["objective"]
+    assert abs(f_eval - f_ours) <= 1e-9 * f_ours, f"nimbus eval's objective {f_eval} is not F {f_ours}"
     # The weights matter: the unweighted optimum is worse under them.
     unweighted = LogisticRegression(penalty=penalty, C=c, solver="liblinear", fit_intercept=False, tol=1e-8)
     unweighted = unweighted.fit(x, y).coef_.ravel()

@@ -44,6 +44,11 @@ struct Plan {
 // (data/feature_map.h): the master's and the workers' vectors follow the data, and the model
 // maps back.
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss);
+// W per class as ProblemSpec::class_weights holds them (the -1 class, the +1 class), from
+// weights by label (a label `encoding` lacks is an error naming `source`) or balanced ones
+// (from the encoded `labels`; empty: unknown, an error).
+Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const LabelEncoding& encoding,
+                                           std::span<const double> labels, const std::string& source);
 // The plan's problem beyond its data: the intercept, the class weights, and the regularizer
 // (the options' l1, l2 or custom one; without any, l2 = 1/N, liblinear's C = 1).
 Status SetProblem(const SolveOptions& options, Plan* plan);

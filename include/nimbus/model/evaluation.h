@@ -19,7 +19,7 @@ struct Evaluation {
   double auc = 0;
   double mean_squared_error = 0;
   double r_squared = 0;
-  double objective = 0;  // F(model) on this data with the model's (or given) l1, l2
+  double objective = 0;  // F(model) on this data with the model's (or given) l1, l2, and row weights
 
   std::string Report() const;
   std::string ToJson() const;
@@ -32,6 +32,8 @@ std::vector<double> DecisionValues(const Model& model, const Dataset& data);
 // Area under the ROC curve of `scores` for labels in {-1, +1} (ties count one half).
 double AreaUnderRoc(std::span<const double> scores, std::span<const double> labels);
 
-Evaluation Evaluate(const Model& model, const Dataset& data);
+// `row_weights`: each row's c_r in the objective F = (1/N) sum_r c_r loss_r + penalty (empty:
+// all 1; problem.h's RowWeights makes them from class and sample weights).
+Evaluation Evaluate(const Model& model, const Dataset& data, std::span<const double> row_weights = {});
 
 }  // namespace nimbus
