@@ -1,5 +1,6 @@
 #include "nimbus/data/sample_weights.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
