@@ -38,8 +38,7 @@ double OptimalityResidual(const ProblemSpec& spec, std::span<const double> x, st
     } else if (HasRoughCustom(r)) {
       v[j] = x[j] - r.custom->Prox(1.0, x[j] - g[j]);
     } else {
-      const double l1 = r.l1;
-      v[j] = x[j] > 0 ? g[j] + l1 : x[j] < 0 ? g[j] - l1 : g[j] + l1 < 0 ? g[j] + l1 : g[j] - l1 > 0 ? g[j] - l1 : 0.0;
+      v[j] = MinimumNormSubgradient(x[j], g[j], r.l1);
     }
   }
   return Norm(v);

@@ -124,9 +124,7 @@ double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::
     worst = std::max(worst, std::abs(x[j] - spec.regularizer.custom->Prox(1.0, x[j] - g[j])));
   }
   for (std::size_t j = 0; j < static_cast<std::size_t>(spec.cols) && spec.regularizer.custom == nullptr; ++j) {
-    const double gj = g[j] + l2 * x[j];
-    const double violation = x[j] != 0 ? std::abs(gj + std::copysign(l1, x[j])) : std::max(0.0, std::abs(gj) - l1);
-    worst = std::max(worst, violation);
+    worst = std::max(worst, std::abs(MinimumNormSubgradient(x[j], g[j] + l2 * x[j], l1)));
   }
   if (spec.intercept) worst = std::max(worst, std::abs(g[static_cast<std::size_t>(spec.cols)]));
   return worst;

@@ -43,6 +43,14 @@ class CustomRegularizer {
   std::string name_;
 };
 
+// The minimum-norm element of g + l1 d|x| (the subdifferential of a smooth part with gradient g
+// plus l1 |x|, one coordinate): zero exactly where x is optimal.
+inline double MinimumNormSubgradient(double x, double g, double l1) {
+  if (x > 0) return g + l1;
+  if (x < 0) return g - l1;
+  return g + l1 < 0 ? g + l1 : g - l1 > 0 ? g - l1 : 0.0;
+}
+
 // l1 ||x||_1 + (l2/2) ||x||^2, or a user's own g (then l1 = l2 = 0), over the first
 // `regularized` entries of a model vector (the rest is the intercept).
 struct Regularizer {
