@@ -1,7 +1,8 @@
 #include "solve_setup.h"
 
 #include <cmath>
-#include <cstdlib>
+#include <optional>
+#include <string_view>
 
 namespace nimbus::cli {
 
@@ -58,21 +59,19 @@ Result<ClassWeights> ParseClassWeights(const std::string& text) {
   }
   for (const std::string& item : SplitList(text)) {
     const auto equals = item.find('=');
-    char* label_end = nullptr;
-    char* weight_end = nullptr;
-    const double label = equals == std::string::npos ? 0 : std::strtod(item.c_str(), &label_end);
-    const double weight = equals == std::string::npos ? 0 : std::strtod(item.c_str() + equals + 1, &weight_end);
-    if (equals == std::string::npos || label_end != item.c_str() + equals || equals == 0 ||
-        weight_end != item.c_str() + item.size() || equals + 1 == item.size()) {
+    const std::string_view text = item;
+    const std::optional<double> label = equals == std::string::npos ? std::nullopt : ParseReal(text.substr(0, equals));
+    const std::optional<double> weight = equals == std::string::npos ? std::nullopt : ParseReal(text.substr(equals + 1));
+    if (!label || !weight) {
       return InvalidArgument("--class-weight: '" + item + "' is not LABEL=WEIGHT (e.g. --class-weight 1=5,-1=0.5, "
                              "or --class-weight balanced)");
     }
-    if (!(weight >= 0) || !std::isfinite(weight) || !std::isfinite(label)) {
-      return InvalidArgument("--class-weight: the weight of label " + FormatLabel(label) +
+    if (!(*weight >= 0) || !std::isfinite(*weight) || !std::isfinite(*label)) {
+      return InvalidArgument("--class-weight: the weight of label " + FormatLabel(*label) +
                              " must be a finite number >= 0");
     }
-    if (!weights.by_label.emplace(label, weight).second) {
-      return InvalidArgument("--class-weight: label " + FormatLabel(label) + " is given twice");
+    if (!weights.by_label.emplace(*label, *weight).second) {
+      return InvalidArgument("--class-weight: label " + FormatLabel(*label) + " is given twice");
     }
   }
   if (weights.by_label.empty()) return InvalidArgument("--class-weight: LABEL=W[,LABEL=W...] or balanced");

@@ -71,13 +71,9 @@ Status ArgParser::Assign(Option& option, const std::string& value) {
     }
     **integer = parsed;
   } else if (auto* real = std::get_if<double*>(&option.target)) {
-    double parsed = 0;
-    const char* begin = value.data() + (value.starts_with('+') ? 1 : 0);
-    const auto [end, error] = std::from_chars(begin, value.data() + value.size(), parsed);
-    if (error != std::errc() || end != value.data() + value.size() || !std::isfinite(parsed)) {
-      return InvalidArgument(flag + ": '" + value + "' is not a finite number");
-    }
-    **real = parsed;
+    const std::optional<double> parsed = ParseReal(value);
+    if (!parsed || !std::isfinite(*parsed)) return InvalidArgument(flag + ": '" + value + "' is not a finite number");
+    **real = *parsed;
   }
   return Status::Ok();
 }
@@ -186,6 +182,14 @@ int ExitCodeOf(const Status& status) {
     default:
       return kExitFailure;
   }
+}
+
+std::optional<double> ParseReal(std::string_view text) {
+  double parsed = 0;
+  const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
+  const auto [end, error] = std::from_chars(begin, text.data() + text.size(), parsed);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return parsed;
 }
 
 std::vector<std::string> SplitList(const std::string& text) {

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -70,6 +72,10 @@ bool ParseOrExit(ArgParser& parser, int argc, char** argv, int* exit_code, int f
 int ReportError(const std::string& command, const Status& status);
 // That exit code, without the message.
 int ExitCodeOf(const Status& status);
+
+// The whole of `text` as a number (an optional leading '+', as the command line allows), or
+// nothing; not checked for finiteness.
+std::optional<double> ParseReal(std::string_view text);
 
 // "a,b,,c" -> {"a", "b", "c"}.
 std::vector<std::string> SplitList(const std::string& text);
