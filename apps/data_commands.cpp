@@ -38,10 +38,7 @@ Result<Dataset> ReadDataForModel(const Model& model, const std::string& path) {
 // times the rows' own (--sample-weights file); empty without either.
 Result<std::vector<double>> ObjectiveRowWeights(const Model& model, Dataset& data, const std::string& path,
                                                 const std::string& class_weight, const std::string& sample_weights) {
-  if (!sample_weights.empty()) {
-    NIMBUS_ASSIGN_OR_RETURN(std::vector<double> weights, ReadSampleWeights(sample_weights, data.rows()));
-    data.AdoptWeights(std::move(weights));
-  }
+  if (!sample_weights.empty()) NIMBUS_RETURN_IF_ERROR(ReadSampleWeightsInto(sample_weights, data));
   ProblemSpec spec = model.Spec(data.rows(), data.cols());
   if (!class_weight.empty()) {
     NIMBUS_ASSIGN_OR_RETURN(const ClassWeights parsed, ParseClassWeights(class_weight));
@@ -122,9 +119,7 @@ int RunSplit(int argc, char** argv) {
   Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
   if (!dataset.ok()) return ReportError("split", dataset.status());
   if (!sample_weights.empty()) {
-    Result<std::vector<double>> weights = ReadSampleWeights(sample_weights, dataset->rows());
-    if (!weights.ok()) return ReportError("split", weights.status());
-    dataset->AdoptWeights(std::move(weights).value());
+    if (Status read = ReadSampleWeightsInto(sample_weights, *dataset); !read.ok()) return ReportError("split", read);
   }
   Result<std::unique_ptr<Store>> store = OpenAnyStore(out, /*create=*/true);
   if (!store.ok()) return ReportError("split", store.status());

@@ -114,9 +114,7 @@ Status AttachSampleWeights(const TrainingData& source, Dataset& data) {
     return Status::Ok();
   }
   if (source.sample_weights_file().empty()) return Status::Ok();
-  NIMBUS_ASSIGN_OR_RETURN(std::vector<double> weights, ReadSampleWeights(source.sample_weights_file(), data.rows()));
-  data.AdoptWeights(std::move(weights));
-  return Status::Ok();
+  return ReadSampleWeightsInto(source.sample_weights_file(), data);
 }
 
 Result<Plan> PlanInMemory(const TrainingData& source, int64_t requested_workers, Loss loss) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <utility>
 
 namespace nimbus {
 namespace {
@@ -44,6 +45,12 @@ Result<std::vector<double>> ReadSampleWeights(const std::string& path, int64_t r
                            std::to_string(rows) + " rows (one weight per line, a line per row)");
   }
   return weights;
+}
+
+Status ReadSampleWeightsInto(const std::string& path, Dataset& data) {
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<double> weights, ReadSampleWeights(path, data.rows()));
+  data.AdoptWeights(std::move(weights));
+  return Status::Ok();
 }
 
 Status CheckSampleWeights(std::span<const double> weights, int64_t rows, const std::string& what) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nimbus/core/status.h"
+#include "nimbus/data/dataset.h"
 
 namespace nimbus {
 
@@ -15,6 +16,9 @@ namespace nimbus {
 // line: an unreadable number, a negative or non-finite weight, or more or fewer lines than
 // `rows`.
 Result<std::vector<double>> ReadSampleWeights(const std::string& path, int64_t rows);
+
+// ReadSampleWeights for `data`'s rows, into data.weights (kept alive with its arrays).
+Status ReadSampleWeightsInto(const std::string& path, Dataset& data);
 
 // The caller's array, held to the same rules; errors say "`what`[r]".
 Status CheckSampleWeights(std::span<const double> weights, int64_t rows, const std::string& what);
