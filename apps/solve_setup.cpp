@@ -1,6 +1,5 @@
 #include "solve_setup.h"
 
-#include <cmath>
 #include <optional>
 #include <string_view>
 
@@ -65,10 +64,6 @@ Result<ClassWeights> ParseClassWeights(const std::string& text) {
     if (!label || !weight) {
       return InvalidArgument("--class-weight: '" + item + "' is not LABEL=WEIGHT (e.g. --class-weight 1=5,-1=0.5, "
                              "or --class-weight balanced)");
-    }
-    if (!(*weight >= 0) || !std::isfinite(*weight) || !std::isfinite(*label)) {
-      return InvalidArgument("--class-weight: the weight of label " + FormatLabel(*label) +
-                             " must be a finite number >= 0");
     }
     if (!weights.by_label.emplace(*label, *weight).second) {
       return InvalidArgument("--class-weight: label " + FormatLabel(*label) + " is given twice");

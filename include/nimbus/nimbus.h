@@ -134,6 +134,7 @@ struct ClassWeights {
   bool balanced = false;
 
   bool empty() const { return by_label.empty() && !balanced; }
+  Status Validate() const;  // every weight a finite number >= 0
 };
 
 struct SolveOptions {

@@ -181,6 +181,7 @@ Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
 Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const LabelEncoding& encoding,
                                            std::span<const double> labels, const std::string& source) {
   if (weights.empty()) return std::vector<double>{};
+  NIMBUS_RETURN_IF_ERROR(weights.Validate());
   if (!encoding.binary) return InvalidArgument("--class-weight: the data has real-valued targets, not classes");
   std::vector<double> per_class = {1.0, 1.0};
   if (weights.balanced) {

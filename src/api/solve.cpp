@@ -88,8 +88,19 @@ Status RuntimeOptions::Validate() const {
   return Status::Ok();
 }
 
+Status ClassWeights::Validate() const {
+  for (const auto& [label, weight] : by_label) {
+    if (!(weight >= 0) || !std::isfinite(weight) || !std::isfinite(label)) {
+      return InvalidArgument("--class-weight: the weight of label " + FormatLabel(label) +
+                             " must be a finite number >= 0");
+    }
+  }
+  return Status::Ok();
+}
+
 Status SolveOptions::Validate() const {
   NIMBUS_RETURN_IF_ERROR(runtime.Validate());
+  NIMBUS_RETURN_IF_ERROR(class_weights.Validate());
   if (algorithm != "auto" && algorithm != "admm" && algorithm != "newton") {
     return InvalidArgument("--algorithm: '" + algorithm + "' is not admm, newton or auto");
   }
