@@ -25,26 +25,23 @@ Result<SyntheticTask> ParseTask(const std::string& name) {
   return InvalidArgument("--task: unknown task '" + name + "' (choose classification or regression)");
 }
 
-// Reads labelled data for a model: its labels must be the model's two labels.
+// Reads labelled data for a model: its labels must be the model's classes.
 Result<Dataset> ReadDataForModel(const Model& model, const std::string& path) {
   LibsvmReadOptions options;
-  options.label_mode = model.labels.binary ? LabelMode::kBinary : LabelMode::kRegression;
-  if (model.labels.binary) options.expected_labels = model.labels;
+  options.label_mode = model.labels.classification ? LabelMode::kClassification : LabelMode::kRegression;
+  if (model.labels.classification) options.expected_labels = model.labels;
   options.renumber_columns = true;  // a hashed feature space costs no vector of its size
   return ReadLibsvmFile(path, options);
 }
 
-// The rows' c_r for eval's objective: class weights (--class-weight text, for `data`'s labels)
-// times the rows' own (--sample-weights file); empty without either.
-Result<std::vector<double>> ObjectiveRowWeights(const Model& model, Dataset& data, const std::string& path,
-                                                const std::string& class_weight, const std::string& sample_weights) {
+// Each class's weight for eval's objective (--class-weight text, for `data`'s labels; empty
+// without), after reading the rows' own (--sample-weights file) into `data`.
+Result<std::vector<double>> ObjectiveWeights(const Model& model, Dataset& data, const std::string& path,
+                                             const std::string& class_weight, const std::string& sample_weights) {
   if (!sample_weights.empty()) NIMBUS_RETURN_IF_ERROR(ReadSampleWeightsInto(sample_weights, data));
-  ProblemSpec spec = model.Spec(data.rows(), data.cols());
-  if (!class_weight.empty()) {
-    NIMBUS_ASSIGN_OR_RETURN(const ClassWeights parsed, ParseClassWeights(class_weight));
-    NIMBUS_ASSIGN_OR_RETURN(spec.class_weights, ClassWeightsOf(parsed, model.labels, data.labels, path));
-  }
-  return RowWeights(spec, data.labels, data.weights);
+  if (class_weight.empty()) return std::vector<double>{};
+  NIMBUS_ASSIGN_OR_RETURN(const ClassWeights parsed, ParseClassWeights(class_weight));
+  return ClassWeightsOf(parsed, model.labels, data.labels, path);
 }
 
 }  // namespace
@@ -114,7 +111,7 @@ int RunSplit(int argc, char** argv) {
 
   Stopwatch watch;
   LibsvmReadOptions read_options;
-  read_options.label_mode = *parsed_task == SyntheticTask::kClassification ? LabelMode::kBinary : LabelMode::kRegression;
+  read_options.label_mode = *parsed_task == SyntheticTask::kClassification ? LabelMode::kClassification : LabelMode::kRegression;
   read_options.renumber_columns = true;  // the shards hold the features that occur; the manifest, the map
   Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
   if (!dataset.ok()) return ReportError("split", dataset.status());
@@ -144,8 +141,9 @@ int RunPredict(int argc, char** argv) {
   parser.AddString("model", "MODEL", "model file (nimbus JSON or liblinear format)", &model_path);
   parser.AddString("data", "FILE.svm", "LIBSVM data to predict", &data);
   parser.AddString("out", "FILE", "output file (default: standard output)", &out);
-  parser.AddSwitch("scores", "add a second column: the probability of the positive label for logistic models,\n"
-                   "                            the decision value otherwise", &scores);
+  parser.AddSwitch("scores", "add the scores: for logistic models the probability of the positive label (of\n"
+                   "                            each class, in ascending order of label, for a multiclass model), the decision\n"
+                   "                            value(s) otherwise", &scores);
   parser.Require("model");
   parser.Require("data");
   int exit_code = 0;
@@ -160,17 +158,21 @@ int RunPredict(int argc, char** argv) {
   if (!dataset.ok()) return ReportError("predict", dataset.status());
 
   const std::vector<double> values = DecisionValues(*model, *dataset);
+  const auto c_count = static_cast<std::size_t>(model->classes);
+  const bool logistic = model->loss == Loss::kLogistic;
   std::string text;
-  char line[96];
-  for (double value : values) {
-    const double predicted = model->labels.binary ? model->labels.Decode(value) : value;
-    if (!scores) {
-      std::snprintf(line, sizeof line, "%s\n", FormatLabel(predicted).c_str());
-    } else {
-      const double score = model->loss == Loss::kLogistic ? 1.0 / (1.0 + std::exp(-value)) : value;
-      std::snprintf(line, sizeof line, "%s %.17g\n", FormatLabel(predicted).c_str(), score);
+  char number[40];
+  for (std::size_t r = 0; r < static_cast<std::size_t>(dataset->rows()); ++r) {
+    const std::span<const double> row = std::span<const double>(values).subspan(r * c_count, c_count);
+    text += FormatLabel(model->labels.classification ? model->labels.Decode(PredictedLabel(*model, row)) : row[0]);
+    if (scores) {
+      const std::vector<double> shown = logistic ? ClassProbabilities(*model, row) : std::vector<double>(row.begin(), row.end());
+      for (const double score : shown) {
+        std::snprintf(number, sizeof number, " %.17g", score);
+        text += number;
+      }
     }
-    text += line;
+    text += '\n';
   }
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -185,8 +187,9 @@ int RunEval(int argc, char** argv) {
   double l1 = -1, l2 = -1;
   bool json = false;
   ArgParser parser("eval", "--model MODEL --data FILE.svm",
-                   "Measures a model on labelled data: accuracy, log loss and AUC for classifiers, MSE and R^2\n"
-                   "for regression, and the objective F with the model's regularization (or --l1/--l2).");
+                   "Measures a model on labelled data: accuracy, log loss and AUC for classifiers (for more than\n"
+                   "two classes, each class's precision and recall and the confusion matrix in place of the AUC),\n"
+                   "MSE and R^2 for regression, and the objective F with the model's regularization (or --l1/--l2).");
   parser.AddString("model", "MODEL", "model file (nimbus JSON or liblinear format)", &model_path);
   parser.AddString("data", "FILE.svm", "LIBSVM data with labels", &data);
   parser.AddDouble("l1", "X", "L1 weight for the objective (default: the model's; liblinear models: 0)", &l1);
@@ -208,9 +211,9 @@ int RunEval(int argc, char** argv) {
   }
   Result<Dataset> dataset = ReadDataForModel(*model, data);
   if (!dataset.ok()) return ReportError("eval", dataset.status());
-  Result<std::vector<double>> row_weights = ObjectiveRowWeights(*model, *dataset, data, class_weight, sample_weights);
-  if (!row_weights.ok()) return ReportError("eval", row_weights.status());
-  const Evaluation evaluation = Evaluate(*model, *dataset, *row_weights);
+  Result<std::vector<double>> class_weights = ObjectiveWeights(*model, *dataset, data, class_weight, sample_weights);
+  if (!class_weights.ok()) return ReportError("eval", class_weights.status());
+  const Evaluation evaluation = Evaluate(*model, *dataset, *class_weights);
   std::fputs(json ? (evaluation.ToJson() + "\n").c_str() : evaluation.Report().c_str(), stdout);
   return kExitOk;
 }

@@ -16,7 +16,10 @@ void AddProblemOptions(ArgParser& parser, ProblemFlags* flags) {
   parser.AddDouble("l2", "X", "L2 regularization weight", &flags->l2);
   parser.AddSwitch("intercept", "fit an unregularized intercept b", &flags->options.intercept);
   parser.AddString("class-weight", "L=W,...", "weigh class L's rows W times (liblinear's -wL W), or 'balanced'\n"
-                   "                            (each class N / (2 x its rows))", &flags->class_weight);
+                   "                            (each class N / (classes x its rows))", &flags->class_weight);
+  parser.AddString("multiclass", "METHOD", "data of three classes or more: ovr (one-vs-rest, liblinear's: a binary\n"
+                   "                            problem per class, solved side by side) or multinomial (softmax, logistic loss)",
+                   &flags->options.multiclass);
   parser.AddDouble("eps-abs", "X", "absolute tolerance of the stop test", &admm.eps_abs);
   parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &admm.eps_rel);
   flags->max_iter = admm.max_iterations;

@@ -144,6 +144,10 @@ struct SolveOptions {
   std::shared_ptr<const CustomRegularizer> regularizer;  // a program's own g, in place of l1 and l2
   bool intercept = false;
   ClassWeights class_weights;  // F = (1/N) sum_r W_{class r} s_r loss_r + g(x), with s_r the rows' own
+  // Data of three classes or more: "ovr" (one-vs-rest, liblinear's: a binary problem per class,
+  // all solved in the same rounds) or "multinomial" (softmax; logistic loss, any number of
+  // classes). The model then holds a weight vector per class (problem.h: ProblemSpec::classes).
+  std::string multiclass = "ovr";
   // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set).
   std::string algorithm = "auto";
   AdmmOptions admm;              // its tolerances, iteration cap and target serve newton too

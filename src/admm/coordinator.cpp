@@ -102,7 +102,7 @@ class Consensus {
   // worker order so the result is reproducible. A coordinate no worker holds is argmin g = 0
   // (z arrives zeroed).
   void ZUpdate(const ProblemSpec& spec, const std::vector<WorkerReply>& replies, double rho, Vector& z) const {
-    const auto regularized = static_cast<std::size_t>(spec.cols);
+    const auto regularized = spec.regularized_size();
     if (!general()) {
       Fill(z, 0.0);
       for (const WorkerReply& reply : replies) Axpy(1.0, reply.w, z);
@@ -130,7 +130,7 @@ class Consensus {
   // (what workers that sum among themselves hand each process for its block).
   void ZFromSums(const ProblemSpec& spec, std::span<const double> sums, std::size_t begin, double rho,
                  Vector& z) const {
-    const auto regularized = static_cast<std::size_t>(spec.cols);
+    const auto regularized = spec.regularized_size();
     PrepareProx(spec, rho);
     for (std::size_t k = 0; k < sums.size(); ++k) {
       const std::size_t j = begin + k;
@@ -223,7 +223,7 @@ void RecordWork(const std::vector<WorkerReply>& replies, Summary& summary) {
 double ObjectiveAtZ(const ProblemSpec& spec, const std::vector<WorkerReply>& replies, const Vector& z) {
   double loss = 0;
   for (const WorkerReply& r : replies) loss += r.scalars.loss_at_z;
-  return loss + spec.regularizer.Value(z, static_cast<std::size_t>(spec.cols));
+  return loss + spec.regularizer.Value(z, spec.regularized_size());
 }
 
 
@@ -681,7 +681,7 @@ Result<Solution> AdmmSolve::Finish() {
   Solution solution;
   solution.model = *tested_z_;
   summary_.nnz = static_cast<int64_t>(
-      CountNonzeros(std::span<const double>(solution.model).first(static_cast<std::size_t>(spec_.cols))));
+      CountNonzeros(std::span<const double>(solution.model).first(spec_.regularized_size())));
   if (trace_ != nullptr) trace_->Write(summary_.ToJson("summary"));
   solution.summary = std::move(summary_);
   return solution;

@@ -29,7 +29,7 @@ double ProxOfRoughPart(const Regularizer& r, double t, double v) {
 // subgradient (which equals that v near the optimum; the l1 tolerances were tuned on it). The
 // intercept has no h: v = g there. v is scratch.
 double OptimalityResidual(const ProblemSpec& spec, std::span<const double> x, std::span<const double> g, Vector& v) {
-  const std::size_t regularized = static_cast<std::size_t>(spec.cols);
+  const std::size_t regularized = spec.regularized_size();
   const Regularizer& r = spec.regularizer;
   v.resize(x.size());
   for (std::size_t j = 0; j < x.size(); ++j) {
@@ -101,7 +101,7 @@ class DistributedObjective final : public SmoothFunction {
     request.point = at.x;
     Fill(hv, 0.0);
     if (!RunAndSum(request, hv, {})) return;
-    spec_.regularizer.AddCurvatureProduct(at.x, v, static_cast<std::size_t>(spec_.cols), hv);
+    spec_.regularizer.AddCurvatureProduct(at.x, v, spec_.regularized_size(), hv);
   }
 
   void HessianDiagonal(std::span<double> diagonal) override {
@@ -161,7 +161,7 @@ class DistributedObjective final : public SmoothFunction {
     if (!RunAndSum(request, p.gradient, p.diagonal, &p.value)) return nullptr;
     p.round = request.round;
     p.x = request.z;
-    const std::size_t regularized = static_cast<std::size_t>(spec_.cols);
+    const std::size_t regularized = spec_.regularized_size();
     spec_.regularizer.AddGradient(x, regularized, p.gradient);
     spec_.regularizer.AddCurvature(x, regularized, p.diagonal);
     // Before the master reports its first step, the trace shows the first point's test.
@@ -193,7 +193,7 @@ class DistributedObjective final : public SmoothFunction {
       loss += r.scalars.loss_at_z;
       Accumulate(r, first, second);
     }
-    if (value != nullptr) *value = loss + spec_.regularizer.Value(request.z, static_cast<std::size_t>(spec_.cols));
+    if (value != nullptr) *value = loss + spec_.regularizer.Value(request.z, spec_.regularized_size());
     const double master_seconds = master_watch.ElapsedSeconds();
     summary_.master_seconds += master_seconds;
     if (trace_ != nullptr) {
@@ -345,7 +345,7 @@ template <class Derived>
 class CompositeNewton {
  public:
   CompositeNewton(SmoothFunction& f, const ProblemSpec& spec, const NewtonCgOptions& options)
-      : f_(f), spec_(spec), regularized_(static_cast<std::size_t>(spec.cols)), options_(options) {}
+      : f_(f), spec_(spec), regularized_(spec.regularized_size()), options_(options) {}
 
   LocalSolveStats Minimize(std::span<double> x) {
     const std::size_t n = x.size();
@@ -646,7 +646,7 @@ Result<Solution> NewtonMaster::Solve() {
   Solution solution;
   solution.model = std::move(last_iterate_);
   summary.nnz = static_cast<int64_t>(
-      CountNonzeros(std::span<const double>(solution.model).first(static_cast<std::size_t>(spec_.cols))));
+      CountNonzeros(std::span<const double>(solution.model).first(spec_.regularized_size())));
   summary.cg_iterations = stats.cg_iterations;
   if (trace_ != nullptr) trace_->Write(summary.ToJson("summary"));
   solution.summary = std::move(summary);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "nimbus/admm/coordinator.h"
@@ -35,7 +36,7 @@ Result<Plan> PlanFromStore(const std::string& location, int64_t workers, Loss lo
                            " shards, one per worker; give --workers " + std::to_string(shards) +
                            " or leave it out (or split again with --shards " + std::to_string(workers) + ")");
   }
-  if (IsClassification(loss) != plan.manifest.encoding.binary) {
+  if (IsClassification(loss) != plan.manifest.encoding.classification) {
     return InvalidArgument(location + ": the shards hold " + plan.manifest.encoding.Describe() + ", which the " +
                            LossName(loss) + " loss cannot use (split with --task " +
                            (IsClassification(loss) ? "classification" : "regression") + ")");
@@ -68,7 +69,8 @@ Status CheckCsr(const CsrView& matrix) {
 }
 
 // The caller's rows as a classifier or a regression sees them: for a classifier, two
-// distinct label values become -1 and +1 (the larger +1), in a copy unless they already are.
+// distinct label values become -1 and +1 (the larger +1), in a copy unless they already are;
+// more become class indices in ascending order of value.
 Result<Dataset> InMemoryDataset(const TrainingData& data, Loss loss) {
   const CsrView& matrix = data.matrix();
   if (static_cast<int64_t>(data.labels().size()) != matrix.rows) {
@@ -80,7 +82,7 @@ Result<Dataset> InMemoryDataset(const TrainingData& data, Loss loss) {
   dataset.matrix = matrix;
   dataset.labels = data.labels();
   if (!IsClassification(loss)) {
-    dataset.encoding.binary = false;
+    dataset.encoding.classification = false;
     return dataset;
   }
   std::vector<double> values;
@@ -88,17 +90,23 @@ Result<Dataset> InMemoryDataset(const TrainingData& data, Loss loss) {
     if (!std::isfinite(label)) return InvalidArgument("data: a label is not a finite number");
     if (std::find(values.begin(), values.end(), label) != values.end()) continue;
     values.push_back(label);
-    if (values.size() > 2) {
-      return InvalidArgument("data: a third distinct label " + FormatLabel(label) + " after " +
-                             FormatLabel(values[0]) + " and " + FormatLabel(values[1]) +
-                             ": only binary classification is supported");
+    if (values.size() > static_cast<std::size_t>(kMaxClasses)) {
+      return InvalidArgument("data: more than " + std::to_string(kMaxClasses) +
+                             " distinct labels, the most classes a classifier takes (a regression's targets? "
+                             "Loss::kSquared)");
     }
   }
   std::sort(values.begin(), values.end());
-  dataset.encoding.negative = values.size() == 2 ? values[0] : (values[0] > 0 ? -1.0 : values[0]);
-  dataset.encoding.positive = values.size() == 2 ? values[1] : (values[0] > 0 ? values[0] : 1.0);
-  if (dataset.encoding.negative == -1.0 && dataset.encoding.positive == 1.0) return dataset;
+  if (values.size() > 2) {
+    dataset.encoding.classes = values;
+  } else {
+    // One label alone: the other class is -1 (or +1 when that one is negative), as a file's.
+    dataset.encoding.negative = values.size() == 2 ? values[0] : (values[0] > 0 ? -1.0 : values[0]);
+    dataset.encoding.positive = values.size() == 2 ? values[1] : (values[0] > 0 ? values[0] : 1.0);
+    if (dataset.encoding.negative == -1.0 && dataset.encoding.positive == 1.0) return dataset;
+  }
   auto encoded = std::make_shared<std::vector<double>>();
+  encoded->reserve(data.labels().size());
   for (const double label : data.labels()) encoded->push_back(dataset.encoding.Encode(label));
   dataset.labels = *encoded;
   dataset.storage = std::move(encoded);
@@ -125,7 +133,7 @@ Result<Plan> PlanInMemory(const TrainingData& source, int64_t requested_workers,
     data = RenumberToOccurring(data);
   } else {
     LibsvmReadOptions options;
-    options.label_mode = IsClassification(loss) ? LabelMode::kBinary : LabelMode::kRegression;
+    options.label_mode = IsClassification(loss) ? LabelMode::kClassification : LabelMode::kRegression;
     options.renumber_columns = true;
     NIMBUS_ASSIGN_OR_RETURN(data, ReadLibsvmFile(source.location(), options));
   }
@@ -182,25 +190,27 @@ Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const La
                                            std::span<const double> labels, const std::string& source) {
   if (weights.empty()) return std::vector<double>{};
   NIMBUS_RETURN_IF_ERROR(weights.Validate());
-  if (!encoding.binary) return InvalidArgument("--class-weight: the data has real-valued targets, not classes");
-  std::vector<double> per_class = {1.0, 1.0};
+  if (!encoding.classification) return InvalidArgument("--class-weight: the data has real-valued targets, not classes");
+  const std::vector<double> values = encoding.ClassValues();
+  std::vector<double> per_class(values.size(), 1.0);
   if (weights.balanced) {
     if (labels.empty()) {
       return InvalidArgument("--class-weight balanced: needs the rows of each class, which the store " + source +
                              " does not list; give the LIBSVM file, or the weights by label");
     }
-    const auto positives = static_cast<double>(std::count_if(labels.begin(), labels.end(), [](double y) { return y > 0; }));
-    const auto rows = static_cast<double>(labels.size());
-    const double counts[2] = {rows - positives, positives};
-    for (int c = 0; c < 2; ++c) per_class[c] = counts[c] > 0 ? rows / (2.0 * counts[c]) : 1.0;
+    std::vector<double> counts(values.size(), 0.0);
+    for (const double y : labels) counts[ClassIndex(y)] += 1;
+    // scikit-learn's: N / (classes x the class's rows).
+    const auto rows = static_cast<double>(labels.size()), classes = static_cast<double>(values.size());
+    for (std::size_t c = 0; c < counts.size(); ++c) per_class[c] = counts[c] > 0 ? rows / (classes * counts[c]) : 1.0;
   }
   for (const auto& [label, weight] : weights.by_label) {
-    const bool negative = label == encoding.negative, positive = label == encoding.positive;
-    if (!negative && !positive) {
+    const auto at = std::find(values.begin(), values.end(), label);
+    if (at == values.end()) {
       return InvalidArgument("--class-weight: label " + FormatLabel(label) + " does not occur in " + source + " (" +
                              encoding.Describe() + ")");
     }
-    per_class[positive ? 1 : 0] *= weight;
+    per_class[static_cast<std::size_t>(at - values.begin())] *= weight;
   }
   return per_class;
 }
@@ -210,6 +220,14 @@ Status SetProblem(const SolveOptions& options, Plan* plan) {
   NIMBUS_ASSIGN_OR_RETURN(plan->spec.class_weights,
                           ClassWeightsOf(options.class_weights, plan->labels, labels, plan->source));
   plan->spec.intercept = options.intercept;
+  plan->spec.multinomial = options.multiclass == "multinomial";
+  plan->spec.classes = plan->labels.multiclass() ? static_cast<int64_t>(plan->labels.classes.size())
+                       : plan->spec.multinomial ? 2 : 1;
+  // The general form numbers the model's entries with 32 bits.
+  if (plan->spec.model_size() > std::numeric_limits<uint32_t>::max()) {
+    return InvalidArgument("the model would hold " + std::to_string(plan->spec.model_size()) + " weights (" +
+                           std::to_string(plan->spec.classes) + " classes), more than 2^32");
+  }
   plan->spec.regularizer = {options.l1.value_or(0.0), options.l2.value_or(0.0), options.regularizer};
   if (!options.l1 && !options.l2 && !options.regularizer) {
     plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);

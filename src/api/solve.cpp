@@ -104,6 +104,13 @@ Status SolveOptions::Validate() const {
   if (algorithm != "auto" && algorithm != "admm" && algorithm != "newton") {
     return InvalidArgument("--algorithm: '" + algorithm + "' is not admm, newton or auto");
   }
+  if (multiclass != "ovr" && multiclass != "multinomial") {
+    return InvalidArgument("--multiclass: '" + multiclass + "' is not ovr or multinomial");
+  }
+  if (multiclass == "multinomial" && !(loss == Loss::kLogistic)) {
+    return InvalidArgument(std::string("--multiclass multinomial: the softmax loss generalizes the logistic loss, not '") +
+                           LossName(loss) + "' (one-vs-rest takes any classification loss)");
+  }
   const bool allreduce = runtime.topology == "allreduce";
   if (algorithm == "newton" && (admm.barrier != 0 || admm.lean_messages || allreduce)) {
     return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
@@ -213,6 +220,8 @@ Model ModelOf(const Plan& plan, std::vector<double> weights) {
     model.features = *plan.columns.features;
   }
   model.labels = plan.labels;
+  model.classes = plan.spec.classes;
+  model.multinomial = plan.spec.multinomial;
   model.weights = std::move(weights);
   return model;
 }

@@ -124,6 +124,49 @@ void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<con
   if (with_intercept) out[a.cols] += bias;
 }
 
+void MultiplyRowsBlocks(const CsrView& a, int64_t classes, std::span<const double> x, bool with_intercept,
+                        std::span<double> y) {
+  const auto c_count = static_cast<std::size_t>(classes);
+  assert(x.size() == ModelSize(a, with_intercept) * c_count);
+  assert(y.size() == static_cast<std::size_t>(a.rows) * c_count);
+  const double* bias = with_intercept ? x.data() + static_cast<std::size_t>(a.cols) * c_count : nullptr;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    double* margins = y.data() + static_cast<std::size_t>(r) * c_count;
+    for (std::size_t c = 0; c < c_count; ++c) margins[c] = bias != nullptr ? bias[c] : 0.0;
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const double value = a.values[k];
+      const double* column = x.data() + static_cast<std::size_t>(a.col_idx[k]) * c_count;
+      for (std::size_t c = 0; c < c_count; ++c) margins[c] += value * column[c];
+    }
+  }
+}
+
+void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<const double> w,
+                               std::span<const double> d, bool with_intercept, std::span<double> out,
+                               std::span<double> squares) {
+  const auto c_count = static_cast<std::size_t>(classes);
+  const bool with_squares = !squares.empty();
+  assert(out.size() == ModelSize(a, with_intercept) * c_count && (!with_squares || squares.size() == out.size()));
+  std::vector<double> bias(c_count, 0.0), bias_squares(c_count, 0.0);
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const double* wr = w.data() + static_cast<std::size_t>(r) * c_count;
+    const double* dr = with_squares ? d.data() + static_cast<std::size_t>(r) * c_count : nullptr;
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const double value = a.values[k];
+      const std::size_t column = static_cast<std::size_t>(a.col_idx[k]) * c_count;
+      for (std::size_t c = 0; c < c_count; ++c) out[column + c] += value * wr[c];
+      if (!with_squares) continue;
+      for (std::size_t c = 0; c < c_count; ++c) squares[column + c] += value * value * dr[c];
+    }
+    for (std::size_t c = 0; c < c_count; ++c) bias[c] += wr[c];
+    for (std::size_t c = 0; c < c_count && with_squares; ++c) bias_squares[c] += dr[c];
+  }
+  if (!with_intercept) return;
+  const std::size_t last = static_cast<std::size_t>(a.cols) * c_count;
+  for (std::size_t c = 0; c < c_count; ++c) out[last + c] += bias[c];
+  for (std::size_t c = 0; c < c_count && with_squares; ++c) squares[last + c] += bias_squares[c];
+}
+
 double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept, std::span<const double> row_weights) {
   if (!row_weights.empty()) {
     double sum = 0;

@@ -1,5 +1,6 @@
 #include "nimbus/data/dataset.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <utility>
@@ -18,8 +19,32 @@ std::string FormatLabel(double value) {
   return text;
 }
 
+std::vector<double> LabelEncoding::ClassValues() const {
+  if (!classification) return {};
+  if (multiclass()) return classes;
+  return {negative, positive};
+}
+
+double LabelEncoding::Encode(double file_value) const {
+  if (!classification) return file_value;
+  if (!multiclass()) return file_value == positive ? 1.0 : -1.0;
+  const auto at = std::lower_bound(classes.begin(), classes.end(), file_value);
+  return static_cast<double>(at - classes.begin());
+}
+
+double LabelEncoding::Decode(double solver_value) const {
+  if (!classification) return solver_value;
+  if (!multiclass()) return solver_value > 0 ? positive : negative;
+  const auto index = static_cast<std::size_t>(std::clamp<double>(solver_value, 0, static_cast<double>(classes.size() - 1)));
+  return classes[index];
+}
+
 std::string LabelEncoding::Describe() const {
-  if (!binary) return "real-valued targets";
+  if (!classification) return "real-valued targets";
+  if (multiclass()) {
+    return std::to_string(classes.size()) + " classes " + FormatLabel(classes.front()) + " .. " +
+           FormatLabel(classes.back());
+  }
   return "labels " + FormatLabel(positive) + " (+1) and " + FormatLabel(negative) + " (-1)";
 }
 

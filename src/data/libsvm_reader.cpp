@@ -106,15 +106,21 @@ class Parser {
     LabelEncoding encoding;
     if (options_.expected_labels) return *options_.expected_labels;
     if (options_.label_mode == LabelMode::kRegression) {
-      encoding.binary = false;
+      encoding.classification = false;
       return encoding;
     }
-    encoding.negative = distinct_labels_[0] < distinct_labels_[1] ? distinct_labels_[0] : distinct_labels_[1];
-    encoding.positive = distinct_labels_[0] < distinct_labels_[1] ? distinct_labels_[1] : distinct_labels_[0];
+    std::vector<double> values = distinct_labels_;
+    std::sort(values.begin(), values.end());
+    if (values.size() > 2) {
+      encoding.classes = std::move(values);
+      return encoding;
+    }
+    encoding.negative = values[0];
+    encoding.positive = values[1];
     return encoding;
   }
 
-  int distinct_label_count() const { return distinct_label_count_; }
+  std::size_t distinct_label_count() const { return distinct_labels_.size(); }
   int64_t line() const { return line_; }
 
  private:
@@ -158,26 +164,26 @@ class Parser {
     if (out_of_range || !std::isfinite(label)) return Error("label " + Quote(token, end) + " is not a finite number");
     if (options_.expected_labels) {
       const LabelEncoding& expected = *options_.expected_labels;
-      if (expected.binary && label != expected.positive && label != expected.negative) {
-        return Error("label " + Quote(token, end) + " is not one of the model's labels " +
-                     FormatLabel(expected.positive) + " and " + FormatLabel(expected.negative));
+      const std::vector<double> known = expected.ClassValues();
+      if (expected.classification && std::find(known.begin(), known.end(), label) == known.end()) {
+        return Error("label " + Quote(token, end) + " is not one of the model's " + expected.Describe());
       }
-    } else if (options_.label_mode == LabelMode::kBinary) {
-      NIMBUS_RETURN_IF_ERROR(NoteBinaryLabel(label, token, end));
+    } else if (options_.label_mode == LabelMode::kClassification) {
+      NIMBUS_RETURN_IF_ERROR(NoteClassLabel(label, token, end));
     }
     csr_->labels.push_back(label);
     return Status::Ok();
   }
 
-  Status NoteBinaryLabel(double label, const char* token, const char* end) {
-    for (int i = 0; i < distinct_label_count_; ++i) {
-      if (distinct_labels_[i] == label) return Status::Ok();
+  Status NoteClassLabel(double label, const char* token, const char* end) {
+    if (label == last_label_ && !distinct_labels_.empty()) return Status::Ok();
+    last_label_ = label;
+    if (std::find(distinct_labels_.begin(), distinct_labels_.end(), label) != distinct_labels_.end()) return Status::Ok();
+    if (distinct_labels_.size() == static_cast<std::size_t>(kMaxClasses)) {
+      return Error("label " + Quote(token, end) + " is a distinct label beyond " + std::to_string(kMaxClasses) +
+                   ", the most classes a classifier takes (are the labels a regression's targets? --loss squared)");
     }
-    if (distinct_label_count_ == 2) {
-      return Error("a third distinct label " + Quote(token, end) + " after " + FormatLabel(distinct_labels_[0]) +
-                   " and " + FormatLabel(distinct_labels_[1]) + ": only binary classification is supported");
-    }
-    distinct_labels_[distinct_label_count_++] = label;
+    distinct_labels_.push_back(label);
     return Status::Ok();
   }
 
@@ -238,8 +244,8 @@ class Parser {
   OwnedCsr* csr_;
   int64_t line_ = 0;
   uint64_t max_index_ = 0;
-  double distinct_labels_[2] = {0, 0};
-  int distinct_label_count_ = 0;
+  std::vector<double> distinct_labels_;  // in order of appearance
+  double last_label_ = 0;
 };
 
 // In place: the columns renumbered to the features that occur, when that is worth it.
@@ -272,7 +278,7 @@ class FileDescriptor {
 }  // namespace
 
 Status LibsvmReadOptions::Validate() const {
-  if (expected_labels && expected_labels->binary && expected_labels->positive == expected_labels->negative) {
+  if (expected_labels && expected_labels->classification && !expected_labels->multiclass() && expected_labels->positive == expected_labels->negative) {
     return InvalidArgument("expected_labels: the two labels must differ");
   }
   return Status::Ok();
@@ -325,12 +331,12 @@ Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions&
 
   int64_t cols = 0;
   NIMBUS_RETURN_IF_ERROR(parser.Finish(&cols));
-  if (options.label_mode == LabelMode::kBinary && !options.expected_labels && parser.distinct_label_count() < 2) {
+  if (options.label_mode == LabelMode::kClassification && !options.expected_labels && parser.distinct_label_count() < 2) {
     return InvalidArgument(path + ":" + std::to_string(parser.line()) + ": every row has label " +
                            FormatLabel(csr->labels[0]) + ": a binary classifier needs two distinct labels");
   }
   const LabelEncoding encoding = parser.Encoding();
-  if (encoding.binary) {
+  if (encoding.classification) {
     for (double& label : csr->labels.span()) label = encoding.Encode(label);
   }
   csr->row_ptr.ShrinkToFit();

@@ -95,9 +95,10 @@ std::string ManifestToJson(const Manifest& manifest) {
                       {"first_row", shard.first_row},
                       {"checksum", Hex64(shard.checksum)}});
   }
-  const Json labels = {{"binary", manifest.encoding.binary},
-                       {"negative", manifest.encoding.negative},
-                       {"positive", manifest.encoding.positive}};
+  Json labels = {{"binary", manifest.encoding.classification},
+                 {"negative", manifest.encoding.negative},
+                 {"positive", manifest.encoding.positive}};
+  if (manifest.encoding.multiclass()) labels["classes"] = manifest.encoding.classes;
   const int version = manifest.features ? kRenumberedManifestVersion : kManifestVersion;
   Json root = {{"format", "nimbus-shards"}, {"version", version},        {"source", manifest.source},
                {"rows", manifest.rows},     {"cols", manifest.cols},     {"nnz", manifest.nnz},
@@ -135,11 +136,26 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
   Json labels;
   NIMBUS_RETURN_IF_ERROR(ReadField(root, "labels", name, &labels));
   if (!labels.is_object()) return InvalidArgument(name + ": field 'labels' must be an object");
-  NIMBUS_RETURN_IF_ERROR(ReadField(labels, "binary", name + ": labels", &manifest.encoding.binary));
+  NIMBUS_RETURN_IF_ERROR(ReadField(labels, "binary", name + ": labels", &manifest.encoding.classification));
   NIMBUS_RETURN_IF_ERROR(ReadField(labels, "negative", name + ": labels", &manifest.encoding.negative));
   NIMBUS_RETURN_IF_ERROR(ReadField(labels, "positive", name + ": labels", &manifest.encoding.positive));
-  if (manifest.encoding.binary && manifest.encoding.negative == manifest.encoding.positive) {
+  if (manifest.encoding.classification && manifest.encoding.negative == manifest.encoding.positive) {
     return InvalidArgument(name + ": labels: 'negative' and 'positive' must differ");
+  }
+  if (labels.contains("classes")) {
+    const Json& classes = labels["classes"];
+    if (!classes.is_array() || classes.size() < 3 || !manifest.encoding.classification) {
+      return InvalidArgument(name + ": labels: 'classes' must list three class values or more, of a classifier");
+    }
+    for (const Json& value : classes) {
+      if (!value.is_number()) return InvalidArgument(name + ": labels: 'classes' must hold numbers");
+      manifest.encoding.classes.push_back(value.get<double>());
+    }
+    if (!std::is_sorted(manifest.encoding.classes.begin(), manifest.encoding.classes.end()) ||
+        std::adjacent_find(manifest.encoding.classes.begin(), manifest.encoding.classes.end()) !=
+            manifest.encoding.classes.end()) {
+      return InvalidArgument(name + ": labels: 'classes' must ascend strictly");
+    }
   }
   Json shards;
   NIMBUS_RETURN_IF_ERROR(ReadField(root, "shards", name, &shards));

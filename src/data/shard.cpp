@@ -15,7 +15,8 @@ static_assert(std::endian::native == std::endian::little, "the shard format is l
 constexpr char kMagic[8] = {'N', 'I', 'M', 'B', 'S', 'H', 'R', 'D'};
 constexpr uint32_t kFlagBinaryLabels = 1;
 constexpr uint32_t kFlagRowWeights = 2;
-constexpr uint32_t kKnownFlags = kFlagBinaryLabels | kFlagRowWeights;
+constexpr uint32_t kFlagClassIndexLabels = 4;  // a multiclass set's: class indices 0 .. C-1
+constexpr uint32_t kKnownFlags = kFlagBinaryLabels | kFlagRowWeights | kFlagClassIndexLabels;
 
 struct Header {
   char magic[8];
@@ -71,7 +72,8 @@ Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& stor
   Header header{};
   std::memcpy(header.magic, kMagic, sizeof kMagic);
   header.version = kShardFormatVersion;
-  header.flags = (data.encoding.binary ? kFlagBinaryLabels : 0) | (data.weights.empty() ? 0 : kFlagRowWeights);
+  header.flags = (data.encoding.classification && !data.encoding.multiclass() ? kFlagBinaryLabels : 0) |
+                 (data.encoding.multiclass() ? kFlagClassIndexLabels : 0) | (data.weights.empty() ? 0 : kFlagRowWeights);
   header.rows = m.rows;
   header.cols = m.cols;
   header.nnz = nnz;
@@ -123,8 +125,13 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   const auto* col_idx = reinterpret_cast<const uint32_t*>(values + header.nnz);
   if (row_ptr[0] != 0 || row_ptr[header.rows] != header.nnz) return corrupt("row pointers do not span the entries");
   const bool binary = (header.flags & kFlagBinaryLabels) != 0;
+  const bool class_indices = (header.flags & kFlagClassIndexLabels) != 0;
+  if (binary && class_indices) return corrupt("flags: labels both -1/+1 and class indices");
   for (int64_t r = 0; r < header.rows; ++r) {
     if (binary && labels[r] != 1.0 && labels[r] != -1.0) return corrupt("label of row " + std::to_string(r) + " is not +1 or -1");
+    if (class_indices && !(labels[r] >= 0 && labels[r] < kMaxClasses && labels[r] == std::floor(labels[r]))) {
+      return corrupt("label of row " + std::to_string(r) + " is not a class index");
+    }
     if (!std::isfinite(labels[r])) return corrupt("label of row " + std::to_string(r) + " is not finite");
     if (weighted && !(weights[r] >= 0 && std::isfinite(weights[r]))) {
       return corrupt("weight of row " + std::to_string(r) + " is not a finite number >= 0");
@@ -142,7 +149,8 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   data.matrix.values = values;
   data.labels = std::span<const double>(labels, static_cast<std::size_t>(header.rows));
   if (weighted) data.weights = std::span<const double>(weights, static_cast<std::size_t>(header.rows));
-  data.encoding.binary = binary;
+  // A multiclass shard's labels are class indices; the classes' values are in the manifest.
+  data.encoding.classification = binary || class_indices;
   data.encoding.negative = header.label_negative;
   data.encoding.positive = header.label_positive;
   data.storage = std::move(blob);

@@ -10,17 +10,14 @@ namespace nimbus {
 
 AugmentedShardObjective::AugmentedShardObjective(const CsrView& matrix, std::span<const double> labels, Loss loss,
                                                  bool intercept, int64_t total_rows, std::span<const double> weights)
-    : matrix_(matrix),
-      labels_(labels),
-      weights_(weights),
-      loss_(loss),
-      intercept_(intercept),
+    : AugmentedShardObjective(DataTerm(matrix, labels, std::move(loss), intercept, weights), total_rows) {}
+
+AugmentedShardObjective::AugmentedShardObjective(DataTerm term, int64_t total_rows)
+    : term_(std::move(term)),
       inverse_rows_(1.0 / static_cast<double>(total_rows)),
-      size_(static_cast<std::size_t>(matrix.cols) + (intercept ? 1 : 0)),
+      size_(term_.model_size()),
       center_(size_, 0.0) {
-  const auto rows = static_cast<std::size_t>(matrix.rows);
-  first_.resize(rows);
-  second_.resize(rows);
+  first_.resize(term_.margin_count());
   data_gradient_.resize(size_);
   data_diagonal_.resize(size_);
 }
@@ -37,9 +34,9 @@ bool AugmentedShardObjective::SameX(const Point& point, std::span<const double> 
 
 void AugmentedShardObjective::ComputeMargins(std::span<const double> x, Point* point) {
   point->x.assign(x.begin(), x.end());
-  point->margins.resize(static_cast<std::size_t>(matrix_.rows));
-  MultiplyRows(matrix_, x, intercept_, point->margins);
-  point->loss_sum = SumLoss(loss_, labels_, point->margins, weights_);
+  point->margins.resize(term_.margin_count());
+  term_.Margins(x, point->margins);
+  point->loss_sum = term_.LossSum(point->margins);
   point->valid = true;
   ++passes_;
 }
@@ -70,10 +67,10 @@ void AugmentedShardObjective::Gradient(std::span<const double> x, std::span<doub
     derivatives_valid_ = false;
   }
   if (!derivatives_valid_) {
-    LossDerivatives(loss_, labels_, current_.margins, inverse_rows_, first_, second_, weights_);
+    term_.Derivatives(current_.margins, inverse_rows_, first_, &curvature_);
     Fill(data_gradient_, 0.0);
     Fill(data_diagonal_, 0.0);
-    AddTransposeProductAndSquares(matrix_, first_, second_, intercept_, data_gradient_, data_diagonal_);
+    term_.AddGradient(first_, &curvature_, data_gradient_, data_diagonal_);
     derivatives_valid_ = true;
     ++passes_;
   }
@@ -84,7 +81,7 @@ void AugmentedShardObjective::Gradient(std::span<const double> x, std::span<doub
 void AugmentedShardObjective::HessianVector(std::span<const double> v, std::span<double> hv) {
   assert(derivatives_valid_);
   for (std::size_t j = 0; j < size_; ++j) hv[j] = rho_ * v[j];
-  AddNormalProduct(matrix_, second_, v, intercept_, hv);
+  term_.AddCurvatureProduct(curvature_, v, hv);
   ++passes_;
 }
 

@@ -6,14 +6,41 @@
 #include <numeric>
 
 #include "nimbus/core/json_writer.h"
+#include "nimbus/problem/data_term.h"
 
 namespace nimbus {
 
 std::vector<double> DecisionValues(const Model& model, const Dataset& data) {
   const std::vector<double> w = model.ColumnWeights(data);
-  std::vector<double> scores(static_cast<std::size_t>(data.rows()));
-  MultiplyRows(data.matrix, w, model.intercept, scores);
+  std::vector<double> scores(static_cast<std::size_t>(data.rows() * model.classes));
+  if (model.classes == 1) {
+    MultiplyRows(data.matrix, w, model.intercept, scores);
+  } else {
+    MultiplyRowsBlocks(data.matrix, model.classes, w, model.intercept, scores);
+  }
   return scores;
+}
+
+std::vector<double> ClassProbabilities(const Model& model, std::span<const double> decision_values) {
+  if (model.classes == 1) return {1.0 / (1.0 + std::exp(-decision_values[0]))};
+  std::vector<double> p(decision_values.size());
+  if (model.multinomial) {
+    const double top = *std::max_element(decision_values.begin(), decision_values.end());
+    for (std::size_t c = 0; c < p.size(); ++c) p[c] = std::exp(decision_values[c] - top);
+  } else {
+    for (std::size_t c = 0; c < p.size(); ++c) p[c] = 1.0 / (1.0 + std::exp(-decision_values[c]));
+  }
+  const double sum = std::accumulate(p.begin(), p.end(), 0.0);
+  for (double& value : p) value /= sum;
+  return p;
+}
+
+double PredictedLabel(const Model& model, std::span<const double> decision_values) {
+  if (model.classes == 1) return decision_values[0] > 0 ? 1.0 : -1.0;
+  const auto best = static_cast<double>(std::max_element(decision_values.begin(), decision_values.end()) -
+                                        decision_values.begin());
+  // A two-class softmax model's classes are -1 and +1.
+  return model.labels.multiclass() ? best : (best > 0 ? 1.0 : -1.0);
 }
 
 double AreaUnderRoc(std::span<const double> scores, std::span<const double> labels) {
@@ -41,59 +68,140 @@ double AreaUnderRoc(std::span<const double> scores, std::span<const double> labe
   return (positive_rank_sum - positives * (positives + 1) / 2) / (positives * negatives);
 }
 
-Evaluation Evaluate(const Model& model, const Dataset& data, std::span<const double> row_weights) {
+namespace {
+
+// Accuracy, log loss, per-class precision and recall and the confusion matrix of a multiclass
+// model (or a two-class softmax one) from its C decision values per row.
+void EvaluateClasses(const Model& model, const Dataset& data, std::span<const double> scores, Evaluation* e) {
+  const auto c_count = static_cast<std::size_t>(model.classes);
+  e->class_values = model.labels.ClassValues();
+  e->confusion.assign(c_count, std::vector<int64_t>(c_count, 0));
+  double log_loss = 0;
+  for (std::size_t r = 0; r < data.labels.size(); ++r) {
+    const std::span<const double> row = scores.subspan(r * c_count, c_count);
+    const std::size_t truth = ClassIndex(data.labels[r]);
+    const auto predicted = static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    ++e->confusion[truth][predicted];
+    if (model.loss == Loss::kLogistic) log_loss -= std::log(std::max(ClassProbabilities(model, row)[truth], 1e-300));
+  }
+  double correct = 0;
+  for (std::size_t c = 0; c < c_count; ++c) {
+    int64_t predicted = 0, present = 0;
+    for (std::size_t other = 0; other < c_count; ++other) {
+      predicted += e->confusion[other][c];
+      present += e->confusion[c][other];
+    }
+    const auto hits = static_cast<double>(e->confusion[c][c]);
+    correct += hits;
+    e->precision.push_back(predicted > 0 ? hits / static_cast<double>(predicted) : std::nan(""));
+    e->recall.push_back(present > 0 ? hits / static_cast<double>(present) : std::nan(""));
+  }
+  const auto n = static_cast<double>(data.rows());
+  e->accuracy = correct / n;
+  e->log_loss = model.loss == Loss::kLogistic ? log_loss / n : std::nan("");
+  e->auc = std::nan("");
+}
+
+void EvaluateTwoClasses(const Model& model, const Dataset& data, std::span<const double> scores, Evaluation* e) {
+  double correct = 0, log_loss = 0;
+  for (std::size_t r = 0; r < scores.size(); ++r) {
+    const double y = data.labels[r];
+    correct += (scores[r] > 0 ? 1.0 : -1.0) == y ? 1 : 0;
+    log_loss += LogOnePlusExpMinus(y * scores[r]);
+  }
+  const auto n = static_cast<double>(data.rows());
+  e->accuracy = correct / n;
+  e->log_loss = model.loss == Loss::kLogistic ? log_loss / n : std::nan("");
+  e->auc = AreaUnderRoc(scores, data.labels);
+}
+
+void EvaluateRegression(const Dataset& data, std::span<const double> scores, Evaluation* e) {
+  const auto n = static_cast<double>(data.rows());
+  double squared_error = 0, mean = 0, variance = 0;
+  for (double y : data.labels) mean += y / n;
+  for (std::size_t r = 0; r < scores.size(); ++r) {
+    squared_error += (scores[r] - data.labels[r]) * (scores[r] - data.labels[r]);
+    variance += (data.labels[r] - mean) * (data.labels[r] - mean);
+  }
+  e->mean_squared_error = squared_error / n;
+  e->r_squared = variance > 0 ? 1.0 - squared_error / variance : std::nan("");
+}
+
+}  // namespace
+
+Evaluation Evaluate(const Model& model, const Dataset& data, std::span<const double> class_weights) {
   Evaluation e;
   e.rows = data.rows();
   e.classification = IsClassification(model.loss);
   const std::vector<double> scores = DecisionValues(model, data);
-  const double n = static_cast<double>(data.rows());
-  if (e.classification) {
-    double correct = 0, log_loss = 0;
-    for (std::size_t r = 0; r < scores.size(); ++r) {
-      const double y = data.labels[r];
-      correct += (scores[r] > 0 ? 1.0 : -1.0) == y ? 1 : 0;
-      log_loss += LogOnePlusExpMinus(y * scores[r]);
-    }
-    e.accuracy = correct / n;
-    e.log_loss = model.loss == Loss::kLogistic ? log_loss / n : std::nan("");
-    e.auc = AreaUnderRoc(scores, data.labels);
+  if (!e.classification) {
+    EvaluateRegression(data, scores, &e);
+  } else if (model.classes > 1) {
+    EvaluateClasses(model, data, scores, &e);
   } else {
-    double squared_error = 0, mean = 0, variance = 0;
-    for (double y : data.labels) mean += y / n;
-    for (std::size_t r = 0; r < scores.size(); ++r) {
-      squared_error += (scores[r] - data.labels[r]) * (scores[r] - data.labels[r]);
-      variance += (data.labels[r] - mean) * (data.labels[r] - mean);
-    }
-    e.mean_squared_error = squared_error / n;
-    e.r_squared = variance > 0 ? 1.0 - squared_error / variance : std::nan("");
+    EvaluateTwoClasses(model, data, scores, &e);
   }
-  // F = (1/N) sum_r c_r loss(y_r, score_r) + the penalty on every weight the model holds (also
+  // F = (1/N) sum_r W_{class r} s_r loss_r + the penalty on every weight the model holds (also
   // those of features this data lacks).
-  e.objective = SumLoss(model.loss, data.labels, scores, row_weights) / n + model.Penalty();
+  ProblemSpec spec = model.Spec(data.rows(), data.cols());
+  spec.class_weights.assign(class_weights.begin(), class_weights.end());
+  const DataTerm term = DataTerm::ForProblem(spec, data.matrix, data.labels, data.weights);
+  e.objective = term.LossSum(scores) / static_cast<double>(data.rows()) + model.Penalty();
   return e;
 }
 
 std::string Evaluation::Report() const {
   char text[512];
-  if (classification) {
-    std::snprintf(text, sizeof text, "rows %lld\naccuracy %.6f\nlog_loss %.8g\nauc %.6f\nobjective %.12g\n",
-                  static_cast<long long>(rows), accuracy, log_loss, auc, objective);
-  } else {
+  if (!classification) {
     std::snprintf(text, sizeof text, "rows %lld\nmse %.8g\nr2 %.6f\nobjective %.12g\n", static_cast<long long>(rows),
                   mean_squared_error, r_squared, objective);
+    return text;
   }
-  return text;
+  std::snprintf(text, sizeof text, "rows %lld\naccuracy %.6f\nlog_loss %.8g\n", static_cast<long long>(rows), accuracy,
+                log_loss);
+  std::string report = text;
+  if (confusion.empty()) {
+    std::snprintf(text, sizeof text, "auc %.6f\n", auc);
+    report += text;
+  }
+  std::snprintf(text, sizeof text, "objective %.12g\n", objective);
+  report += text;
+  if (confusion.empty()) return report;
+  report += "class      precision  recall     rows  predicted as (one column per class)\n";
+  for (std::size_t c = 0; c < confusion.size(); ++c) {
+    std::snprintf(text, sizeof text, "%-10s %-10.6f %-10.6f", FormatLabel(class_values[c]).c_str(), precision[c], recall[c]);
+    report += text;
+    report += std::to_string(std::accumulate(confusion[c].begin(), confusion[c].end(), int64_t{0}));
+    for (const int64_t count : confusion[c]) report += " " + std::to_string(count);
+    report += "\n";
+  }
+  return report;
 }
 
 std::string Evaluation::ToJson() const {
   JsonWriter json;
   json.BeginObject().Field("rows", rows);
-  if (classification) {
-    json.Field("accuracy", accuracy).Field("log_loss", log_loss).Field("auc", auc);
-  } else {
+  if (!classification) {
     json.Field("mse", mean_squared_error).Field("r2", r_squared);
+    return json.Field("objective", objective).EndObject().Take();
   }
-  return json.Field("objective", objective).EndObject().Take();
+  json.Field("accuracy", accuracy).Field("log_loss", log_loss);
+  if (confusion.empty()) json.Field("auc", auc);
+  json.Field("objective", objective);
+  if (confusion.empty()) return json.EndObject().Take();
+  auto list = [](const auto& values) {
+    std::string text = "[";
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if (k > 0) text += ',';
+      AppendJsonNumber(text, static_cast<double>(values[k]));
+    }
+    return text + "]";
+  };
+  json.Key("classes").Raw(list(class_values)).Key("precision").Raw(list(precision)).Key("recall").Raw(list(recall));
+  std::string matrix = "[";
+  for (std::size_t c = 0; c < confusion.size(); ++c) matrix += (c > 0 ? "," : "") + list(confusion[c]);
+  json.Key("confusion").Raw(matrix + "]");
+  return json.EndObject().Take();
 }
 
 }  // namespace nimbus

@@ -35,19 +35,21 @@ Result<Loss> LossOfLiblinearSolver(const std::string& solver) {
   return InvalidArgument("liblinear solver_type " + solver + " is not a loss nimbus supports");
 }
 
-// The listed weights (1-based indices, any order) into `model`: as the features listed alone
-// when they are fewer than half of cols (a hashed space of 2^31 features never becomes a
-// vector of that length), else dense. Leaves room for the intercept last.
+// The listed weights (1-based indices, any order; C values each, class by class) into `model`:
+// as the features listed alone when they are fewer than half of cols (a hashed space of 2^31
+// features never becomes a vector of that length), else dense. Leaves room for the intercepts
+// last.
 Status SetWeights(const std::vector<int64_t>& indices, const std::vector<double>& values, const std::string& path,
                   Model* model) {
-  std::vector<std::pair<int64_t, double>> listed;
+  const auto c_count = static_cast<std::size_t>(model->classes);
+  std::vector<std::pair<int64_t, std::size_t>> listed;  // feature, its position in the file
   listed.reserve(indices.size());
   for (std::size_t k = 0; k < indices.size(); ++k) {
     if (indices[k] < 1 || indices[k] > model->cols) {
       return InvalidArgument(path + ": weights.indices[" + std::to_string(k) + "] = " + std::to_string(indices[k]) +
                              " is outside 1.." + std::to_string(model->cols));
     }
-    listed.emplace_back(indices[k] - 1, values[k]);
+    listed.emplace_back(indices[k] - 1, k);
   }
   std::sort(listed.begin(), listed.end());
   for (std::size_t k = 1; k < listed.size(); ++k) {
@@ -55,19 +57,38 @@ Status SetWeights(const std::vector<int64_t>& indices, const std::vector<double>
       return InvalidArgument(path + ": weights.indices lists feature " + std::to_string(listed[k].first + 1) + " twice");
     }
   }
-  const std::size_t bias = model->intercept ? 1 : 0;
+  const std::size_t bias = model->intercept ? c_count : 0;
+  auto copy = [&](std::size_t from, std::size_t to) {
+    for (std::size_t c = 0; c < c_count; ++c) model->weights[to * c_count + c] = values[from * c_count + c];
+  };
   if (2 * static_cast<int64_t>(listed.size()) >= model->cols) {
-    model->weights.assign(static_cast<std::size_t>(model->cols) + bias, 0.0);
-    for (const auto& [feature, value] : listed) model->weights[static_cast<std::size_t>(feature)] = value;
+    model->weights.assign(static_cast<std::size_t>(model->cols) * c_count + bias, 0.0);
+    for (const auto& [feature, at] : listed) copy(at, static_cast<std::size_t>(feature));
     return Status::Ok();
   }
   // No weight listed: feature 0 is held at 0, since holding none would mean holding all.
-  if (listed.empty()) listed.emplace_back(0, 0.0);
-  for (const auto& [feature, value] : listed) {
-    model->features.push_back(static_cast<uint32_t>(feature));
-    model->weights.push_back(value);
+  model->weights.assign((std::max<std::size_t>(listed.size(), 1)) * c_count + bias, 0.0);
+  if (listed.empty()) model->features.push_back(0);
+  for (std::size_t k = 0; k < listed.size(); ++k) {
+    model->features.push_back(static_cast<uint32_t>(listed[k].first));
+    copy(listed[k].second, k);
   }
-  model->weights.resize(listed.size() + bias, 0.0);
+  return Status::Ok();
+}
+
+// A multiclass model's fields: its classes, their values and the kind of model.
+Status ReadClassFields(const Json& root, Model* model) {
+  model->classes = JsonInteger<int64_t>(root.at("classes"));
+  model->multinomial = root.at("multinomial").get<bool>();
+  if (model->classes < 2 || model->classes > kMaxClasses) return InvalidArgument("field 'classes' out of range");
+  const Json& labels = root.at("labels");
+  if (labels.contains("classes")) model->labels.classes = labels.at("classes").get<std::vector<double>>();
+  const auto values = model->labels.ClassValues();
+  if (static_cast<int64_t>(values.size()) != model->classes || !std::is_sorted(values.begin(), values.end())) {
+    if (!(model->multinomial && model->classes == 2 && values.size() == 2)) {
+      return InvalidArgument("labels.classes must list the 'classes' class values in ascending order");
+    }
+  }
   return Status::Ok();
 }
 
@@ -81,7 +102,8 @@ Result<Model> ParseJsonModel(const std::string& text, const std::string& path) {
   Model model;
   try {
     if (root.value("format", "") != "nimbus-model") return InvalidArgument(path + ": format is not 'nimbus-model'");
-    if (JsonInteger<int>(root.at("version")) != 1) return InvalidArgument(path + ": unsupported model version");
+    const int version = JsonInteger<int>(root.at("version"));
+    if (version != 1 && version != 2) return InvalidArgument(path + ": unsupported model version");
     NIMBUS_ASSIGN_OR_RETURN(model.loss, ParseLoss(root.at("loss").get<std::string>()));
     model.regularizer.l1 = root.at("l1").get<double>();
     model.regularizer.l2 = root.at("l2").get<double>();
@@ -90,18 +112,55 @@ Result<Model> ParseJsonModel(const std::string& text, const std::string& path) {
     // Up to 2^32 features, as many as 32-bit indices number (the caller's arrays may use them all).
     if (model.cols < 0 || model.cols > (int64_t{1} << 32)) return InvalidArgument(path + ": field 'cols' out of range");
     const Json& labels = root.at("labels");
-    model.labels.binary = labels.at("binary").get<bool>();
+    model.labels.classification = labels.at("binary").get<bool>();
     model.labels.negative = labels.at("negative").get<double>();
     model.labels.positive = labels.at("positive").get<double>();
+    // Version 2: a multiclass model, C values per listed feature and C intercepts.
+    if (version == 2) NIMBUS_RETURN_IF_ERROR(ReadClassFields(root, &model).WithContext(path));
     const auto indices = JsonIntegers<int64_t>(root.at("weights").at("indices"));
-    const auto values = root.at("weights").at("values").get<std::vector<double>>();
-    if (indices.size() != values.size()) return InvalidArgument(path + ": weights.indices and weights.values differ in length");
+    std::vector<double> values;
+    if (version == 1) {
+      values = root.at("weights").at("values").get<std::vector<double>>();
+    } else {
+      for (const Json& row : root.at("weights").at("values")) {
+        const auto per_class = row.get<std::vector<double>>();
+        if (static_cast<int64_t>(per_class.size()) != model.classes) {
+          return InvalidArgument(path + ": weights.values: every entry lists one weight per class");
+        }
+        values.insert(values.end(), per_class.begin(), per_class.end());
+      }
+    }
+    if (indices.size() * static_cast<std::size_t>(model.classes) != values.size()) {
+      return InvalidArgument(path + ": weights.indices and weights.values differ in length");
+    }
     NIMBUS_RETURN_IF_ERROR(SetWeights(indices, values, path, &model));
-    if (model.intercept) model.weights.back() = root.at("bias").get<double>();
+    if (model.intercept && version == 1) model.weights.back() = root.at("bias").get<double>();
+    if (model.intercept && version == 2) {
+      const auto bias = root.at("bias").get<std::vector<double>>();
+      if (static_cast<int64_t>(bias.size()) != model.classes) return InvalidArgument(path + ": bias: one per class");
+      std::copy(bias.begin(), bias.end(), model.weights.end() - static_cast<std::ptrdiff_t>(bias.size()));
+    }
   } catch (const Json::exception& error) {
     return InvalidArgument(path + ": malformed model: " + error.what());
   }
   return model;
+}
+
+// A multiclass liblinear model lists its classes in the order the training data met them;
+// nimbus's are in ascending order of value: the weights' columns are permuted to match.
+void SortClasses(const std::vector<double>& file_order, Model* model) {
+  const std::size_t c_count = file_order.size();
+  std::vector<std::size_t> order(c_count);
+  for (std::size_t c = 0; c < c_count; ++c) order[c] = c;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return file_order[a] < file_order[b]; });
+  model->classes = static_cast<int64_t>(c_count);
+  model->labels.classes.clear();
+  for (const std::size_t c : order) model->labels.classes.push_back(file_order[c]);
+  std::vector<double> row(c_count);
+  for (std::size_t at = 0; at < model->weights.size(); at += c_count) {
+    for (std::size_t c = 0; c < c_count; ++c) row[c] = model->weights[at + order[c]];
+    std::copy(row.begin(), row.end(), model->weights.begin() + static_cast<std::ptrdiff_t>(at));
+  }
 }
 
 Result<Model> ParseLiblinearModel(const std::string& text, const std::string& path) {
@@ -111,6 +170,7 @@ Result<Model> ParseLiblinearModel(const std::string& text, const std::string& pa
   std::string line;
   int line_number = 0;
   double bias = -1;
+  int classes = 2;
   bool have_solver = false, have_features = false;
   std::vector<double> labels;
   auto error = [&](const std::string& why) { return InvalidArgument(path + ":" + std::to_string(line_number) + ": " + why); };
@@ -125,13 +185,10 @@ Result<Model> ParseLiblinearModel(const std::string& text, const std::string& pa
       NIMBUS_ASSIGN_OR_RETURN(model.loss, LossOfLiblinearSolver(solver));
       have_solver = true;
     } else if (key == "nr_class") {
-      int classes = 0;
-      fields >> classes;
-      if (classes != 2) return error("nr_class " + std::to_string(classes) + ": only binary models are supported");
+      if (!(fields >> classes) || classes < 2 || classes > kMaxClasses) return error("bad nr_class");
     } else if (key == "label") {
       double label = 0;
       while (fields >> label) labels.push_back(label);
-      if (labels.size() != 2) return error("expected two labels");
     } else if (key == "nr_feature") {
       if (!(fields >> model.cols) || model.cols < 0) return error("bad nr_feature");
       have_features = true;
@@ -145,57 +202,71 @@ Result<Model> ParseLiblinearModel(const std::string& text, const std::string& pa
   }
   if (!have_solver || !have_features) return InvalidArgument(path + ": missing solver_type or nr_feature");
   model.intercept = bias >= 0;
-  model.labels.binary = IsClassification(model.loss);
-  if (model.labels.binary) {
-    if (labels.size() != 2) return InvalidArgument(path + ": a classifier needs a 'label' line");
+  model.labels.classification = IsClassification(model.loss);
+  // liblinear keeps one weight vector for two classes, one per class for more.
+  const std::size_t columns = model.labels.classification && classes > 2 ? static_cast<std::size_t>(classes) : 1;
+  if (model.labels.classification) {
+    if (static_cast<int>(labels.size()) != classes) {
+      return InvalidArgument(path + ": a classifier needs a 'label' line with nr_class labels");
+    }
     // liblinear predicts label[0] where w.x > 0.
     model.labels.positive = labels[0];
     model.labels.negative = labels[1];
   }
   // As many weights as the file holds, not as nr_feature claims: memory follows the file.
-  const auto count = static_cast<std::size_t>(model.cols) + (model.intercept ? 1 : 0);
+  const std::size_t count = (static_cast<std::size_t>(model.cols) + (model.intercept ? 1 : 0)) * columns;
   for (double w = 0; model.weights.size() < count; model.weights.push_back(w)) {
-    ++line_number;
+    if (model.weights.size() % columns == 0) ++line_number;
     if (!(in >> w)) return error("expected " + std::to_string(count) + " weights");
   }
   // liblinear's bias feature has value `bias`; nimbus's intercept multiplies 1.
-  if (model.intercept) model.weights.back() *= bias;
+  for (std::size_t c = 0; c < columns && model.intercept; ++c) model.weights[count - columns + c] *= bias;
+  if (columns > 1) SortClasses(labels, &model);
   return model;
 }
 
 }  // namespace
 
-double Model::Weight(int64_t feature) const {
-  if (features.empty()) return feature >= 0 && feature < cols ? weights[static_cast<std::size_t>(feature)] : 0.0;
+double Model::Weight(int64_t feature, int64_t of_class) const {
+  const auto c_count = static_cast<std::size_t>(classes);
+  const auto c = static_cast<std::size_t>(of_class);
+  if (features.empty()) return feature >= 0 && feature < cols ? weights[static_cast<std::size_t>(feature) * c_count + c] : 0.0;
   const auto at = std::lower_bound(features.begin(), features.end(), feature,
                                    [](uint32_t held, int64_t f) { return static_cast<int64_t>(held) < f; });
-  return at != features.end() && *at == feature ? weights[static_cast<std::size_t>(at - features.begin())] : 0.0;
+  return at != features.end() && *at == feature ? weights[static_cast<std::size_t>(at - features.begin()) * c_count + c] : 0.0;
 }
 
 std::vector<double> Model::ColumnWeights(const Dataset& data) const {
-  std::vector<double> w(static_cast<std::size_t>(data.cols()) + (intercept ? 1 : 0), 0.0);
+  const auto c_count = static_cast<std::size_t>(classes);
+  std::vector<double> w((static_cast<std::size_t>(data.cols()) + (intercept ? 1 : 0)) * c_count, 0.0);
+  auto copy = [&](std::size_t from, int64_t column) {
+    std::copy_n(weights.begin() + static_cast<std::ptrdiff_t>(from * c_count), c_count,
+                w.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(column) * c_count));
+  };
   std::size_t next = 0;  // both ascend: a merge of the data's features with the model's
   for (int64_t column = 0; column < data.cols(); ++column) {
     const int64_t feature = data.columns.FeatureOf(column);
     if (features.empty()) {
-      if (feature < cols) w[static_cast<std::size_t>(column)] = weights[static_cast<std::size_t>(feature)];
+      if (feature < cols) copy(static_cast<std::size_t>(feature), column);
       continue;
     }
     while (next < features.size() && features[next] < feature) ++next;
-    if (next < features.size() && features[next] == feature) w[static_cast<std::size_t>(column)] = weights[next];
+    if (next < features.size() && features[next] == feature) copy(next, column);
   }
-  if (intercept) w.back() = bias();
+  if (intercept) std::copy(weights.end() - static_cast<std::ptrdiff_t>(c_count), weights.end(), w.end() - static_cast<std::ptrdiff_t>(c_count));
   return w;
 }
 
 std::vector<double> Model::WeightsFor(int64_t data_cols) const {
+  const auto c_count = static_cast<std::size_t>(classes);
   const int64_t cols_used = std::max(cols, data_cols);
-  std::vector<double> padded(static_cast<std::size_t>(cols_used) + (intercept ? 1 : 0), 0.0);
+  std::vector<double> padded((static_cast<std::size_t>(cols_used) + (intercept ? 1 : 0)) * c_count, 0.0);
   for (int64_t k = 0; k < held(); ++k) {
     const int64_t feature = features.empty() ? k : features[static_cast<std::size_t>(k)];
-    padded[static_cast<std::size_t>(feature)] = weights[static_cast<std::size_t>(k)];
+    std::copy_n(weights.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(k) * c_count), c_count,
+                padded.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(feature) * c_count));
   }
-  if (intercept) padded.back() = bias();
+  if (intercept) std::copy(weights.end() - static_cast<std::ptrdiff_t>(c_count), weights.end(), padded.end() - static_cast<std::ptrdiff_t>(c_count));
   return padded;
 }
 
@@ -206,6 +277,8 @@ ProblemSpec Model::Spec(int64_t rows, int64_t data_cols) const {
   spec.intercept = intercept;
   spec.rows = rows;
   spec.cols = std::max(cols, data_cols);
+  spec.classes = classes;
+  spec.multinomial = multinomial;
   return spec;
 }
 
@@ -216,33 +289,52 @@ Result<ModelFormat> ParseModelFormat(const std::string& name) {
 }
 
 std::string ModelToJson(const Model& model) {
+  const auto c_count = static_cast<std::size_t>(model.classes);
+  const bool multiclass = model.classes > 1;
   JsonWriter json(1);
   json.BeginObject()
       .Field("format", "nimbus-model")
-      .Field("version", 1)
+      .Field("version", multiclass ? 2 : 1)  // 2: C weights per feature
       .Field("loss", LossName(model.loss))
       .Field("l1", model.regularizer.l1)
       .Field("l2", model.regularizer.l2)
       .Field("intercept", model.intercept)
       .Field("cols", model.cols);
-  if (model.intercept) json.Field("bias", model.weights.back());
+  if (multiclass) json.Field("classes", model.classes).Field("multinomial", model.multinomial);
+  auto numbers = [](std::span<const double> values) {
+    std::string text = "[";
+    for (std::size_t c = 0; c < values.size(); ++c) {
+      if (c > 0) text += ',';
+      AppendJsonNumber(text, values[c]);
+    }
+    return text + "]";
+  };
+  const std::span<const double> weights(model.weights);
+  if (model.intercept && !multiclass) json.Field("bias", model.weights.back());
+  if (model.intercept && multiclass) json.Key("bias").Raw(numbers(weights.last(c_count)));
   json.Key("labels")
       .BeginObject()
-      .Field("binary", model.labels.binary)
+      .Field("binary", model.labels.classification)
       .Field("negative", model.labels.negative)
-      .Field("positive", model.labels.positive)
-      .EndObject();
-  // Sparse, 1-based like LIBSVM: an L1 model over millions of features stays small.
+      .Field("positive", model.labels.positive);
+  if (model.labels.multiclass()) json.Key("classes").Raw(numbers(model.labels.classes));
+  json.EndObject();
+  // Sparse, 1-based like LIBSVM: an L1 model over millions of features stays small. A
+  // multiclass model lists a feature whose weight is nonzero in some class, with all C.
   std::string indices = "[", values = "[";
   for (int64_t k = 0; k < model.held(); ++k) {
-    const double w = model.weights[static_cast<std::size_t>(k)];
-    if (w == 0.0) continue;
+    const std::span<const double> row = weights.subspan(static_cast<std::size_t>(k) * c_count, c_count);
+    if (std::all_of(row.begin(), row.end(), [](double w) { return w == 0.0; })) continue;
     if (indices.size() > 1) {
       indices += ',';
       values += ',';
     }
     indices += std::to_string((model.features.empty() ? k : model.features[static_cast<std::size_t>(k)]) + 1);
-    AppendJsonNumber(values, w);
+    if (multiclass) {
+      values += numbers(row);
+    } else {
+      AppendJsonNumber(values, row[0]);
+    }
   }
   json.Key("weights").BeginObject().Key("indices").Raw(indices + "]").Key("values").Raw(values + "]").EndObject();
   return json.EndObject().Take() + "\n";
@@ -269,39 +361,52 @@ Status EmitLiblinear(const Model& model, Emit emit) {
                            "' loss has none (write JSON)");
   }
   std::string out = "solver_type " + std::string(solver) + "\n";
-  out += "nr_class 2\n";
-  if (model.labels.binary) {
-    for (double label : {model.labels.positive, model.labels.negative}) {
+  // liblinear keeps one weight vector for two classes, one per class for more. A two-class
+  // softmax model is one as well: p(+1) = sigmoid(m_1 - m_0), so w = w_1 - w_0.
+  const auto c_count = static_cast<std::size_t>(model.classes);
+  const bool difference = model.classes == 2;
+  const std::size_t columns = difference ? 1 : c_count;
+  out += "nr_class " + std::to_string(model.labels.classification ? std::max<std::size_t>(columns, 2) : 2) + "\n";
+  if (model.labels.classification) {
+    std::vector<double> labels = model.labels.ClassValues();
+    if (!model.labels.multiclass()) labels = {model.labels.positive, model.labels.negative};  // label[0] where w.x > 0
+    std::string line = "label";
+    for (double label : labels) {
       if (label != std::round(label) || std::abs(label) > 2e9) {
         return InvalidArgument("liblinear model files hold integer labels; label " + FormatLabel(label) + " is not one");
       }
+      line += " " + FormatLabel(label);
     }
-    out += "label " + FormatLabel(model.labels.positive) + " " + FormatLabel(model.labels.negative) + "\n";
+    out += line + "\n";
   }
   out += "nr_feature " + std::to_string(model.cols) + "\n";
   out += model.intercept ? "bias 1\n" : "bias -1\n";
   out += "w\n";
-  // Every feature, the ones the model does not hold as 0 (the held ones ascend: a merge).
   char text[40];
+  auto emit_row = [&](const double* row) {
+    for (std::size_t c = 0; c < columns; ++c) {
+      std::snprintf(text, sizeof text, "%.17g ", difference ? row[1] - row[0] : row[c]);
+      out += text;
+    }
+    out += "\n";
+  };
+  // Every feature, the ones the model does not hold as 0 (the held ones ascend: a merge).
+  const std::vector<double> zero(c_count, 0.0);
   std::size_t next = 0;
   for (int64_t j = 0; j < model.cols; ++j) {
-    double w = 0;
+    const double* row = zero.data();
     if (model.features.empty()) {
-      w = model.weights[static_cast<std::size_t>(j)];
+      row = model.weights.data() + static_cast<std::size_t>(j) * c_count;
     } else if (next < model.features.size() && model.features[next] == j) {
-      w = model.weights[next++];
+      row = model.weights.data() + (next++) * c_count;
     }
-    std::snprintf(text, sizeof text, "%.17g \n", w);
-    out += text;
+    emit_row(row);
     if (out.size() >= (1 << 20)) {
       NIMBUS_RETURN_IF_ERROR(emit(out));
       out.clear();
     }
   }
-  if (model.intercept) {
-    std::snprintf(text, sizeof text, "%.17g \n", model.bias());
-    out += text;
-  }
+  if (model.intercept) emit_row(model.weights.data() + model.weights.size() - c_count);
   return emit(out);
 }
 

@@ -3,6 +3,8 @@
 #include <cassert>
 #include <map>
 #include <mutex>
+#include <vector>
+#include <algorithm>
 
 namespace nimbus {
 
@@ -225,6 +227,49 @@ double LossDerivatives(const Loss& loss, std::span<const double> labels, std::sp
                      [](double y, double m, double* d1, double* d2) { return SquaredHingeRow(y, m, d1, d2); });
   }
   return 0;
+}
+
+namespace {
+
+// One row's softmax: p = exp(m - max m) / sum, and log sum exp(m) - m_k.
+double SoftmaxRow(const double* margins, std::size_t classes, std::size_t k, double* p) {
+  double top = margins[0];
+  for (std::size_t c = 1; c < classes; ++c) top = std::max(top, margins[c]);
+  double sum = 0;
+  for (std::size_t c = 0; c < classes; ++c) sum += (p[c] = std::exp(margins[c] - top));
+  for (std::size_t c = 0; c < classes; ++c) p[c] /= sum;
+  return top + std::log(sum) - margins[k];
+}
+
+}  // namespace
+
+double SoftmaxLoss(std::span<const double> labels, std::span<const double> margins, int64_t classes,
+                   std::span<const double> weights) {
+  const auto c_count = static_cast<std::size_t>(classes);
+  assert(margins.size() == labels.size() * c_count);
+  std::vector<double> p(c_count);
+  double sum = 0;
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    const double value = SoftmaxRow(margins.data() + r * c_count, c_count, ClassIndex(labels[r]), p.data());
+    sum += weights.empty() ? value : weights[r] * value;
+  }
+  return sum;
+}
+
+double SoftmaxDerivatives(std::span<const double> labels, std::span<const double> margins, int64_t classes, double scale,
+                          std::span<double> first, std::span<double> probabilities, std::span<const double> weights) {
+  const auto c_count = static_cast<std::size_t>(classes);
+  assert(margins.size() == labels.size() * c_count && first.size() == margins.size() &&
+         probabilities.size() == margins.size());
+  double sum = 0;
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    const std::size_t k = ClassIndex(labels[r]);
+    double* p = probabilities.data() + r * c_count;
+    const double c_r = weights.empty() ? 1.0 : weights[r];
+    sum += c_r * SoftmaxRow(margins.data() + r * c_count, c_count, k, p);
+    for (std::size_t c = 0; c < c_count; ++c) first[r * c_count + c] = scale * c_r * (p[c] - (c == k ? 1.0 : 0.0));
+  }
+  return sum;
 }
 
 double CurvatureAtZero(const Loss& loss) {

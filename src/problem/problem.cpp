@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "nimbus/core/vector_ops.h"
+#include "nimbus/problem/data_term.h"
 
 namespace nimbus {
 
@@ -74,8 +75,13 @@ Status ProblemSpec::Validate() const {
                            "neither, or fold them into it)");
   }
   if (rows < 1) return InvalidArgument("rows: the problem has no data rows");
-  if (!class_weights.empty() && (class_weights.size() != 2 || !IsClassification(loss))) {
-    return InvalidArgument("class weights: one per class (two) and a classification loss");
+  if (classes < 1) return InvalidArgument("classes: must be >= 1");
+  if (classes > 1 && !IsClassification(loss)) return InvalidArgument("classes: a multiclass problem needs a classification loss");
+  if (multinomial && (classes < 2 || loss.kind() != LossKind::kLogistic)) {
+    return InvalidArgument("multinomial: the softmax loss is the logistic loss's, over two classes or more");
+  }
+  if (!class_weights.empty() && (static_cast<int64_t>(class_weights.size()) != class_count() || !IsClassification(loss))) {
+    return InvalidArgument("class weights: one per class and a classification loss");
   }
   for (const double w : class_weights) NIMBUS_RETURN_IF_ERROR(check("class weight", w));
   if (cols < 0) return InvalidArgument("cols: must be >= 0");
@@ -87,7 +93,7 @@ std::vector<double> RowWeights(const ProblemSpec& spec, std::span<const double> 
   if (spec.class_weights.empty() && sample_weights.empty()) return {};
   std::vector<double> weights(labels.size(), 1.0);
   for (std::size_t r = 0; r < labels.size(); ++r) {
-    if (!spec.class_weights.empty()) weights[r] = spec.class_weights[labels[r] > 0 ? 1 : 0];
+    if (!spec.class_weights.empty()) weights[r] = spec.class_weights[ClassIndex(labels[r])];
     if (!sample_weights.empty()) weights[r] *= sample_weights[r];
   }
   return weights;
@@ -95,22 +101,21 @@ std::vector<double> RowWeights(const ProblemSpec& spec, std::span<const double> 
 
 double EvaluateObjective(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                          std::span<const double> x, std::span<const double> sample_weights) {
-  std::vector<double> margins(static_cast<std::size_t>(matrix.rows));
-  MultiplyRows(matrix, x, spec.intercept, margins);
-  return SumLoss(spec.loss, labels, margins, RowWeights(spec, labels, sample_weights)) /
-             static_cast<double>(spec.rows) +
-         spec.regularizer.Value(x, static_cast<std::size_t>(spec.cols));
+  const DataTerm term = DataTerm::ForProblem(spec, matrix, labels, sample_weights);
+  std::vector<double> margins(term.margin_count());
+  term.Margins(x, margins);
+  return term.LossSum(margins) / static_cast<double>(spec.rows) + spec.regularizer.Value(x, spec.regularized_size());
 }
 
 void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                     std::span<const double> x, std::span<double> gradient, std::span<const double> sample_weights) {
-  const auto rows = static_cast<std::size_t>(matrix.rows);
-  std::vector<double> margins(rows), first(rows), second(rows);
-  MultiplyRows(matrix, x, spec.intercept, margins);
-  LossDerivatives(spec.loss, labels, margins, 1.0 / static_cast<double>(spec.rows), first, second,
-                  RowWeights(spec, labels, sample_weights));
+  const DataTerm term = DataTerm::ForProblem(spec, matrix, labels, sample_weights);
+  std::vector<double> margins(term.margin_count()), first(term.margin_count());
+  DataCurvature curvature;
+  term.Margins(x, margins);
+  term.Derivatives(margins, 1.0 / static_cast<double>(spec.rows), first, &curvature);
   Fill(gradient, 0.0);
-  AddTransposeProduct(matrix, first, spec.intercept, gradient);
+  term.AddGradient(first, nullptr, gradient, {});
 }
 
 double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
@@ -120,13 +125,14 @@ double OptimalityViolation(const ProblemSpec& spec, const CsrView& matrix, std::
   const double l1 = spec.regularizer.l1;
   const double l2 = spec.regularizer.l2;
   double worst = 0;
-  for (std::size_t j = 0; j < static_cast<std::size_t>(spec.cols) && spec.regularizer.custom != nullptr; ++j) {
+  const std::size_t regularized = spec.regularized_size();
+  for (std::size_t j = 0; j < regularized && spec.regularizer.custom != nullptr; ++j) {
     worst = std::max(worst, std::abs(x[j] - spec.regularizer.custom->Prox(1.0, x[j] - g[j])));
   }
-  for (std::size_t j = 0; j < static_cast<std::size_t>(spec.cols) && spec.regularizer.custom == nullptr; ++j) {
+  for (std::size_t j = 0; j < regularized && spec.regularizer.custom == nullptr; ++j) {
     worst = std::max(worst, std::abs(MinimumNormSubgradient(x[j], g[j] + l2 * x[j], l1)));
   }
-  if (spec.intercept) worst = std::max(worst, std::abs(g[static_cast<std::size_t>(spec.cols)]));
+  for (std::size_t j = regularized; j < x.size(); ++j) worst = std::max(worst, std::abs(g[j]));  // the intercepts
   return worst;
 }
 

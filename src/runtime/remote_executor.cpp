@@ -45,10 +45,9 @@ AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec,
   body.intercept = spec.intercept ? 1 : 0;
   body.rows = spec.rows;
   body.cols = spec.cols;
-  if (!spec.class_weights.empty()) {
-    body.class_weight_negative = spec.class_weights[0];
-    body.class_weight_positive = spec.class_weights[1];
-  }
+  body.classes = spec.classes;
+  body.multinomial = spec.multinomial ? 1 : 0;
+  body.class_weights = spec.class_weights;
   body.local_solver = static_cast<int64_t>(worker.solver);
   body.general_form = worker.general_form ? 1 : 0;
   body.heartbeat_seconds = heartbeat_seconds;

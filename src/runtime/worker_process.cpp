@@ -29,9 +29,10 @@ Result<ProblemSpec> AssignedSpec(const AssignBody& body) {
   spec.intercept = body.intercept != 0;
   spec.rows = body.rows;
   spec.cols = body.cols;
-  if (body.class_weight_negative != 1 || body.class_weight_positive != 1) {
-    spec.class_weights = {body.class_weight_negative, body.class_weight_positive};
-  }
+  spec.classes = body.classes;
+  spec.multinomial = body.multinomial != 0;
+  spec.class_weights = body.class_weights;
+  NIMBUS_RETURN_IF_ERROR(spec.Validate().WithContext("the run's problem"));
   return spec;
 }
 
@@ -48,6 +49,12 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
   NIMBUS_ASSIGN_OR_RETURN(*spec, AssignedSpec(body));
   if (shard->cols() > spec->cols) return InvalidArgument("its shard has more features than the problem");
   shard->matrix.cols = spec->cols;
+  for (const double label : shard->labels) {
+    if (spec->classes > 1 && ClassIndex(label) >= static_cast<std::size_t>(spec->classes)) {
+      return InvalidArgument("its shard has class " + FormatLabel(label) + ", the problem " +
+                             std::to_string(spec->classes) + " classes");
+    }
+  }
   WorkerOptions options;
   options.solver = static_cast<LocalSolver>(body.local_solver);
   NIMBUS_ASSIGN_OR_RETURN(options.faults, DecodeFaults(body.faults));

@@ -35,7 +35,7 @@ struct AssignFields {
   double l1, l2;
   int64_t intercept, rows, cols, local_solver, general_form;
   double heartbeat_seconds, master_timeout_seconds;
-  double class_weight_negative, class_weight_positive;
+  int64_t classes, multinomial, class_weights;
 };
 struct ReadyFields {
   int64_t worker, rows, cols, nnz;
@@ -278,13 +278,14 @@ Result<HelloBody> UnpackHello(const WireMessage& message) {
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
   const AssignFields f{b.shard_checksum, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
                        b.general_form, b.heartbeat_seconds, b.master_timeout_seconds,
-                       b.class_weight_negative, b.class_weight_positive};
+                       b.classes, b.multinomial, static_cast<int64_t>(b.class_weights.size())};
   return Make(envelope, MessageType::kAssign,
-              {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss + '\n' + b.faults)});
+              {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss + '\n' + b.faults),
+               Frame::Copy(b.class_weights.data(), b.class_weights.size() * sizeof(double))});
 }
 
 Result<AssignBody> UnpackAssign(const WireMessage& message) {
-  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 2, 2));
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 3, 3));
   NIMBUS_ASSIGN_OR_RETURN(const AssignFields f, ReadFields<AssignFields>(message, MessageType::kAssign, 0));
   // "store\nkey\nloss\nfaults"
   std::string_view text = message.payload[1].text();
@@ -313,8 +314,11 @@ Result<AssignBody> UnpackAssign(const WireMessage& message) {
   b.general_form = f.general_form;
   b.heartbeat_seconds = f.heartbeat_seconds;
   b.master_timeout_seconds = f.master_timeout_seconds;
-  b.class_weight_negative = f.class_weight_negative;
-  b.class_weight_positive = f.class_weight_positive;
+  b.classes = f.classes;
+  b.multinomial = f.multinomial;
+  if (f.class_weights < 0 || f.class_weights > (int64_t{1} << 20)) return BadBody(MessageType::kAssign, "class weight count out of range");
+  NIMBUS_ASSIGN_OR_RETURN(b.class_weights, ReadDoubles(message.payload[2], static_cast<std::size_t>(f.class_weights),
+                                                       MessageType::kAssign, "class weights"));
   return b;
 }
 

@@ -1,6 +1,7 @@
 #include "nimbus/worker/shard_derivatives.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "nimbus/core/vector_ops.h"
 
@@ -8,13 +9,10 @@ namespace nimbus {
 
 ShardDerivatives::ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
                                    int64_t total_rows, std::span<const double> weights)
-    : matrix_(matrix),
-      labels_(labels),
-      weights_(weights),
-      loss_(loss),
-      intercept_(intercept),
-      inverse_rows_(1.0 / static_cast<double>(total_rows)),
-      size_(static_cast<std::size_t>(matrix.cols) + (intercept ? 1 : 0)) {}
+    : ShardDerivatives(DataTerm(matrix, labels, std::move(loss), intercept, weights), total_rows) {}
+
+ShardDerivatives::ShardDerivatives(DataTerm term, int64_t total_rows)
+    : term_(std::move(term)), inverse_rows_(1.0 / static_cast<double>(total_rows)), size_(term_.model_size()) {}
 
 ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
   if (held_[0].round < 0) return held_[0];
@@ -27,15 +25,13 @@ ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
 
 ShardDerivatives::Curvature& ShardDerivatives::HoldPoint(int64_t round, std::span<const double> x,
                                                           double* loss_sum) {
-  const auto rows = static_cast<std::size_t>(matrix_.rows);
-  margins_.resize(rows);
-  MultiplyRows(matrix_, x, intercept_, margins_);
+  margins_.resize(term_.margin_count());
+  term_.Margins(x, margins_);
   ++passes_;
   Curvature& slot = SlotForNewPoint();
   slot.round = round;
-  first_.resize(rows);
-  slot.second.resize(rows);
-  *loss_sum = LossDerivatives(loss_, labels_, margins_, inverse_rows_, first_, slot.second, weights_);
+  first_.resize(term_.margin_count());
+  *loss_sum = term_.Derivatives(margins_, inverse_rows_, first_, &slot.at);
   return slot;
 }
 
@@ -49,7 +45,7 @@ double ShardDerivatives::Evaluate(int64_t round, std::span<const double> x, std:
   std::span<double> diagonal = gradient_and_diagonal.subspan(size_, size_);
   Fill(gradient, 0.0);
   Fill(diagonal, 0.0);
-  AddTransposeProductAndSquares(matrix_, first_, slot.second, intercept_, gradient, diagonal);
+  term_.AddGradient(first_, &slot.at, gradient, diagonal);
   ++passes_;
   return loss_sum * inverse_rows_;
 }
@@ -75,7 +71,7 @@ Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const doub
   }
   held->last_use = ++uses_;
   Fill(hv, 0.0);
-  AddNormalProduct(matrix_, held->second, v, intercept_, hv);
+  term_.AddCurvatureProduct(held->at, v, hv);
   ++passes_;
   return Status::Ok();
 }

@@ -43,10 +43,15 @@ LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_f
   const std::span<const uint32_t> col_idx(a.col_idx + first, static_cast<std::size_t>(nnz));
   const OccurringColumns occurring = OccurringColumns::Of(col_idx, spec.cols);
   const auto features = static_cast<int64_t>(occurring.columns().size());
+  // The model's entries those columns (and the intercept) hold: C per column, interleaved.
+  const auto classes = static_cast<uint32_t>(spec.classes);
   auto support = std::make_shared<std::vector<uint32_t>>();
-  support->reserve(occurring.columns().size() + (spec.intercept ? 1 : 0));
-  support->assign(occurring.columns().begin(), occurring.columns().end());
-  if (spec.intercept) support->push_back(static_cast<uint32_t>(spec.cols));
+  support->reserve((occurring.columns().size() + (spec.intercept ? 1 : 0)) * classes);
+  auto hold = [&](uint32_t column) {
+    for (uint32_t c = 0; c < classes; ++c) support->push_back(column * classes + c);
+  };
+  for (const uint32_t column : occurring.columns()) hold(column);
+  if (spec.intercept) hold(static_cast<uint32_t>(spec.cols));
 
   // The rows with their columns renumbered 0..features-1 and their offsets from 0; the values
   // stay where they are.
@@ -80,12 +85,11 @@ ShardWorker::ShardWorker(int id, LocalShard shard, const WorkerOptions& options)
     : id_(id),
       shard_(std::move(shard.data)),
       spec_(shard.spec),
-      row_weights_(RowWeights(spec_, shard_.labels, shard_.weights)),
       support_(std::move(shard.support)),
       model_size_(shard.model_size),
       options_(options),
-      objective_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows, row_weights_),
-      derivatives_(shard_.matrix, shard_.labels, spec_.loss, spec_.intercept, spec_.rows, row_weights_),
+      objective_(DataTerm::ForProblem(spec_, shard_.matrix, shard_.labels, shard_.weights), spec_.rows),
+      derivatives_(DataTerm::ForProblem(spec_, shard_.matrix, shard_.labels, shard_.weights), spec_.rows),
       x_(spec_.model_size(), 0.0),
       x_relaxed_(spec_.model_size(), 0.0),
       u_(spec_.model_size(), 0.0),
@@ -97,8 +101,7 @@ WorkerReady ShardWorker::Ready(double load_seconds) const {
   ready.rows = shard_.rows();
   ready.cols = shard_.cols();
   ready.nnz = shard_.nnz();
-  ready.curvature_trace =
-      CurvatureAtZero(spec_.loss) * SumOfSquaredRowNorms(shard_.matrix, spec_.intercept, row_weights_);
+  ready.curvature_trace = objective_.term().CurvatureTraceAtZero();
   ready.load_seconds = load_seconds;
   ready.support = support_;
   return ready;

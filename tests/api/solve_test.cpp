@@ -446,9 +446,14 @@ TEST(Solve, BadDataIsNamed) {
   const std::vector<double> values = {1, 2, 3};
   const std::vector<double> three_labels = {1, 2, 3};
   const CsrView matrix{3, 1, row_ptr.data(), col_idx.data(), values.data()};
-  Result<SolveResult> three = Solve(TrainingData::Csr(matrix, three_labels), SolveOptions{});
-  ASSERT_FALSE(three.ok());
-  EXPECT_NE(three.status().message().find("a third distinct label 3"), std::string::npos) << three.status().message();
+  std::vector<double> many_labels(kMaxClasses + 1);
+  std::vector<int64_t> many_ptr(many_labels.size() + 1);
+  for (std::size_t r = 0; r < many_labels.size(); ++r) many_labels[r] = static_cast<double>(r), many_ptr[r + 1] = 0;
+  const CsrView many{static_cast<int64_t>(many_labels.size()), 1, many_ptr.data(), col_idx.data(), values.data()};
+  Result<SolveResult> too_many = Solve(TrainingData::Csr(many, many_labels), SolveOptions{});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("the most classes a classifier takes"), std::string::npos)
+      << too_many.status().message();
   Result<SolveResult> short_labels = Solve(TrainingData::Csr(matrix, std::span(three_labels).first(2)), SolveOptions{});
   ASSERT_FALSE(short_labels.ok());
   EXPECT_NE(short_labels.status().message().find("2 labels for 3 rows"), std::string::npos);

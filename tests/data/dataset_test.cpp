@@ -19,7 +19,7 @@ using testing::PlainRow;
 using testing::RowsOf;
 
 TEST(LabelEncodingTest, BinaryEncodeDecode) {
-  const LabelEncoding encoding{true, 0.0, 1.0};
+  const LabelEncoding encoding{true, 0.0, 1.0, {}};
   EXPECT_EQ(encoding.Encode(1.0), 1.0);
   EXPECT_EQ(encoding.Encode(0.0), -1.0);
   EXPECT_EQ(encoding.Decode(1.0), 1.0);
@@ -27,7 +27,7 @@ TEST(LabelEncodingTest, BinaryEncodeDecode) {
   EXPECT_EQ(encoding.Decode(0.3), 1.0);   // any positive score is the positive class
   EXPECT_EQ(encoding.Decode(-2.0), 0.0);
 
-  const LabelEncoding two_one{true, 2.0, 1.0};
+  const LabelEncoding two_one{true, 2.0, 1.0, {}};
   EXPECT_EQ(two_one.Encode(1.0), 1.0);
   EXPECT_EQ(two_one.Encode(2.0), -1.0);
   EXPECT_EQ(two_one.Decode(5.0), 1.0);
@@ -35,7 +35,7 @@ TEST(LabelEncodingTest, BinaryEncodeDecode) {
 }
 
 TEST(LabelEncodingTest, RegressionIsIdentity) {
-  const LabelEncoding encoding{false, -1.0, 1.0};
+  const LabelEncoding encoding{false, -1.0, 1.0, {}};
   for (const double v : {-3.5, 0.0, 2.0, 1e10}) {
     EXPECT_EQ(encoding.Encode(v), v);
     EXPECT_EQ(encoding.Decode(v), v);
@@ -44,9 +44,23 @@ TEST(LabelEncodingTest, RegressionIsIdentity) {
 
 TEST(LabelEncodingTest, Describe) {
   EXPECT_EQ(LabelEncoding{}.Describe(), "labels 1 (+1) and -1 (-1)");
-  EXPECT_EQ((LabelEncoding{true, 0.0, 1.0}.Describe()), "labels 1 (+1) and 0 (-1)");
-  EXPECT_EQ((LabelEncoding{true, 1.0, 2.0}.Describe()), "labels 2 (+1) and 1 (-1)");
-  EXPECT_EQ((LabelEncoding{false, -1.0, 1.0}.Describe()), "real-valued targets");
+  EXPECT_EQ((LabelEncoding{true, 0.0, 1.0, {}}.Describe()), "labels 1 (+1) and 0 (-1)");
+  EXPECT_EQ((LabelEncoding{true, 1.0, 2.0, {}}.Describe()), "labels 2 (+1) and 1 (-1)");
+  EXPECT_EQ((LabelEncoding{false, -1.0, 1.0, {}}.Describe()), "real-valued targets");
+}
+
+TEST(LabelEncodingTest, MulticlassIsClassIndex) {
+  const LabelEncoding encoding{true, -1.0, 1.0, {-2.0, 0.5, 3.0, 7.0}};
+  EXPECT_TRUE(encoding.multiclass());
+  EXPECT_EQ(encoding.Encode(-2.0), 0.0);
+  EXPECT_EQ(encoding.Encode(3.0), 2.0);
+  EXPECT_EQ(encoding.Encode(7.0), 3.0);
+  EXPECT_EQ(encoding.Decode(1.0), 0.5);
+  EXPECT_EQ(encoding.Decode(3.0), 7.0);
+  EXPECT_EQ(encoding.ClassValues(), (std::vector<double>{-2.0, 0.5, 3.0, 7.0}));
+  EXPECT_EQ(encoding.Describe(), "4 classes -2 .. 7");
+  EXPECT_EQ((LabelEncoding{true, 0.0, 1.0, {}}.ClassValues()), (std::vector<double>{0.0, 1.0}));
+  EXPECT_TRUE((LabelEncoding{false, -1.0, 1.0, {}}.ClassValues()).empty());
 }
 
 TEST(FormatLabelTest, CompactForms) {

@@ -120,7 +120,7 @@ TEST_F(LibsvmReaderTest, MinusOnePlusOneLabels) {
   EXPECT_EQ(data.cols(), 3);
   EXPECT_EQ(data.nnz(), 4);
   EXPECT_EQ(RowsOf(data), (std::vector<Row>{{1, {{0, 0.5}, {2, 2}}}, {-1, {{1, -1.25}}}, {1, {{2, 4}}}}));
-  EXPECT_TRUE(data.encoding.binary);
+  EXPECT_TRUE(data.encoding.classification);
   EXPECT_EQ(data.encoding.negative, -1.0);
   EXPECT_EQ(data.encoding.positive, 1.0);
 }
@@ -308,7 +308,7 @@ TEST_F(LibsvmReaderTest, RegressionKeepsRawTargets) {
   options.label_mode = LabelMode::kRegression;
   const Dataset data = ReadOk("3.5 1:1\n-2 2:1\n0 1:1\n1e2 2:2\n3.5 1:2\n", options);
   EXPECT_EQ(std::vector<double>(data.labels.begin(), data.labels.end()), (std::vector<double>{3.5, -2, 0, 100, 3.5}));
-  EXPECT_FALSE(data.encoding.binary);
+  EXPECT_FALSE(data.encoding.classification);
   EXPECT_EQ(data.encoding.Encode(3.5), 3.5);
 }
 
@@ -322,7 +322,7 @@ TEST_F(LibsvmReaderTest, RegressionAcceptsASingleTarget) {
 
 TEST_F(LibsvmReaderTest, ExpectedLabelsAllowOneLabelOnly) {
   LibsvmReadOptions options;
-  options.expected_labels = LabelEncoding{true, 0.0, 1.0};
+  options.expected_labels = LabelEncoding{true, 0.0, 1.0, {}};
   const Dataset ones = ReadOk("1 1:1\n1 2:1\n", options);
   EXPECT_EQ(ones.labels[0], 1.0);
   EXPECT_EQ(ones.labels[1], 1.0);
@@ -335,7 +335,7 @@ TEST_F(LibsvmReaderTest, ExpectedLabelsAllowOneLabelOnly) {
 TEST_F(LibsvmReaderTest, ExpectedLabelsMapAsTheModelMaps) {
   // The model's mapping wins over "the larger label is +1".
   LibsvmReadOptions options;
-  options.expected_labels = LabelEncoding{true, 2.0, 1.0};
+  options.expected_labels = LabelEncoding{true, 2.0, 1.0, {}};
   const Dataset data = ReadOk("1 1:1\n2 1:1\n", options);
   EXPECT_EQ(data.labels[0], 1.0);
   EXPECT_EQ(data.labels[1], -1.0);
@@ -345,14 +345,14 @@ TEST_F(LibsvmReaderTest, ExpectedLabelsMapAsTheModelMaps) {
 
 TEST_F(LibsvmReaderTest, ExpectedLabelsRejectOtherLabels) {
   LibsvmReadOptions options;
-  options.expected_labels = LabelEncoding{true, -1.0, 1.0};
+  options.expected_labels = LabelEncoding{true, -1.0, 1.0, {}};
   ExpectError("1 1:1\n# c\n-1 1:1\n0 1:1\n", 4, "label", options);
   ExpectError("2 1:1\n", 1, "label", options);
 }
 
 TEST_F(LibsvmReaderTest, ExpectedLabelsMustDiffer) {
   LibsvmReadOptions options;
-  options.expected_labels = LabelEncoding{true, 1.0, 1.0};
+  options.expected_labels = LabelEncoding{true, 1.0, 1.0, {}};
   EXPECT_EQ(options.Validate().code(), StatusCode::kInvalidArgument);
   const std::string path = Write("1 1:1\n");
   Result<Dataset> data = ReadLibsvmFile(path, options);
@@ -471,9 +471,27 @@ TEST_F(LibsvmReaderTest, IndexOverflow) {
   ExpectError(kPrefix + "-1 1:1 99999999999999999999999999999:1\n", 3, "overflow");
 }
 
-TEST_F(LibsvmReaderTest, ThirdDistinctLabel) {
-  ExpectError("1 1:1\n-1 1:1\n# c\n1 2:1\n0 1:1\n-1 1:1\n", 5, "third");
-  ExpectError("0 1:1\n1 1:1\n2 1:1\n", 3, "third");
+// Three labels or more are classes, numbered in ascending order of value.
+TEST_F(LibsvmReaderTest, MulticlassLabelsBecomeClassIndices) {
+  const Dataset data = ReadOk("7 1:1\n-2 1:1\n# c\n0.5 2:1\n7 1:1\n3 1:1\n");
+  EXPECT_TRUE(data.encoding.classification);
+  EXPECT_EQ(data.encoding.classes, (std::vector<double>{-2, 0.5, 3, 7}));
+  EXPECT_EQ(std::vector<double>(data.labels.begin(), data.labels.end()), (std::vector<double>{3, 0, 1, 3, 2}));
+  // A test file for a multiclass model may hold some of its classes, and no other.
+  LibsvmReadOptions for_model;
+  for_model.expected_labels = data.encoding;
+  const Dataset test = ReadOk("3 1:1\n-2 1:1\n", for_model);
+  EXPECT_EQ(std::vector<double>(test.labels.begin(), test.labels.end()), (std::vector<double>{2, 0}));
+  ExpectError("3 1:1\n4 1:1\n", 2, "not one of the model's 4 classes -2 .. 7", for_model);
+}
+
+TEST_F(LibsvmReaderTest, TooManyDistinctLabels) {
+  std::string contents;
+  for (int label = 0; label <= kMaxClasses; ++label) contents += std::to_string(label) + " 1:1\n";
+  ExpectError(contents, kMaxClasses + 1, "the most classes a classifier takes");
+  LibsvmReadOptions regression;
+  regression.label_mode = LabelMode::kRegression;
+  EXPECT_EQ(ReadOk(contents, regression).rows(), kMaxClasses + 1);
 }
 
 TEST_F(LibsvmReaderTest, EmptyFile) { ExpectError("", 1, "empty"); }

@@ -54,7 +54,7 @@ class WriteShardsTest : public ::testing::Test {
 };
 
 TEST_F(WriteShardsTest, RoundTrip) {
-  const Dataset data = MakeDataset(RandomRows(101, 30, 9, 11), 30, LabelEncoding{true, 1.0, 2.0});
+  const Dataset data = MakeDataset(RandomRows(101, 30, 9, 11), 30, LabelEncoding{true, 1.0, 2.0, {}});
   Result<Manifest> written = WriteShards(data, 4, "train.svm", store_);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   EXPECT_EQ(ListDirectory(dir_.path()), (std::vector<std::string>{"manifest.json", "shard-00000.bin", "shard-00001.bin",
@@ -67,7 +67,7 @@ TEST_F(WriteShardsTest, RoundTrip) {
     EXPECT_EQ(m->rows, 101);
     EXPECT_EQ(m->cols, 30);
     EXPECT_EQ(m->nnz, data.nnz());
-    EXPECT_TRUE(m->encoding.binary);
+    EXPECT_TRUE(m->encoding.classification);
     EXPECT_EQ(m->encoding.negative, 1.0);
     EXPECT_EQ(m->encoding.positive, 2.0);
     ASSERT_EQ(m->shards.size(), 4u);
@@ -160,14 +160,14 @@ TEST_F(WriteShardsTest, OneShardAndOneShardPerRow) {
 }
 
 TEST_F(WriteShardsTest, RegressionDataKeepsItsEncoding) {
-  const Dataset data = MakeDataset({{2.5, {{0, 1}}}, {-3.25, {}}, {7, {{1, 1}}}}, 2, LabelEncoding{false, -1, 1});
+  const Dataset data = MakeDataset({{2.5, {{0, 1}}}, {-3.25, {}}, {7, {{1, 1}}}}, 2, LabelEncoding{false, -1, 1, {}});
   ASSERT_TRUE(WriteShards(data, 2, "r", store_).ok());
   Result<Manifest> read = ReadManifest(store_);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
-  EXPECT_FALSE(read->encoding.binary);
+  EXPECT_FALSE(read->encoding.classification);
   Result<Dataset> second = LoadShard(store_, read->shards[1].key);
   ASSERT_TRUE(second.ok());
-  EXPECT_FALSE(second->encoding.binary);
+  EXPECT_FALSE(second->encoding.classification);
   EXPECT_EQ(second->labels.back(), 7.0);
 }
 
@@ -246,7 +246,7 @@ TEST(ManifestJsonTest, RoundTripOfUnusualValues) {
   m.rows = 5;
   m.cols = 0;
   m.nnz = 0;
-  m.encoding = LabelEncoding{true, 0.1, 1e300};
+  m.encoding = LabelEncoding{true, 0.1, 1e300, {}};
   m.shards = {{"a.bin", 2, 0, 0, 0}, {"b.bin", 3, 0, 2, std::numeric_limits<uint64_t>::max()}};
   Result<Manifest> parsed = ParseManifest(ManifestToJson(m), "m");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

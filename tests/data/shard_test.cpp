@@ -89,7 +89,7 @@ class ShardTest : public ::testing::Test {
         {1, {{0, 0.5}, {3, -2}}}, {-1, {}}, {-1, {{1, 1.25}}}, {1, {{0, 3}, {1, 4}, {2, 5}, {4, 6}}}, {1, {{4, -7.5}}},
         {-1, {{2, 1e-300}}},      {1, {}},  {-1, {{0, 8}, {3, 9}}},
     };
-    return MakeDataset(rows, 5, LabelEncoding{true, 0.0, 1.0});
+    return MakeDataset(rows, 5, LabelEncoding{true, 0.0, 1.0, {}});
   }
 
   std::string WriteSample(const Dataset& data, int64_t first_row = 0, const std::string& key = "s.bin") {
@@ -133,7 +133,7 @@ TEST_F(ShardTest, RoundTripKeepsEverything) {
   EXPECT_EQ(loaded->cols(), 5);
   EXPECT_EQ(loaded->nnz(), 11);
   EXPECT_EQ(RowsOf(*loaded), RowsOf(data));
-  EXPECT_TRUE(loaded->encoding.binary);
+  EXPECT_TRUE(loaded->encoding.classification);
   EXPECT_EQ(loaded->encoding.negative, 0.0);
   EXPECT_EQ(loaded->encoding.positive, 1.0);
   EXPECT_EQ(loaded->matrix.row_ptr[0], 0);
@@ -181,11 +181,11 @@ TEST_F(ShardTest, ResealedPayloadWithBadRowWeights) {
 
 TEST_F(ShardTest, RegressionTargetsRoundTrip) {
   const Dataset data = MakeDataset({{3.5, {{0, 1}}}, {-2, {}}, {1e10, {{1, 2}}}, {0, {{0, 1}, {1, 1}}}}, 2,
-                                   LabelEncoding{false, -1, 1});
+                                   LabelEncoding{false, -1, 1, {}});
   WriteSample(data);
   Result<Dataset> loaded = LoadShard(store_, "s.bin");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  EXPECT_FALSE(loaded->encoding.binary);
+  EXPECT_FALSE(loaded->encoding.classification);
   EXPECT_EQ(RowsOf(*loaded), RowsOf(data));
 }
 
@@ -285,7 +285,7 @@ TEST_F(ShardTest, ByteLayoutMatchesTheDocumentedFormat) {
 }
 
 TEST_F(ShardTest, RegressionFlagIsClear) {
-  const std::string path = WriteSample(MakeDataset({{2.5, {{0, 1}}}}, 1, LabelEncoding{false, -1, 1}));
+  const std::string path = WriteSample(MakeDataset({{2.5, {{0, 1}}}}, 1, LabelEncoding{false, -1, 1, {}}));
   EXPECT_EQ(Field<uint32_t>(ReadTextFile(path), 12) & 1u, 0u);
 }
 
@@ -423,7 +423,7 @@ TEST_F(ShardTest, ResealedHeaderWithTooFewColumns) {
 }
 
 TEST_F(ShardTest, ResealedHeaderClaimingBinaryLabelsForTargets) {
-  std::string bad = ReadTextFile(WriteSample(MakeDataset({{1, {{0, 1}}}, {2.5, {}}}, 1, LabelEncoding{false, -1, 1})));
+  std::string bad = ReadTextFile(WriteSample(MakeDataset({{1, {{0, 1}}}, {2.5, {}}}, 1, LabelEncoding{false, -1, 1, {}})));
   SetField<uint32_t>(bad, 12, 1);
   ResealHeader(bad);
   ExpectCorrupt(bad, "label");
@@ -477,7 +477,7 @@ TEST_F(ShardTest, ResealedPayloadWithBadLabels) {
     ExpectCorrupt(bad, "label");
   }
   // Targets of a regression shard may be anything finite, but not NaN or infinite.
-  const std::string targets = ReadTextFile(WriteSample(MakeDataset({{1.5, {}}, {2.5, {}}}, 1, LabelEncoding{false, -1, 1})));
+  const std::string targets = ReadTextFile(WriteSample(MakeDataset({{1.5, {}}, {2.5, {}}}, 1, LabelEncoding{false, -1, 1, {}})));
   const Layout t = LayoutOf(2, 0);
   for (const double label : {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()}) {
     std::string bad = targets;

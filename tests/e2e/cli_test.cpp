@@ -111,7 +111,7 @@ TEST(Cli, MalformedDataNamesFileAndLine) {
       {"+1 1:0.5\n-1 2:x\n", ":2: invalid value 'x' for feature 2"},
       {"+1 1:0.5\n-1 0:1\n", ":2: feature index 0"},
       {"+1 3:0.5 2:1\n", ":1: feature index 2 after 3"},
-      {"+1 1:1\n-1 1:1\n2 1:1\n", ":3: a third distinct label '2'"},
+      {"1 1:1\n1.5 1:1\n2 1:1\n0 1:0\n3 1:1\n2.5 x\n", ":6: expected INDEX:VALUE"},
       {"", ":1: empty file"},
       {"+1 1:nan\n", ":1: value 'nan' of feature 1 is not a finite number"},
   };

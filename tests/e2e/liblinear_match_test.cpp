@@ -113,17 +113,17 @@ TEST(Optimality, L1SubgradientConditionHolds) {
   Train({"--data", HeartScalePath(), "--l1", Number(lambda), "--workers", "3", "--eps-rel", "1e-5", "--out",
          run.File("m.json")});
   // |g_j + l1 sign(x_j)| where x_j != 0, max(0, |g_j| - l1) where x_j == 0.
-  EXPECT_LT(ViolationOf(run.File("m.json"), HeartScalePath(), LabelMode::kBinary), 1e-3 * lambda);
+  EXPECT_LT(ViolationOf(run.File("m.json"), HeartScalePath(), LabelMode::kClassification), 1e-3 * lambda);
   // A wrong model violates it: liblinear's L2 solution is not L1-optimal.
   TrainLiblinear(0, 1.0 / (270 * lambda), 1e-6, HeartScalePath(), run.File("l2.model"));
-  EXPECT_GT(ViolationOf(run.File("l2.model"), HeartScalePath(), LabelMode::kBinary), 0.1 * lambda);
+  EXPECT_GT(ViolationOf(run.File("l2.model"), HeartScalePath(), LabelMode::kClassification), 0.1 * lambda);
 }
 
 TEST(Optimality, InterceptAndElasticNet) {
   TempDir run;
   Train({"--data", HeartScalePath(), "--l1", "0.005", "--l2", "0.02", "--intercept", "--workers", "2", "--eps-rel",
          "1e-6", "--out", run.File("m.json")});
-  EXPECT_LT(ViolationOf(run.File("m.json"), HeartScalePath(), LabelMode::kBinary), 1e-5);
+  EXPECT_LT(ViolationOf(run.File("m.json"), HeartScalePath(), LabelMode::kClassification), 1e-5);
   const std::string model = ReadTextFile(run.File("m.json"));
   EXPECT_NE(model.find("\"bias\""), std::string::npos);
 }

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(fd >= 0);
   FUZZ_CHECK(ftruncate(fd, 0) == 0);
   FUZZ_CHECK(pwrite(fd, data, size, 0) == static_cast<ssize_t>(size));
-  for (const nimbus::LabelMode mode : {nimbus::LabelMode::kBinary, nimbus::LabelMode::kRegression}) {
+  for (const nimbus::LabelMode mode : {nimbus::LabelMode::kClassification, nimbus::LabelMode::kRegression}) {
     nimbus::LibsvmReadOptions options;
     options.label_mode = mode;
     nimbus::Result<nimbus::Dataset> parsed = nimbus::ReadLibsvmFile(path, options);
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       continue;
     }
     nimbus::fuzz::CheckDataset(*parsed);
-    if (mode == nimbus::LabelMode::kBinary) {
+    if (mode == nimbus::LabelMode::kClassification) {
       for (const double label : parsed->labels) FUZZ_CHECK(label == 1.0 || label == -1.0);
     }
   }

@@ -68,6 +68,9 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   assign.heartbeat_seconds = 0.5;
   assign.master_timeout_seconds = 9;
   assign.faults = "0.125 30 0.5 2 1 4 2 5 99";  // opaque to the wire (worker/fault_injection.h)
+  assign.classes = 3;
+  assign.multinomial = 1;
+  assign.class_weights = {0.5, 2, 1};
   const AssignBody back = UnpackAssign(Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign))).value();
   EXPECT_EQ(back.store_uri, assign.store_uri);
   EXPECT_EQ(back.shard_key, assign.shard_key);
@@ -78,6 +81,9 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   EXPECT_EQ(back.intercept, 1);
   EXPECT_EQ(back.rows, 1000);
   EXPECT_EQ(back.cols, 77);
+  EXPECT_EQ(back.classes, 3);
+  EXPECT_EQ(back.multinomial, 1);
+  EXPECT_EQ(back.class_weights, (std::vector<double>{0.5, 2, 1}));
   EXPECT_EQ(back.local_solver, 1);
   EXPECT_EQ(back.general_form, 1);
   EXPECT_EQ(back.heartbeat_seconds, 0.5);

@@ -67,7 +67,7 @@ struct ShardSetup {
     Dataset all;
     all.matrix = full->View();
     all.labels = full->labels;
-    all.encoding.binary = IsClassification(loss);
+    all.encoding.classification = IsClassification(loss);
     all.storage = full;
     return all.Rows(20, 60);
   }

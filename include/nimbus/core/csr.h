@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "nimbus/core/status.h"
 
@@ -48,6 +49,49 @@ void AddTransposeProductAndSquares(const CsrView& a, std::span<const double> w, 
 // scattered back while the row is still in cache.
 void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<const double> v,
                       bool with_intercept, std::span<double> out);
+
+// Blocks: a model of C classes holds C weights per column, interleaved (x[j C + c] is column
+// j's weight in class c), then C intercepts; each row has C margins, y[r C + c]. One pass
+// over the data serves every class, and a column's C weights share a cache line.
+
+// y[r C + c] = a_r . x_c (+ x[cols C + c] with an intercept).
+void MultiplyRowsBlocks(const CsrView& a, int64_t classes, std::span<const double> x, bool with_intercept,
+                        std::span<double> y);
+
+// out += A^T w and, unless `squares` is empty, squares += (A.^2)^T d, class by class (w and d
+// hold C entries per row).
+void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<const double> w,
+                               std::span<const double> d, bool with_intercept, std::span<double> out,
+                               std::span<double> squares);
+
+// out += A^T D A v, with D block diagonal by row: each row's C products t = (a_r . v_c)_c are
+// replaced by `curvature(r, t)` (in place, C entries) and scattered back, one pass.
+template <typename RowCurvature>
+void AddNormalProductBlocks(const CsrView& a, int64_t classes, std::span<const double> v, bool with_intercept,
+                            std::span<double> out, RowCurvature&& curvature) {
+  const auto c_count = static_cast<std::size_t>(classes);
+  const double* v_bias = with_intercept ? v.data() + static_cast<std::size_t>(a.cols) * c_count : nullptr;
+  std::vector<double> t(c_count), bias(c_count, 0.0);
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (std::size_t c = 0; c < c_count; ++c) t[c] = v_bias != nullptr ? v_bias[c] : 0.0;
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const double value = a.values[k];
+      const double* column = v.data() + static_cast<std::size_t>(a.col_idx[k]) * c_count;
+      for (std::size_t c = 0; c < c_count; ++c) t[c] += value * column[c];
+    }
+    curvature(r, std::span<double>(t));
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const double value = a.values[k];
+      double* column = out.data() + static_cast<std::size_t>(a.col_idx[k]) * c_count;
+      for (std::size_t c = 0; c < c_count; ++c) column[c] += value * t[c];
+    }
+    for (std::size_t c = 0; c < c_count; ++c) bias[c] += t[c];
+  }
+  if (with_intercept) {
+    double* out_bias = out.data() + static_cast<std::size_t>(a.cols) * c_count;
+    for (std::size_t c = 0; c < c_count; ++c) out_bias[c] += bias[c];
+  }
+}
 
 // sum_r c_r (||a_r||^2 + 1 with an intercept), c_r = 1 without row weights: the trace of
 // A^T C A.

@@ -11,16 +11,29 @@
 
 namespace nimbus {
 
-// How the labels written in a file map to the solver's labels. A classifier sees -1/+1: of
-// the two distinct values in the file, the larger becomes +1. A regression keeps the values.
-struct LabelEncoding {
-  bool binary = true;
-  double negative = -1.0;  // the file's value that means -1
-  double positive = 1.0;   // the file's value that means +1
+// The most distinct labels a classifier's data may hold (a multiclass model holds a weight per
+// class and feature; more labels are likely a regression's targets).
+inline constexpr int kMaxClasses = 1000;
 
-  double Encode(double file_value) const { return !binary ? file_value : (file_value == positive ? 1.0 : -1.0); }
-  double Decode(double solver_value) const { return !binary ? solver_value : (solver_value > 0 ? positive : negative); }
-  std::string Describe() const;  // "labels 1 (+1) and -1 (-1)" or "real-valued targets"
+// How the labels written in a file map to the solver's labels. Two classes: of the two
+// distinct values in the file, the larger becomes +1 and the other -1. More classes: the
+// values in ascending order (`classes`) become the class indices 0 .. C-1. A regression keeps
+// the values.
+struct LabelEncoding {
+  bool classification = true;
+  double negative = -1.0;  // two classes: the file's value that means -1
+  double positive = 1.0;   // two classes: the file's value that means +1
+  std::vector<double> classes;  // three classes or more: the file's value of each class index
+
+  bool multiclass() const { return !classes.empty(); }
+  // The classes' values in class order (two classes: -1's value, then +1's); empty for a regression.
+  std::vector<double> ClassValues() const;
+  // The encoded label of a file's value (which must be one of the classes).
+  double Encode(double file_value) const;
+  // The file's value of a prediction: its class index for a multiclass model, else its sign
+  // (or the value itself, for a regression).
+  double Decode(double solver_value) const;
+  std::string Describe() const;  // "labels 1 (+1) and -1 (-1)", "10 classes 0 .. 9", or "real-valued targets"
 };
 
 // Which of the source's features a data set's columns are. A source whose largest index is

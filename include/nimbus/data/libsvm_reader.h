@@ -16,14 +16,15 @@
 namespace nimbus {
 
 enum class LabelMode {
-  kBinary,      // exactly two distinct labels; the larger maps to +1
-  kRegression,  // labels are real-valued targets, kept as they are
+  kClassification,  // two distinct labels (the larger maps to +1), or more (class indices in
+                    // ascending order of value; at most kMaxClasses)
+  kRegression,      // labels are real-valued targets, kept as they are
 };
 
 struct LibsvmReadOptions {
-  LabelMode label_mode = LabelMode::kBinary;
-  // For prediction: labels must be the model's two values, mapped as the model maps them
-  // (a test file may hold only one of them).
+  LabelMode label_mode = LabelMode::kClassification;
+  // For prediction: labels must be the model's classes, mapped as the model maps them
+  // (a test file may hold only some of them).
   std::optional<LabelEncoding> expected_labels;
   // Renumber the columns to the features that occur when far fewer occur than the largest
   // index (data/feature_map.h), keeping the map in Dataset::columns. Off: column j is the

@@ -16,6 +16,7 @@
 
 #include "nimbus/core/csr.h"
 #include "nimbus/local/smooth_function.h"
+#include "nimbus/problem/data_term.h"
 #include "nimbus/problem/loss.h"
 
 namespace nimbus {
@@ -26,6 +27,8 @@ class AugmentedShardObjective final : public SmoothFunction {
   // matrix, labels and weights must outlive this object.
   AugmentedShardObjective(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
                           int64_t total_rows, std::span<const double> weights = {});
+  // Any data term (multiclass ones too).
+  AugmentedShardObjective(DataTerm term, int64_t total_rows);
 
   // Sets rho and v; keeps the cached data terms.
   void SetCenter(std::span<const double> v, double rho);
@@ -39,6 +42,8 @@ class AugmentedShardObjective final : public SmoothFunction {
   // (1/N) sum_r c_r loss(y_r, a_r . x): the shard's share of the loss term (one pass unless x is
   // a cached point; x becomes the cached trial point).
   double DataLoss(std::span<const double> x);
+
+  const DataTerm& term() const { return term_; }
 
   // Passes over the shard's nonzeros so far.
   int64_t data_passes() const { return passes_; }
@@ -55,11 +60,7 @@ class AugmentedShardObjective final : public SmoothFunction {
   static bool SameX(const Point& point, std::span<const double> x);
   double ProximalTerm(std::span<const double> x) const;
 
-  CsrView matrix_;
-  std::span<const double> labels_;
-  std::span<const double> weights_;
-  Loss loss_;
-  bool intercept_;
+  DataTerm term_;
   double inverse_rows_;
   std::size_t size_;
 
@@ -68,8 +69,8 @@ class AugmentedShardObjective final : public SmoothFunction {
 
   Point current_;  // the last Gradient() point, with its derivative caches
   Point trial_;    // the last Value() point not yet made current
-  std::vector<double> first_;          // loss' per row, times 1/N
-  std::vector<double> second_;         // loss'' per row, times 1/N
+  std::vector<double> first_;          // loss' per margin, times 1/N
+  DataCurvature curvature_;            // loss'' per margin, times 1/N
   std::vector<double> data_gradient_;  // A^T first
   std::vector<double> data_diagonal_;  // (A.^2)^T second
   bool derivatives_valid_ = false;

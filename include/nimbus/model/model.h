@@ -17,25 +17,34 @@ struct Model {
   bool intercept = false;
   int64_t cols = 0;  // the features of the data it was trained on (its largest index)
   LabelEncoding labels;
+  // C: the weight vectors, one per class (problem.h: ProblemSpec::classes); 1 for a regression
+  // or a two-class model of one vector. `multinomial`: its classes' probabilities are the
+  // softmax of the decision values, not one-vs-rest's.
+  int64_t classes = 1;
+  bool multinomial = false;
   // When the model holds fewer features than cols (trained on data renumbered to the features
   // that occur, or read from a file listing few): weights[k] is feature features[k] (0-based,
   // ascending), and every other feature's weight is 0. Empty: weights[j] is feature j, j < cols.
   std::vector<uint32_t> features;
-  std::vector<double> weights;  // one per feature held, then the intercept if any
+  // C per feature held (feature k's weight in class c at k C + c), then the C intercepts if any.
+  std::vector<double> weights;
   std::string origin = "nimbus";  // "nimbus" or "liblinear"
 
   // The number of feature weights held: features.size(), or cols.
   int64_t held() const { return features.empty() ? cols : static_cast<int64_t>(features.size()); }
-  // The weight of a feature (0-based): 0 for one the model does not hold.
-  double Weight(int64_t feature) const;
-  double bias() const { return intercept ? weights.back() : 0.0; }
-  // One weight per column of `data` (its feature's: data.columns maps columns to the data's
-  // features, and features the model never saw get 0), then the intercept if any. Linear in
-  // the data's columns and the model's features; nothing is sized by the feature space.
+  // The weight of a feature (0-based) in a class: 0 for one the model does not hold.
+  double Weight(int64_t feature, int64_t of_class = 0) const;
+  double bias(int64_t of_class = 0) const {
+    return intercept ? weights[static_cast<std::size_t>(held() * classes + of_class)] : 0.0;
+  }
+  // The weights of every column of `data` (its feature's: data.columns maps columns to the
+  // data's features, and features the model never saw get 0), C per column, then the
+  // intercepts if any. Linear in the data's columns and the model's features; nothing is
+  // sized by the feature space.
   std::vector<double> ColumnWeights(const Dataset& data) const;
   // l1 ||w||_1 + (l2/2) ||w||^2 over every feature weight held (the intercept is not penalized).
-  double Penalty() const { return regularizer.Value(weights, static_cast<std::size_t>(held())); }
-  // Dense: every feature's weight up to max(cols, data_cols), then the intercept. For small
+  double Penalty() const { return regularizer.Value(weights, static_cast<std::size_t>(held() * classes)); }
+  // Dense: every feature's weights up to max(cols, data_cols), then the intercepts. For small
   // feature spaces (a vector of that length): ColumnWeights when they may be large.
   std::vector<double> WeightsFor(int64_t data_cols) const;
   ProblemSpec Spec(int64_t rows, int64_t data_cols) const;

@@ -115,6 +115,19 @@ double SumLoss(const Loss& loss, std::span<const double> labels, std::span<const
 double LossDerivatives(const Loss& loss, std::span<const double> labels, std::span<const double> margins, double scale,
                        std::span<double> first, std::span<double> second, std::span<const double> weights = {});
 
+// The class of an encoded label: a multiclass label is its class index 0 .. C-1; -1/+1 are
+// classes 0 and 1.
+inline std::size_t ClassIndex(double label) { return label > 0 ? static_cast<std::size_t>(label) : 0; }
+
+// The multinomial (softmax) loss of rows with C margins each (margins[r C + c]) and a class
+// each (labels[r], ClassIndex): c_r (log sum_c exp(m_rc) - m_{r,class}), summed.
+double SoftmaxLoss(std::span<const double> labels, std::span<const double> margins, int64_t classes,
+                   std::span<const double> weights = {});
+// The same sum; probabilities[r C + c] = p_rc = exp(m_rc) / sum_c' exp(m_rc') and
+// first[r C + c] = scale c_r (p_rc - [c = class r]), its derivative in m_rc.
+double SoftmaxDerivatives(std::span<const double> labels, std::span<const double> margins, int64_t classes, double scale,
+                          std::span<double> first, std::span<double> probabilities, std::span<const double> weights = {});
+
 // The second derivative at m = 0, where every solve starts: the curvature scale of the data.
 double CurvatureAtZero(const Loss& loss);
 

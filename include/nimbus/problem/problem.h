@@ -101,12 +101,28 @@ struct ProblemSpec {
   bool intercept = false;
   int64_t rows = 0;  // N: the loss is averaged over all rows of all shards
   int64_t cols = 0;  // d
+  // C: the blocks of weights, one per class, of a multiclass model (three classes or more, or
+  // softmax on two). The model vector interleaves them: entry j C + c is feature j's weight
+  // in class c, and the C intercepts come last. The rows' labels are then class indices
+  // 0 .. C-1 (ClassIndex). 1: one weight per feature (regression, and two classes as -1/+1).
+  int64_t classes = 1;
+  // With C > 1: the multinomial (softmax) loss, log sum_c exp(m_c) - m_{class}, over each
+  // row's C margins (logistic loss only); else one-vs-rest, the loss of class c's binary
+  // problem (its rows +1, the others -1) on margin c, summed over classes (liblinear's).
+  bool multinomial = false;
   // Each class's weight W (liblinear's -wi: the class's rows count W times), indexed by class:
   // for two classes 0 is the -1 class and 1 the +1 class. Empty: every class 1. With the rows'
-  // own weights s_r (data/dataset.h), F = (1/N) sum_r W_{class r} s_r loss_r + g(x).
+  // own weights s_r (data/dataset.h), F = (1/N) sum_r W_{class r} s_r loss_r + g(x). One-vs-rest
+  // weighs as liblinear does: in class c's problem its own rows count W_c s_r, the others s_r.
   std::vector<double> class_weights;
 
-  std::size_t model_size() const { return static_cast<std::size_t>(cols) + (intercept ? 1 : 0); }
+  std::size_t model_size() const {
+    return (static_cast<std::size_t>(cols) + (intercept ? 1 : 0)) * static_cast<std::size_t>(classes);
+  }
+  // The leading entries g(x) applies to: every feature's weights, not the intercepts.
+  std::size_t regularized_size() const { return static_cast<std::size_t>(cols) * static_cast<std::size_t>(classes); }
+  // Classes of a classification problem: 2 for a -1/+1 one, C for a multiclass one; 0 for a regression.
+  int64_t class_count() const { return !IsClassification(loss) ? 0 : classes > 1 ? classes : 2; }
   Status Validate() const;
 };
 

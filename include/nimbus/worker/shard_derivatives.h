@@ -17,6 +17,7 @@
 
 #include "nimbus/core/csr.h"
 #include "nimbus/core/status.h"
+#include "nimbus/problem/data_term.h"
 #include "nimbus/problem/loss.h"
 
 namespace nimbus {
@@ -27,6 +28,8 @@ class ShardDerivatives {
   // matrix, labels and weights must outlive this object.
   ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
                    int64_t total_rows, std::span<const double> weights = {});
+  // Any data term (multiclass ones too).
+  ShardDerivatives(DataTerm term, int64_t total_rows);
 
   std::size_t dimension() const { return size_; }
   // f_i(x); `gradient_and_diagonal` (2 n entries) gets grad f_i(x), then diag H_i(x). Two
@@ -45,7 +48,7 @@ class ShardDerivatives {
   struct Curvature {
     int64_t round = -1;
     int64_t last_use = 0;
-    std::vector<double> second;  // l''(a_r . x) / N per row
+    DataCurvature at;  // l''(a_r . x) / N per row (per margin)
   };
   // The slot to overwrite: an empty one, else the one used least recently.
   Curvature& SlotForNewPoint();
@@ -53,11 +56,7 @@ class ShardDerivatives {
   // for the margins; l' per row is left in first_, the loss summed over rows in *loss_sum).
   Curvature& HoldPoint(int64_t round, std::span<const double> x, double* loss_sum);
 
-  CsrView matrix_;
-  std::span<const double> labels_;
-  std::span<const double> weights_;
-  Loss loss_;
-  bool intercept_;
+  DataTerm term_;
   double inverse_rows_;
   std::size_t size_;
   Curvature held_[2];

@@ -84,7 +84,6 @@ class ShardWorker {
   int id_;
   Dataset shard_;
   ProblemSpec spec_;  // the worker's own: in the general form, cols is its support's
-  std::vector<double> row_weights_;  // c_r: class weight times the row's own (empty: all 1)
   std::shared_ptr<const std::vector<uint32_t>> support_;
   std::size_t model_size_;  // the whole problem's
   std::vector<double> z_local_;  // z gathered onto the support

@@ -1,0 +1,81 @@
+// The data term of rows of a problem, sum_r c_r loss_r(x), and its derivatives, for models of
+// one weight per feature and for multiclass ones (ProblemSpec::classes C > 1, one-vs-rest or
+// multinomial). Everything that evaluates the loss on data goes through it: the workers'
+// x-updates and Newton derivatives, the objective and gradient on whole data sets.
+//
+// Each row has C margins m_rc = a_r . x_c (+ b_c), kept row-major (margins[r C + c]). Its
+// loss's Hessian in those margins, D_r, is diagonal for one-vs-rest (each class's binary
+// loss'' on its own margin) and diag(p) - p p^T for the softmax (p the row's probabilities);
+// the data term's Hessian is A^T D A over the blocks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nimbus/core/csr.h"
+#include "nimbus/problem/loss.h"
+#include "nimbus/problem/problem.h"
+
+namespace nimbus {
+
+// The curvature at a point: what Hessian-vector products and the Hessian's diagonal need.
+struct DataCurvature {
+  std::vector<double> second;         // the diagonal of each D_r, times scale c_r (C per row)
+  std::vector<double> probabilities;  // multinomial: the softmax p_rc
+  std::vector<double> row_scale;      // multinomial: scale c_r
+};
+
+class DataTerm {
+ public:
+  // One weight per feature: `labels` as the loss sees them (-1/+1, or targets), `weights` the
+  // rows' c_r (empty: all 1). The spans must outlive this object.
+  DataTerm(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
+           std::span<const double> weights = {});
+  // The rows of a problem: its loss, classes, intercept and class weights, with the rows' own
+  // `sample_weights` (empty: all 1). For one-vs-rest it holds every class's -1/+1 labels and,
+  // when some row or class is weighted, their weights (C per row).
+  static DataTerm ForProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                             std::span<const double> sample_weights);
+  // Moves only: the spans may view its own vectors (moving a vector keeps its buffer).
+  DataTerm(DataTerm&&) = default;
+  DataTerm& operator=(DataTerm&&) = default;
+  DataTerm(const DataTerm&) = delete;
+  DataTerm& operator=(const DataTerm&) = delete;
+
+  int64_t classes() const { return classes_; }
+  std::size_t model_size() const { return model_size_; }
+  std::size_t margin_count() const { return static_cast<std::size_t>(matrix_.rows) * static_cast<std::size_t>(classes_); }
+
+  // margins = the C margins of every row at x: one pass over the data.
+  void Margins(std::span<const double> x, std::span<double> margins) const;
+  // sum_r c_r loss_r at these margins.
+  double LossSum(std::span<const double> margins) const;
+  // The same sum; first = scale c_r dloss_r/dm per margin, and the curvature there.
+  double Derivatives(std::span<const double> margins, double scale, std::span<double> first,
+                     DataCurvature* curvature) const;
+  // gradient += A^T first and, unless `diagonal` is empty, diagonal += the Hessian's diagonal,
+  // (A.^2)^T second: one pass.
+  void AddGradient(std::span<const double> first, const DataCurvature* curvature, std::span<double> gradient,
+                   std::span<double> diagonal) const;
+  // hv += A^T D A v: one pass.
+  void AddCurvatureProduct(const DataCurvature& curvature, std::span<const double> v, std::span<double> hv) const;
+  // The trace of the data term's Hessian at x = 0 (times N): the curvature scale ADMM's first
+  // rho comes from.
+  double CurvatureTraceAtZero() const;
+
+ private:
+  DataTerm(const CsrView& matrix, Loss loss, bool intercept, int64_t classes, bool multinomial);
+
+  CsrView matrix_;
+  Loss loss_;
+  bool intercept_ = false;
+  int64_t classes_ = 1;
+  bool multinomial_ = false;
+  std::size_t model_size_ = 0;
+  std::span<const double> labels_;   // one per margin (one-vs-rest: -1/+1 per class), or class indices (softmax)
+  std::span<const double> weights_;  // one per label; empty: all 1
+  std::vector<double> class_labels_, class_weights_;  // one-vs-rest's, which labels_ and weights_ view
+};
+
+}  // namespace nimbus
