@@ -189,3 +189,85 @@ TEST(LiblinearFormatTest, ReadingTakesTheWeightsTheFileHoldsNotWhatItClaims) {
 
 }  // namespace
 }  // namespace nimbus
+
+namespace nimbus {
+namespace {
+
+// Three classes over features 2 and 7 of 10 (1-based), with intercepts; class values 5, 2, 9
+// as liblinear would list them (first appearance), nimbus's in ascending order -> 2, 5, 9.
+Model ThreeClassModel() {
+  Model model;
+  model.regularizer = {0.0, 0.1};
+  model.intercept = true;
+  model.cols = 10;
+  model.classes = 3;
+  model.labels.classes = {2, 5, 9};
+  model.features = {1, 6};
+  model.weights = {1, 2, 3, 0, -4, 0, 0.5, 0.25, -0.75};  // feature 2, feature 7, the intercepts
+  return model;
+}
+
+TEST(MulticlassModelTest, JsonHoldsEveryClassAndReadsBack) {
+  const Model model = ThreeClassModel();
+  EXPECT_EQ(model.Weight(6, 1), -4);
+  EXPECT_EQ(model.Weight(3, 2), 0);
+  EXPECT_EQ(model.bias(2), -0.75);
+  const Json json = Json::parse(ModelToJson(model));
+  EXPECT_EQ(json["version"], 2);
+  EXPECT_EQ(json["classes"], 3);
+  EXPECT_EQ(json["weights"]["indices"], Json::parse("[2, 7]"));
+  EXPECT_EQ(json["weights"]["values"], Json::parse("[[1, 2, 3], [0, -4, 0]]"));
+  EXPECT_EQ(json["bias"], Json::parse("[0.5, 0.25, -0.75]"));
+  EXPECT_EQ(json["labels"]["classes"], Json::parse("[2, 5, 9]"));
+  TempDir dir;
+  ASSERT_TRUE(WriteModel(model, ModelFormat::kJson, dir.File("m.json")).ok());
+  Result<Model> back = ReadModel(dir.File("m.json"));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->classes, 3);
+  EXPECT_EQ(back->labels.classes, model.labels.classes);
+  for (int64_t j = 0; j < 10; ++j) {
+    for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(back->Weight(j, c), model.Weight(j, c)) << j << " " << c;
+  }
+  for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(back->bias(c), model.bias(c));
+  // An entry without a weight per class is named.
+  Json bad = json;
+  bad["weights"]["values"][1] = Json::parse("[0, -4]");
+  WriteTextFile(dir.File("bad.json"), bad.dump());
+  Result<Model> refused = ReadModel(dir.File("bad.json"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("one weight per class"), std::string::npos) << refused.status().message();
+}
+
+TEST(MulticlassModelTest, LiblinearFormatHasAColumnPerClassInItsOwnLabelOrder) {
+  // liblinear's file lists the classes 5, 2, 9: its columns are read into ascending order.
+  const std::string file =
+      "solver_type L2R_LR\nnr_class 3\nlabel 5 2 9\nnr_feature 2\nbias 1\nw\n1 2 3 \n4 5 6 \n7 8 9 \n";
+  TempDir dir;
+  WriteTextFile(dir.File("m.txt"), file);
+  Result<Model> model = ReadModel(dir.File("m.txt"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(model->labels.classes, (std::vector<double>{2, 5, 9}));
+  EXPECT_EQ(model->Weight(0, 0), 2);  // class 2: liblinear's second column
+  EXPECT_EQ(model->Weight(1, 1), 4);  // class 5: its first
+  EXPECT_EQ(model->bias(2), 9);
+  // Written back, in nimbus's class order, and read again to the same weights.
+  ASSERT_TRUE(WriteModel(*model, ModelFormat::kLiblinear, dir.File("again.txt")).ok());
+  EXPECT_EQ(ReadTextFile(dir.File("again.txt")),
+            "solver_type L2R_LR\nnr_class 3\nlabel 2 5 9\nnr_feature 2\nbias 1\nw\n2 1 3 \n5 4 6 \n8 7 9 \n");
+}
+
+TEST(MulticlassModelTest, ATwoClassSoftmaxModelIsOneLiblinearVector) {
+  // p(+1) = sigmoid(m_1 - m_0): liblinear's w is w_1 - w_0.
+  Model model;
+  model.cols = 2;
+  model.classes = 2;
+  model.multinomial = true;
+  model.labels = {true, 0.0, 1.0, {}};
+  model.weights = {1.0, 3.0, 2.0, -1.0};
+  Result<std::string> text = ModelToLiblinear(model);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "solver_type L2R_LR\nnr_class 2\nlabel 1 0\nnr_feature 2\nbias -1\nw\n2 \n-3 \n");
+}
+
+}  // namespace
+}  // namespace nimbus

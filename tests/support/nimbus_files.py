@@ -24,3 +24,17 @@ def read_model(path, cols):
     for index, value in zip(model["weights"]["indices"], model["weights"]["values"]):
         coef[index - 1] = value
     return coef, model.get("bias", 0.0), model["loss"]
+
+
+def read_multiclass_model(path, cols):
+    """A nimbus JSON model of C classes as (coefficients cols x C, intercepts (C,), class values)."""
+    with open(path) as file:
+        model = json.load(file)
+    classes = model["classes"]
+    coef = np.zeros((cols, classes))
+    for index, values in zip(model["weights"]["indices"], model["weights"]["values"]):
+        coef[index - 1, :] = values
+    intercept = np.array(model["bias"]) if model["intercept"] else np.zeros(classes)
+    labels = model["labels"]
+    values = labels.get("classes", [labels["negative"], labels["positive"]])
+    return coef, intercept, values

@@ -1,0 +1,206 @@
+// Tests of the data term over C class blocks (one-vs-rest and softmax): the block kernels
+// against a dense product, the loss against its formula written here, the gradient and the
+// Hessian-vector products against finite differences, the diagonal against products with unit
+// vectors, and the curvature trace against that diagonal.
+#include "nimbus/problem/data_term.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "local/sparse_test_problem.h"
+
+namespace nimbus {
+namespace {
+
+using testing::MakeRandomProblem;
+using testing::RandomVector;
+using testing::SparseProblem;
+
+constexpr int64_t kClasses = 4;
+
+struct Case {
+  std::string name;
+  bool multinomial = false;
+  bool intercept = false;
+  bool weighted = false;  // class weights and sample weights
+};
+
+class DataTermTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    problem_ = MakeRandomProblem(40, 9, 4, 17, Loss::kLogistic);
+    std::mt19937_64 rng(5);
+    for (double& y : problem_.labels) y = static_cast<double>(rng() % kClasses);  // class indices
+    spec_.loss = Loss::kLogistic;
+    spec_.rows = 100;  // N of a larger problem: the shard's share is over N
+    spec_.cols = problem_.cols;
+    spec_.classes = kClasses;
+    spec_.multinomial = GetParam().multinomial;
+    spec_.intercept = GetParam().intercept;
+    if (GetParam().weighted) {
+      spec_.class_weights = {0.5, 2.0, 1.0, 3.0};
+      sample_weights_ = RandomVector(static_cast<std::size_t>(problem_.rows), 9, 1.0);
+      for (double& s : sample_weights_) s = std::abs(s) + 0.1;
+    }
+  }
+
+  DataTerm Term() const { return DataTerm::ForProblem(spec_, problem_.View(), problem_.labels, sample_weights_); }
+  std::size_t Size() const { return spec_.model_size(); }
+  std::vector<double> Point(uint64_t seed) const { return RandomVector(Size(), seed, 0.8); }
+
+  // Each row's C margins from the dense matrix, entry j C + c of x being feature j's in class c.
+  std::vector<double> DenseMargins(std::span<const double> x) const {
+    const std::vector<double> dense = problem_.Dense(spec_.intercept);
+    const std::size_t width = problem_.Width(spec_.intercept);
+    std::vector<double> margins(static_cast<std::size_t>(problem_.rows * kClasses), 0.0);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(problem_.rows); ++r) {
+      for (std::size_t j = 0; j < width; ++j) {
+        for (std::size_t c = 0; c < kClasses; ++c) margins[r * kClasses + c] += dense[r * width + j] * x[j * kClasses + c];
+      }
+    }
+    return margins;
+  }
+
+  // The loss written from its formula: one-vs-rest's binary logistic losses with liblinear's
+  // weights (own rows W_c s_r, the others s_r), or the softmax's c_r (log sum exp m - m_y).
+  double ReferenceLoss(std::span<const double> x) const {
+    const std::vector<double> m = DenseMargins(x);
+    double sum = 0;
+    for (std::size_t r = 0; r < problem_.labels.size(); ++r) {
+      const auto y = static_cast<std::size_t>(problem_.labels[r]);
+      const double s = sample_weights_.empty() ? 1.0 : sample_weights_[r];
+      const double w = spec_.class_weights.empty() ? 1.0 : spec_.class_weights[y];
+      if (spec_.multinomial) {
+        double exp_sum = 0;
+        for (std::size_t c = 0; c < kClasses; ++c) exp_sum += std::exp(m[r * kClasses + c]);
+        sum += w * s * (std::log(exp_sum) - m[r * kClasses + y]);
+        continue;
+      }
+      for (std::size_t c = 0; c < kClasses; ++c) {
+        const double label = c == y ? 1.0 : -1.0;
+        sum += (c == y ? w : 1.0) * s * std::log(1.0 + std::exp(-label * m[r * kClasses + c]));
+      }
+    }
+    return sum;
+  }
+
+  double LossAt(const DataTerm& term, std::span<const double> x) const {
+    std::vector<double> margins(term.margin_count());
+    term.Margins(x, margins);
+    return term.LossSum(margins);
+  }
+
+  // The gradient (scale 1) and, if asked, the diagonal and the curvature at x.
+  std::vector<double> Gradient(const DataTerm& term, std::span<const double> x, DataCurvature* curvature,
+                               std::vector<double>* diagonal = nullptr) const {
+    std::vector<double> margins(term.margin_count()), first(term.margin_count()), g(Size(), 0.0);
+    term.Margins(x, margins);
+    term.Derivatives(margins, 1.0, first, curvature);
+    if (diagonal != nullptr) diagonal->assign(Size(), 0.0);
+    term.AddGradient(first, curvature, g, diagonal != nullptr ? std::span<double>(*diagonal) : std::span<double>());
+    return g;
+  }
+
+  SparseProblem problem_;
+  ProblemSpec spec_;
+  std::vector<double> sample_weights_;
+};
+
+TEST_P(DataTermTest, MarginsAndLossMatchTheFormula) {
+  const DataTerm term = Term();
+  EXPECT_EQ(term.model_size(), Size());
+  const std::vector<double> x = Point(1);
+  std::vector<double> margins(term.margin_count());
+  term.Margins(x, margins);
+  const std::vector<double> expected = DenseMargins(x);
+  for (std::size_t k = 0; k < margins.size(); ++k) EXPECT_NEAR(margins[k], expected[k], 1e-12) << k;
+  EXPECT_NEAR(term.LossSum(margins), ReferenceLoss(x), 1e-10 * std::abs(ReferenceLoss(x)));
+  DataCurvature curvature;
+  std::vector<double> first(term.margin_count());
+  EXPECT_NEAR(term.Derivatives(margins, 0.5, first, &curvature), ReferenceLoss(x), 1e-10 * std::abs(ReferenceLoss(x)));
+}
+
+TEST_P(DataTermTest, GradientMatchesFiniteDifferences) {
+  const DataTerm term = Term();
+  const std::vector<double> x = Point(2);
+  DataCurvature curvature;
+  const std::vector<double> g = Gradient(term, x, &curvature);
+  const double h = 1e-6;
+  for (std::size_t j = 0; j < Size(); ++j) {
+    std::vector<double> plus = x, minus = x;
+    plus[j] += h;
+    minus[j] -= h;
+    const double numeric = (ReferenceLoss(plus) - ReferenceLoss(minus)) / (2 * h);
+    EXPECT_NEAR(g[j], numeric, 1e-6 * std::max(1.0, std::abs(numeric))) << "entry " << j;
+  }
+}
+
+TEST_P(DataTermTest, HessianProductsAndDiagonalMatchFiniteDifferences) {
+  const DataTerm term = Term();
+  const std::vector<double> x = Point(3);
+  DataCurvature curvature;
+  std::vector<double> diagonal;
+  Gradient(term, x, &curvature, &diagonal);
+  const std::vector<double> v = RandomVector(Size(), 4, 1.0);
+  std::vector<double> hv(Size(), 0.0);
+  term.AddCurvatureProduct(curvature, v, hv);
+  // H v = (g(x + h v) - g(x - h v)) / 2h.
+  const double h = 1e-5;
+  std::vector<double> plus = x, minus = x;
+  for (std::size_t j = 0; j < Size(); ++j) plus[j] += h * v[j], minus[j] -= h * v[j];
+  DataCurvature unused;
+  const std::vector<double> g_plus = Gradient(term, plus, &unused), g_minus = Gradient(term, minus, &unused);
+  for (std::size_t j = 0; j < Size(); ++j) {
+    const double numeric = (g_plus[j] - g_minus[j]) / (2 * h);
+    EXPECT_NEAR(hv[j], numeric, 1e-6 * std::max(1.0, std::abs(numeric))) << "entry " << j;
+  }
+  // diag H = e_j' H e_j.
+  for (std::size_t j = 0; j < Size(); ++j) {
+    std::vector<double> unit(Size(), 0.0), column(Size(), 0.0);
+    unit[j] = 1.0;
+    term.AddCurvatureProduct(curvature, unit, column);
+    EXPECT_NEAR(diagonal[j], column[j], 1e-12 * std::max(1.0, std::abs(column[j]))) << "entry " << j;
+  }
+}
+
+TEST_P(DataTermTest, CurvatureTraceIsTheDiagonalsSumAtZero) {
+  const DataTerm term = Term();
+  DataCurvature curvature;
+  std::vector<double> diagonal;
+  Gradient(term, std::vector<double>(Size(), 0.0), &curvature, &diagonal);
+  double trace = 0;
+  for (const double d : diagonal) trace += d;
+  EXPECT_NEAR(term.CurvatureTraceAtZero(), trace, 1e-12 * trace);
+}
+
+INSTANTIATE_TEST_SUITE_P(Classes, DataTermTest,
+                         ::testing::Values(Case{"ovr", false, false, false}, Case{"ovr_intercept_weighted", false, true, true},
+                                           Case{"softmax", true, false, false},
+                                           Case{"softmax_intercept_weighted", true, true, true}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// One class block is the binary data term: -1/+1 labels, each row's c_r from class and
+// sample weights.
+TEST(DataTermBinary, OneBlockIsTheBinaryLoss) {
+  SparseProblem p = MakeRandomProblem(30, 6, 3, 8, Loss::kLogistic);
+  ProblemSpec spec;
+  spec.rows = 30;
+  spec.cols = 6;
+  spec.class_weights = {2.0, 0.5};
+  const DataTerm term = DataTerm::ForProblem(spec, p.View(), p.labels, {});
+  const std::vector<double> x = RandomVector(6, 3, 1.0);
+  std::vector<double> margins(term.margin_count());
+  term.Margins(x, margins);
+  double expected = 0;
+  for (std::size_t r = 0; r < p.labels.size(); ++r) {
+    expected += (p.labels[r] > 0 ? 0.5 : 2.0) * std::log(1.0 + std::exp(-p.labels[r] * margins[r]));
+  }
+  EXPECT_NEAR(term.LossSum(margins), expected, 1e-12 * expected);
+}
+
+}  // namespace
+}  // namespace nimbus
