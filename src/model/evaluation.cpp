@@ -127,6 +127,31 @@ void EvaluateRegression(const Dataset& data, std::span<const double> scores, Eva
   e->r_squared = variance > 0 ? 1.0 - squared_error / variance : std::nan("");
 }
 
+// F_c = (1/N) sum_r w_rc loss(y_rc, m_rc) + l1 |x_c|_1 + (l2/2) |x_c|^2 per class c of a
+// one-vs-rest model, with y_rc = +1 on class c's rows, and w_rc = W_c s_r there, s_r elsewhere.
+std::vector<double> ClassObjectives(const Model& model, const Dataset& data, std::span<const double> scores,
+                                    std::span<const double> class_weights) {
+  const auto c_count = static_cast<std::size_t>(model.classes);
+  std::vector<double> objectives(c_count, 0.0);
+  for (std::size_t r = 0; r < data.labels.size(); ++r) {
+    const std::size_t truth = ClassIndex(data.labels[r]);
+    const double s = data.weights.empty() ? 1.0 : data.weights[r];
+    for (std::size_t c = 0; c < c_count; ++c) {
+      const double w = s * (c == truth && !class_weights.empty() ? class_weights[c] : 1.0);
+      objectives[c] += w * LossValue(model.loss, c == truth ? 1.0 : -1.0, scores[r * c_count + c]);
+    }
+  }
+  const auto held = static_cast<std::size_t>(model.held());
+  for (std::size_t c = 0; c < c_count; ++c) {
+    objectives[c] /= static_cast<double>(data.rows());
+    for (std::size_t k = 0; k < held; ++k) {
+      const double w = model.weights[k * c_count + c];
+      objectives[c] += model.regularizer.l1 * std::abs(w) + 0.5 * model.regularizer.l2 * w * w;
+    }
+  }
+  return objectives;
+}
+
 }  // namespace
 
 Evaluation Evaluate(const Model& model, const Dataset& data, std::span<const double> class_weights) {
@@ -147,6 +172,7 @@ Evaluation Evaluate(const Model& model, const Dataset& data, std::span<const dou
   spec.class_weights.assign(class_weights.begin(), class_weights.end());
   const DataTerm term = DataTerm::ForProblem(spec, data.matrix, data.labels, data.weights);
   e.objective = term.LossSum(scores) / static_cast<double>(data.rows()) + model.Penalty();
+  if (model.classes > 1 && !model.multinomial) e.class_objectives = ClassObjectives(model, data, scores, class_weights);
   return e;
 }
 
@@ -167,10 +193,16 @@ std::string Evaluation::Report() const {
   std::snprintf(text, sizeof text, "objective %.12g\n", objective);
   report += text;
   if (confusion.empty()) return report;
-  report += "class      precision  recall     rows  predicted as (one column per class)\n";
+  const bool per_class_objective = !class_objectives.empty();
+  report += std::string("class      precision  recall     ") + (per_class_objective ? "objective          " : "") +
+            "rows  predicted as (one column per class)\n";
   for (std::size_t c = 0; c < confusion.size(); ++c) {
-    std::snprintf(text, sizeof text, "%-10s %-10.6f %-10.6f", FormatLabel(class_values[c]).c_str(), precision[c], recall[c]);
+    std::snprintf(text, sizeof text, "%-10s %-10.6f %-10.6f ", FormatLabel(class_values[c]).c_str(), precision[c], recall[c]);
     report += text;
+    if (per_class_objective) {
+      std::snprintf(text, sizeof text, "%-18.12g ", class_objectives[c]);
+      report += text;
+    }
     report += std::to_string(std::accumulate(confusion[c].begin(), confusion[c].end(), int64_t{0}));
     for (const int64_t count : confusion[c]) report += " " + std::to_string(count);
     report += "\n";
@@ -198,6 +230,7 @@ std::string Evaluation::ToJson() const {
     return text + "]";
   };
   json.Key("classes").Raw(list(class_values)).Key("precision").Raw(list(precision)).Key("recall").Raw(list(recall));
+  if (!class_objectives.empty()) json.Key("class_objectives").Raw(list(class_objectives));
   std::string matrix = "[";
   for (std::size_t c = 0; c < confusion.size(); ++c) matrix += (c > 0 ? "," : "") + list(confusion[c]);
   json.Key("confusion").Raw(matrix + "]");

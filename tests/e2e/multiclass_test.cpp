@@ -127,11 +127,22 @@ TEST_P(OneVsRest, EveryClassReachesLiblinearsObjectiveAndPredictsAsLiblinear) {
   Train(args);
   const Model ours = ReadOk(dir.File("nimbus.model")), theirs = ReadOk(dir.File("liblinear.model"));
   ASSERT_EQ(ours.classes, kClasses);
+  // nimbus eval reports each class's objective, in ascending order of label.
+  const CommandResult eval = RunNimbus({"eval", "--model", dir.File("nimbus.model"), "--data", dir.File("train.svm"),
+                                        l1 ? "--l1" : "--l2", Number(lambda), "--json"});
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  const std::string reported = eval.out.substr(eval.out.find("\"class_objectives\":[") + 20);
+  const int sorted_class[kClasses] = {1, 3, 0, 2};  // kLabels' positions of -2, 1, 3, 7
+  std::istringstream values(reported);
   for (int k = 0; k < kClasses; ++k) {
-    SCOPED_TRACE("class " + Number(kLabels[k]));
-    const double f_ours = ClassObjective(ours, train, k, l1 ? lambda : 0, l1 ? 0 : lambda);
-    const double f_theirs = ClassObjective(theirs, train, k, l1 ? lambda : 0, l1 ? 0 : lambda);
+    SCOPED_TRACE("class " + Number(kLabels[sorted_class[k]]));
+    const double f_ours = ClassObjective(ours, train, sorted_class[k], l1 ? lambda : 0, l1 ? 0 : lambda);
+    const double f_theirs = ClassObjective(theirs, train, sorted_class[k], l1 ? lambda : 0, l1 ? 0 : lambda);
     EXPECT_NEAR(f_ours, f_theirs, 1e-5 * f_theirs);
+    double f_reported = 0;
+    char separator = 0;
+    values >> f_reported >> separator;
+    EXPECT_NEAR(f_reported, f_ours, 1e-12 * f_ours);
   }
   // liblinear-predict reads nimbus's model and predicts what it predicts with its own.
   const CommandResult with_ours = RunCommand({"liblinear-predict", "-q", dir.File("test.svm"), dir.File("nimbus.model"),

@@ -26,6 +26,10 @@ struct Evaluation {
   std::vector<double> class_values;
   std::vector<double> precision, recall;
   std::vector<std::vector<int64_t>> confusion;
+  // One-vs-rest: each class's own binary problem's F (its rows +1, the others -1, with the
+  // class's weight on its own rows; liblinear's -wi) at that class's weights. Their sum is
+  // `objective`.
+  std::vector<double> class_objectives;
 
   std::string Report() const;
   std::string ToJson() const;
