@@ -6,7 +6,8 @@
 #   suite_build_data DIR NAME NIMBUS    builds it unless it is there (its builder's report in
 #                                       FILE.log); non-zero status if it cannot be built
 #
-# NAME is one of fashion (Fashion-MNIST, binary: classes 0, 2, 4, 6 against the rest), debian
+# NAME is one of fashion (Fashion-MNIST, binary: classes 0, 2, 4, 6 against the rest),
+# fashion10 (Fashion-MNIST's 10 classes, labels 0..9; bench/multiclass.sh), debian
 # (a bag of words from Debian's package descriptions), zipf (two Zipf topics) or gen (the
 # `nimbus gen` problem the defaults were tuned on). docs/benchmarks.md describes each.
 
@@ -16,10 +17,11 @@ suite_python=/usr/bin/python3   # Debian's, with python3-numpy (scripts/install-
 suite_data_file() {  # DIR NAME
   case $2 in
     fashion) echo "$1/fashion-train.svm" ;;
+    fashion10) echo "$1/f10-train.svm" ;;
     debian) echo "$1/debian-packages.svm" ;;
     zipf) echo "$1/zipf-text.svm" ;;
     gen) echo "$1/nimbus-gen.svm" ;;
-    *) echo "unknown data set '$2' (fashion, debian, zipf, gen)" >&2; return 1 ;;
+    *) echo "unknown data set '$2' (fashion, fashion10, debian, zipf, gen)" >&2; return 1 ;;
   esac
 }
 
@@ -45,6 +47,7 @@ suite_build_data() {  # DIR NAME NIMBUS
   start=$(date +%s.%N)
   case $name in
     fashion) "$suite_python" "$suite_data_dir/fashion_mnist.py" --split train --out "$f" 2> "$f.log" ;;
+    fashion10) "$suite_python" "$suite_data_dir/fashion_mnist.py" --split train --multiclass --out "$f" 2> "$f.log" ;;
     debian) lists=$(suite_debian_lists "$dir") &&
       "$suite_python" "$suite_data_dir/debian_packages.py" --lists "$lists" --out "$f" 2> "$f.log" ;;
     zipf) "$suite_python" "$suite_data_dir/zipf_text.py" --out "$f" 2> "$f.log" ;;

@@ -130,12 +130,14 @@ void MultiplyRowsBlocks(const CsrView& a, int64_t classes, std::span<const doubl
   assert(x.size() == ModelSize(a, with_intercept) * c_count);
   assert(y.size() == static_cast<std::size_t>(a.rows) * c_count);
   const double* bias = with_intercept ? x.data() + static_cast<std::size_t>(a.cols) * c_count : nullptr;
+  const double* __restrict in = x.data();  // unaliased: the loops over classes vectorize
+  double* __restrict out = y.data();
   for (int64_t r = 0; r < a.rows; ++r) {
-    double* margins = y.data() + static_cast<std::size_t>(r) * c_count;
+    double* __restrict margins = out + static_cast<std::size_t>(r) * c_count;
     for (std::size_t c = 0; c < c_count; ++c) margins[c] = bias != nullptr ? bias[c] : 0.0;
     for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       const double value = a.values[k];
-      const double* column = x.data() + static_cast<std::size_t>(a.col_idx[k]) * c_count;
+      const double* __restrict column = in + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) margins[c] += value * column[c];
     }
   }
@@ -148,15 +150,17 @@ void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<cons
   const bool with_squares = !squares.empty();
   assert(out.size() == ModelSize(a, with_intercept) * c_count && (!with_squares || squares.size() == out.size()));
   std::vector<double> bias(c_count, 0.0), bias_squares(c_count, 0.0);
+  double* __restrict sums = out.data();  // unaliased: the loops over classes vectorize
+  double* __restrict square_sums = squares.data();
   for (int64_t r = 0; r < a.rows; ++r) {
-    const double* wr = w.data() + static_cast<std::size_t>(r) * c_count;
-    const double* dr = with_squares ? d.data() + static_cast<std::size_t>(r) * c_count : nullptr;
+    const double* __restrict wr = w.data() + static_cast<std::size_t>(r) * c_count;
+    const double* __restrict dr = with_squares ? d.data() + static_cast<std::size_t>(r) * c_count : nullptr;
     for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       const double value = a.values[k];
       const std::size_t column = static_cast<std::size_t>(a.col_idx[k]) * c_count;
-      for (std::size_t c = 0; c < c_count; ++c) out[column + c] += value * wr[c];
+      for (std::size_t c = 0; c < c_count; ++c) sums[column + c] += value * wr[c];
       if (!with_squares) continue;
-      for (std::size_t c = 0; c < c_count; ++c) squares[column + c] += value * value * dr[c];
+      for (std::size_t c = 0; c < c_count; ++c) square_sums[column + c] += value * value * dr[c];
     }
     for (std::size_t c = 0; c < c_count; ++c) bias[c] += wr[c];
     for (std::size_t c = 0; c < c_count && with_squares; ++c) bias_squares[c] += dr[c];

@@ -23,6 +23,24 @@ double MNorm(std::span<const double> s, std::span<const double> m) {
 
 using CgWork = NewtonCgWorkspace;
 
+// The step to the boundary of ||s||_M <= delta from s along p: s += tau p, r -= tau hp,
+// with tau the positive root of ||s + tau p||_M = delta.
+void StepToBoundary(std::span<const double> m, double delta, std::span<const double> p, std::span<const double> hp,
+                    std::span<double> s, std::span<double> r) {
+  double ss = 0, sp = 0, pp = 0;
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    ss += m[j] * s[j] * s[j];
+    sp += m[j] * s[j] * p[j];
+    pp += m[j] * p[j] * p[j];
+  }
+  const double radius = delta * delta - ss;
+  const double root = std::sqrt(std::max(0.0, sp * sp + pp * radius));
+  // radius / (sp + root) when sp >= 0 avoids cancellation; else (root - sp) / pp.
+  const double tau = sp >= 0 ? radius / (sp + root) : (root - sp) / pp;
+  Axpy(tau, p, s);
+  Axpy(-tau, hp, r);
+}
+
 // Steihaug's truncated preconditioned CG for min g.s + s.H.s/2 with ||s||_M <= delta.
 // On return s is the step and work.r = -g - H s. Returns (iterations, reached boundary).
 std::pair<int, bool> TruncatedCg(SmoothFunction& f, std::span<const double> g, std::span<const double> m,
@@ -45,24 +63,13 @@ std::pair<int, bool> TruncatedCg(SmoothFunction& f, std::span<const double> g, s
     const double alpha = rz / dhd;
     // Would the full step leave the region? Then stop on its boundary: the positive root of
     // ||s + tau d||_M = delta.
-    double ss = 0, sd = 0, dd = 0;
+    double ss = 0;
     for (std::size_t j = 0; j < n; ++j) {
       const double sj = s[j] + alpha * work.d[j];
       ss += m[j] * sj * sj;
     }
     if (!(dhd > 0) || std::sqrt(ss) > delta) {
-      ss = sd = dd = 0;
-      for (std::size_t j = 0; j < n; ++j) {
-        ss += m[j] * s[j] * s[j];
-        sd += m[j] * s[j] * work.d[j];
-        dd += m[j] * work.d[j] * work.d[j];
-      }
-      const double radius = delta * delta - ss;
-      const double root = std::sqrt(std::max(0.0, sd * sd + dd * radius));
-      // tau = (radius) / (sd + root) when sd >= 0 avoids cancellation; else (root - sd) / dd.
-      const double tau = sd >= 0 ? radius / (sd + root) : (root - sd) / dd;
-      Axpy(tau, work.d, s);
-      Axpy(-tau, work.hd, work.r);
+      StepToBoundary(m, delta, work.d, work.hd, s, work.r);
       return {iterations, true};
     }
     Axpy(alpha, work.d, s);
@@ -76,6 +83,78 @@ std::pair<int, bool> TruncatedCg(SmoothFunction& f, std::span<const double> g, s
   return {iterations, false};
 }
 
+// TruncatedCg on a block-diagonal H, one recurrence per block b in the same products:
+//   alpha_b = (r_b . z_b) / (d_b . H d_b),   beta_b = (r_b+ . z_b+) / (r_b . z_b),
+// and block b stops (its d_b zeroed) once its residual is small enough (below). The step
+// leaving the region is cut at the boundary as a whole.
+std::pair<int, bool> TruncatedBlockCg(SmoothFunction& f, std::span<const double> g, std::span<const double> m,
+                                      double delta, double forcing, const NewtonCgOptions& options, std::span<double> s,
+                                      CgWork& work) {
+  const std::size_t n = g.size();
+  const auto blocks = static_cast<std::size_t>(options.blocks);
+  const std::span<const uint32_t> block = options.block_of;
+  std::vector<double> rz(blocks, 0.0), rz_next(blocks), dhd(blocks), alpha(blocks), tolerance(blocks, 0.0),
+      residual(blocks);
+  std::vector<bool> active(blocks, true);
+  Fill(s, 0.0);
+  for (std::size_t j = 0; j < n; ++j) {
+    work.r[j] = -g[j];
+    work.z[j] = work.r[j] / m[j];
+    work.d[j] = work.z[j];
+    rz[block[j]] += work.r[j] * work.z[j];
+    tolerance[block[j]] += g[j] * g[j];
+  }
+  // Block b stops at forcing max(||g_b||, ||g|| / sqrt(blocks)): its own share, except that a
+  // block far below the others' (a class nearly solved) waits for them, untouched this step.
+  double g_squared = 0;
+  for (const double t : tolerance) g_squared += t;
+  const double floor = std::sqrt(g_squared / static_cast<double>(blocks));
+  for (double& t : tolerance) t = forcing * std::max(std::sqrt(t), floor);
+  int iterations = 0;
+  while (iterations < options.max_cg_iterations) {
+    std::fill(residual.begin(), residual.end(), 0.0);
+    for (std::size_t j = 0; j < n; ++j) residual[block[j]] += work.r[j] * work.r[j];
+    bool any = false;
+    for (std::size_t b = 0; b < blocks; ++b) any |= (active[b] = active[b] && std::sqrt(residual[b]) > tolerance[b]);
+    if (!any) break;
+    for (std::size_t j = 0; j < n; ++j) work.d[j] = active[block[j]] ? work.d[j] : 0.0;
+    ++iterations;
+    f.HessianVector(work.d, work.hd);
+    std::fill(dhd.begin(), dhd.end(), 0.0);
+    for (std::size_t j = 0; j < n; ++j) dhd[block[j]] += work.d[j] * work.hd[j];
+    bool curved = true;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      alpha[b] = !active[b] ? 0.0 : dhd[b] > 0 ? rz[b] / dhd[b] : 1.0;
+      curved = curved && (!active[b] || dhd[b] > 0);
+    }
+    // The full step alpha_b d_b in every block, p, and its product H p.
+    double ss = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      work.d[j] *= alpha[block[j]];
+      work.hd[j] *= alpha[block[j]];
+      ss += m[j] * (s[j] + work.d[j]) * (s[j] + work.d[j]);
+    }
+    if (!curved || std::sqrt(ss) > delta) {
+      StepToBoundary(m, delta, work.d, work.hd, s, work.r);
+      return {iterations, true};
+    }
+    Axpy(1.0, work.d, s);
+    Axpy(-1.0, work.hd, work.r);
+    std::fill(rz_next.begin(), rz_next.end(), 0.0);
+    for (std::size_t j = 0; j < n; ++j) {
+      work.z[j] = work.r[j] / m[j];
+      rz_next[block[j]] += work.r[j] * work.z[j];
+    }
+    // d held alpha_b d_b: the next direction is z + (beta_b / alpha_b) (alpha_b d_b).
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t b = block[j];
+      work.d[j] = active[b] ? work.z[j] + rz_next[b] / rz[b] / alpha[b] * work.d[j] : 0.0;
+    }
+    std::swap(rz, rz_next);
+  }
+  return {iterations, false};
+}
+
 }  // namespace
 
 Status NewtonCgOptions::Validate() const {
@@ -85,6 +164,7 @@ Status NewtonCgOptions::Validate() const {
   if (max_cg_iterations < 1) return InvalidArgument("max_cg_iterations: must be >= 1");
   if (!(cg_forcing > 0 && cg_forcing < 1)) return InvalidArgument("cg_forcing: must be in (0, 1)");
   if (!(initial_radius >= 0)) return InvalidArgument("initial_radius: must be >= 0");
+  if (blocks < 1) return InvalidArgument("blocks: must be >= 1");
   return Status::Ok();
 }
 
@@ -120,7 +200,8 @@ LocalSolveStats MinimizeNewtonCg(SmoothFunction& f, std::span<double> x, const N
   while (gradient_norm > tolerance && stats.iterations < options.max_iterations) {
     const double cg_tolerance = options.cg_forcing * gradient_norm;
     const auto [cg_iterations, on_boundary] =
-        TruncatedCg(f, g, m, delta, cg_tolerance, options.max_cg_iterations, s, work);
+        options.blocks > 1 ? TruncatedBlockCg(f, g, m, delta, options.cg_forcing, options, s, work)
+                           : TruncatedCg(f, g, m, delta, cg_tolerance, options.max_cg_iterations, s, work);
     stats.cg_iterations += cg_iterations;
 
     for (std::size_t j = 0; j < n; ++j) x_trial[j] = x[j] + s[j];

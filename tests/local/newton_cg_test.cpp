@@ -259,6 +259,44 @@ TEST(NewtonCgTest, JacobiPreconditionerMakesADiagonalHessianOneCgStep) {
   for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(x[i], b[i] / q[i * n + i], 1e-6 / q[i * n + i]) << i;
 }
 
+// Two independent quadratics of 5 coordinates each, interleaved (coordinate k is block k % 2's,
+// as a one-vs-rest model's classes), with spectra far apart. One CG recurrence per block
+// solves each in at most its 5 dimensions; one recurrence over both needs up to 10.
+TEST(NewtonCgTest, IndependentBlocksEachConvergeInTheirOwnDimension) {
+  const std::size_t n = 10, half = 5;
+  const testing::DenseQuadratic first = MakeScaledQuadratic(half, 3, std::vector<double>(half, 1.0));
+  const testing::DenseQuadratic second = MakeScaledQuadratic(half, 4, std::vector<double>(half, 30.0));
+  std::vector<double> q(n * n, 0.0), b(n);
+  for (std::size_t i = 0; i < half; ++i) {
+    b[2 * i] = first.b()[i];
+    b[2 * i + 1] = second.b()[i];
+    for (std::size_t j = 0; j < half; ++j) {
+      q[(2 * i) * n + 2 * j] = first.q()[i * half + j];
+      q[(2 * i + 1) * n + 2 * j + 1] = second.q()[i * half + j];
+    }
+  }
+  testing::DenseQuadratic f(q, b);
+  const std::vector<uint32_t> block_of = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
+  for (const int blocks : {1, 2}) {
+    SCOPED_TRACE(std::to_string(blocks) + " blocks");
+    std::vector<double> x(n, 0.0);
+    NewtonCgOptions options;
+    options.cg_forcing = 1e-12;
+    options.initial_radius = 1e10;  // no boundary: one Newton step solves a quadratic
+    options.gradient_tolerance = 1e-9;
+    options.blocks = blocks;
+    if (blocks > 1) options.block_of = block_of;
+    const LocalSolveStats stats = MinimizeNewtonCg(f, x, options);
+    EXPECT_TRUE(stats.converged);
+    EXPECT_LE(RefMaxAbsDiff(x, f.Minimizer()), 1e-7);
+    if (blocks == 2) {
+      EXPECT_LE(stats.cg_iterations, static_cast<int>(half) + 1) << stats.iterations << " steps";
+    } else {
+      EXPECT_GT(stats.cg_iterations, static_cast<int>(half) + 1) << stats.iterations << " steps";
+    }
+  }
+}
+
 // An absolute gradient tolerance far above rounding must be reachable. On a quadratic (the
 // squared loss) the gradient can be computed to ~1e-15 and each inexact Newton step cuts it
 // by the CG forcing factor, so 1e-11 is four orders of magnitude from any rounding limit; and

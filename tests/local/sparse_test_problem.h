@@ -344,6 +344,8 @@ class DenseQuadratic final : public SmoothFunction {
     for (std::size_t i = 0; i < n; ++i) diagonal[i] = q_[i * n + i];
   }
   std::vector<double> Minimizer() const { return SolveDense(q_, b_); }
+  const std::vector<double>& q() const { return q_; }
+  const std::vector<double>& b() const { return b_; }
 
   int values = 0;
   int gradients = 0;

@@ -71,18 +71,23 @@ void AddNormalProductBlocks(const CsrView& a, int64_t classes, std::span<const d
                             std::span<double> out, RowCurvature&& curvature) {
   const auto c_count = static_cast<std::size_t>(classes);
   const double* v_bias = with_intercept ? v.data() + static_cast<std::size_t>(a.cols) * c_count : nullptr;
-  std::vector<double> t(c_count), bias(c_count, 0.0);
+  std::vector<double> t_buffer(c_count), bias(c_count, 0.0);
+  // Unaliased: the row's products, the model's columns and the output never overlap, so the
+  // loops over classes vectorize.
+  double* __restrict t = t_buffer.data();
+  const double* __restrict in = v.data();
+  double* __restrict result = out.data();
   for (int64_t r = 0; r < a.rows; ++r) {
     for (std::size_t c = 0; c < c_count; ++c) t[c] = v_bias != nullptr ? v_bias[c] : 0.0;
     for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       const double value = a.values[k];
-      const double* column = v.data() + static_cast<std::size_t>(a.col_idx[k]) * c_count;
+      const double* __restrict column = in + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) t[c] += value * column[c];
     }
-    curvature(r, std::span<double>(t));
+    curvature(r, std::span<double>(t, c_count));
     for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       const double value = a.values[k];
-      double* column = out.data() + static_cast<std::size_t>(a.col_idx[k]) * c_count;
+      double* __restrict column = result + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) column[c] += value * t[c];
     }
     for (std::size_t c = 0; c < c_count; ++c) bias[c] += t[c];

@@ -33,6 +33,13 @@ struct NewtonCgOptions {
     double initial_gradient_norm = 0;  // at the point the solve started from
   };
   std::function<bool(const Progress&)> after_iteration;
+  // Coordinates in independent blocks, the Hessian block diagonal (a one-vs-rest model's
+  // classes): CG then runs one recurrence per block, with its own step sizes and its own stop
+  // test (cg_forcing times its share of the gradient), in the same Hessian products, so each
+  // block converges at its own rate instead of the whole spectrum's. block_of[k] < blocks is
+  // coordinate k's block (it must outlive the solve); blocks = 1: one recurrence.
+  int blocks = 1;
+  std::span<const uint32_t> block_of;
 
   Status Validate() const;
 };
