@@ -98,7 +98,8 @@ int RunSplit(int argc, char** argv) {
   parser.AddString("data", "FILE.svm", "LIBSVM input file", &data);
   parser.AddInt("shards", "K", "number of shards (one per worker)", &shards);
   parser.AddString("out", "DIR|s3://B/P", "output store: a directory (created if missing) or s3://bucket/prefix", &out);
-  parser.AddString("task", "T", "classification (two labels, mapped to -1/+1) or regression (real targets)", &task);
+  parser.AddString("task", "T", "classification (two labels, mapped to -1/+1, or up to 1000 classes) or regression\n"
+                   "                            (real targets)", &task);
   parser.AddString("sample-weights", "FILE", "each row's weight, one per line: the shards carry them", &sample_weights);
   parser.Require("data");
   parser.Require("shards");

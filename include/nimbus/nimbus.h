@@ -17,7 +17,9 @@
 // or MPI ranks), with distributed Newton-CG or consensus ADMM. The loss is one of nimbus's
 // (logistic, squared, squared hinge) or the program's own smooth one (problem/loss.h:
 // CustomLoss), the regularizer l1 ||x||_1 + (l2/2) ||x||^2 or the program's own separable one
-// (problem/problem.h: CustomRegularizer). examples/ has Poisson and Huber regression.
+// (problem/problem.h: CustomRegularizer). examples/ has Poisson and Huber regression. Data
+// of three classes or more trains one weight vector per class, one-vs-rest or multinomial
+// (SolveOptions::multiclass).
 //
 // Errors are Result/Status values (core/status.h), never exceptions; an option error names the
 // option as the command line spells it (`nimbus train --help` lists them all).
@@ -64,8 +66,9 @@ class TrainingData {
   // A store if `location` looks like one (s3://..., or a directory), else a LIBSVM file.
   static TrainingData At(std::string location);
   // Each row's column indices ascend (as in a LIBSVM file). `labels`: one per row; for a
-  // classification loss any two distinct values (the larger becomes +1, as in a file). Nothing is copied unless the labels need encoding: the arrays
-  // must stay alive and unchanged until Solve returns.
+  // classification loss any two distinct values (the larger becomes +1, as in a file), or up
+  // to 1000 classes (SolveOptions::multiclass). Nothing is copied unless the labels need
+  // encoding: the arrays must stay alive and unchanged until Solve returns.
   static TrainingData Csr(CsrView matrix, std::span<const double> labels);
   // Each row's own weight s_r >= 0 (a row counts s_r times; liblinear's instance weights), from
   // a file with one number per line and a line per row, or from the caller's array (which must

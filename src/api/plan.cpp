@@ -86,9 +86,11 @@ Result<Dataset> InMemoryDataset(const TrainingData& data, Loss loss) {
     return dataset;
   }
   std::vector<double> values;
+  double last = 0;
   for (const double label : data.labels()) {
     if (!std::isfinite(label)) return InvalidArgument("data: a label is not a finite number");
-    if (std::find(values.begin(), values.end(), label) != values.end()) continue;
+    if ((label == last && !values.empty()) || std::find(values.begin(), values.end(), label) != values.end()) continue;
+    last = label;
     values.push_back(label);
     if (values.size() > static_cast<std::size_t>(kMaxClasses)) {
       return InvalidArgument("data: more than " + std::to_string(kMaxClasses) +

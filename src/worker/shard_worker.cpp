@@ -93,7 +93,14 @@ ShardWorker::ShardWorker(int id, LocalShard shard, const WorkerOptions& options)
       x_(spec_.model_size(), 0.0),
       x_relaxed_(spec_.model_size(), 0.0),
       u_(spec_.model_size(), 0.0),
-      center_(spec_.model_size(), 0.0) {}
+      center_(spec_.model_size(), 0.0) {
+  // One-vs-rest's classes are independent problems in the x-update too: entry k is class
+  // k % C's, in the local numbering as in the model's (the support keeps each column's C).
+  if (spec_.classes > 1 && !spec_.multinomial) {
+    class_blocks_.resize(x_.size());
+    for (std::size_t k = 0; k < x_.size(); ++k) class_blocks_[k] = static_cast<uint32_t>(k % static_cast<std::size_t>(spec_.classes));
+  }
+}
 
 WorkerReady ShardWorker::Ready(double load_seconds) const {
   WorkerReady ready;
@@ -231,6 +238,10 @@ void ShardWorker::ServeAdmm(const RoundRequest& request, std::span<const double>
     NewtonCgOptions newton = options_.newton;
     newton.gradient_tolerance = request.inner_tolerance;
     newton.relative_tolerance = request.inner_relative_tolerance;
+    if (!class_blocks_.empty()) {
+      newton.blocks = static_cast<int>(spec_.classes);
+      newton.block_of = class_blocks_;
+    }
     stats = MinimizeNewtonCg(objective_, x_, newton, &newton_workspace_);
   } else {
     LbfgsOptions lbfgs = options_.lbfgs;

@@ -198,6 +198,49 @@ TEST(MulticlassWeights, ClassWeightsMatchLiblinearsWi) {
   }
 }
 
+// Softmax on two classes is logistic regression: with L2 l on both vectors the optimum has
+// w_0 = -w_1, and w = w_1 - w_0 minimizes the logistic loss with L2 l / 2. The liblinear file
+// of a two-class softmax model holds that w.
+TEST(MulticlassSoftmax, TwoClassesAreLogisticRegressionAtHalfTheL2) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l2", "0.02", "--multiclass", "multinomial", "--gradient-tolerance", "1e-11",
+         "--model-format", "liblinear", "--out", dir.File("softmax.model")});
+  Train({"--data", HeartScalePath(), "--l2", "0.01", "--gradient-tolerance", "1e-11", "--model-format", "liblinear",
+         "--out", dir.File("logistic.model")});
+  const Model softmax = ReadOk(dir.File("softmax.model")), logistic = ReadOk(dir.File("logistic.model"));
+  ASSERT_EQ(softmax.classes, 1);  // written as liblinear's one vector
+  ASSERT_EQ(softmax.cols, logistic.cols);
+  for (int64_t j = 0; j < logistic.cols; ++j) EXPECT_NEAR(softmax.Weight(j), logistic.Weight(j), 1e-6) << j;
+}
+
+// A multiclass store: nimbus split keeps the classes (the shards hold class indices, the
+// manifest their values), and process workers that load the shards themselves give the
+// model trained from the file, softmax and one-vs-rest alike.
+TEST(MulticlassStore, TrainsAsTheFileDoes) {
+  TempDir dir;
+  WriteMulticlass(dir.File("train.svm"), kRows, 6);
+  const CommandResult split = RunNimbus({"split", "--data", dir.File("train.svm"), "--shards", "3", "--out", dir.File("store")});
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_NE(split.out.find("4 classes -2 .. 7"), std::string::npos) << split.out;
+  for (const char* method : {"ovr", "multinomial"}) {
+    SCOPED_TRACE(method);
+    const std::vector<std::string> common = {"--l2", "0.003", "--multiclass", method, "--gradient-tolerance", "1e-10"};
+    std::vector<std::string> from_file = {"--data", dir.File("train.svm"), "--workers", "3", "--out", dir.File("file.json")};
+    std::vector<std::string> from_store = {"--data", dir.File("store"), "--runtime", "process", "--out", dir.File("store.json")};
+    from_file.insert(from_file.end(), common.begin(), common.end());
+    from_store.insert(from_store.end(), common.begin(), common.end());
+    Train(from_file);
+    Train(from_store);
+    const Model a = ReadOk(dir.File("file.json")), b = ReadOk(dir.File("store.json"));
+    ASSERT_EQ(a.classes, kClasses);
+    ASSERT_EQ(b.classes, kClasses);
+    EXPECT_EQ(b.labels.classes, (std::vector<double>{-2, 1, 3, 7}));
+    for (int j = 0; j < kCols; ++j) {
+      for (int c = 0; c < kClasses; ++c) EXPECT_NEAR(a.Weight(j, c), b.Weight(j, c), 1e-6) << j << " " << c;
+    }
+  }
+}
+
 // eval on a multiclass model: the confusion matrix and per-class figures, counted here from
 // nimbus predict's labels; a test file may hold some of the classes, and no other.
 TEST(MulticlassEval, CountsTheConfusionMatrix) {

@@ -90,6 +90,7 @@ class ShardWorker {
   WorkerOptions options_;
   AugmentedShardObjective objective_;
   NewtonCgWorkspace newton_workspace_;
+  std::vector<uint32_t> class_blocks_;  // one-vs-rest: each entry's class, the x-update's CG blocks
   ShardDerivatives derivatives_;
   std::vector<double> point_local_;  // a Newton point gathered onto the support
   std::vector<double> x_, x_relaxed_, u_, center_;
