@@ -237,16 +237,17 @@ Status SetProblem(const SolveOptions& options, Plan* plan) {
   return plan->spec.Validate();
 }
 
-double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form) {
-  const double local = general_form ? static_cast<double>(std::min(model_size, nnz + 1)) : static_cast<double>(model_size);
-  return 48.0 * static_cast<double>(rows) + 12.0 * static_cast<double>(nnz) + 160.0 * local;
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t classes) {
+  const double local = general_form ? static_cast<double>(std::min(model_size, (nnz + 1) * classes))
+                                    : static_cast<double>(model_size);
+  return 48.0 * static_cast<double>(rows * classes) + 12.0 * static_cast<double>(nnz) + 160.0 * local;
 }
 
 Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb) {
   if (limit_mb <= 0) return Status::Ok();
   const auto n = static_cast<int64_t>(plan.spec.model_size());
   auto check = [&](const std::string& shard, int64_t rows, int64_t nnz) -> Status {
-    const double needed_mb = WorkerMemoryBytes(rows, nnz, n, general_form) / 1e6;
+    const double needed_mb = WorkerMemoryBytes(rows, nnz, n, general_form, plan.spec.classes) / 1e6;
     if (needed_mb <= limit_mb) return Status::Ok();
     return InvalidArgument(shard + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) +
                            " nonzeros) needs about " + std::to_string(static_cast<int64_t>(std::ceil(needed_mb))) +

@@ -112,6 +112,24 @@ std::string ManifestToJson(const Manifest& manifest) {
   return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
+// A multiclass store's class values (labels.classes), ascending; none for two classes.
+Status ReadClasses(const Json& labels, const std::string& name, LabelEncoding* encoding) {
+  if (!labels.contains("classes")) return Status::Ok();
+  const Json& classes = labels["classes"];
+  if (!classes.is_array() || classes.size() < 3 || !encoding->classification) {
+    return InvalidArgument(name + ": labels: 'classes' must list three class values or more, of a classifier");
+  }
+  for (const Json& value : classes) {
+    if (!value.is_number()) return InvalidArgument(name + ": labels: 'classes' must hold numbers");
+    encoding->classes.push_back(value.get<double>());
+  }
+  const std::vector<double>& values = encoding->classes;
+  if (!std::is_sorted(values.begin(), values.end()) || std::adjacent_find(values.begin(), values.end()) != values.end()) {
+    return InvalidArgument(name + ": labels: 'classes' must ascend strictly");
+  }
+  return Status::Ok();
+}
+
 Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
   Json root;
   try {
@@ -142,21 +160,7 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& name) {
   if (manifest.encoding.classification && manifest.encoding.negative == manifest.encoding.positive) {
     return InvalidArgument(name + ": labels: 'negative' and 'positive' must differ");
   }
-  if (labels.contains("classes")) {
-    const Json& classes = labels["classes"];
-    if (!classes.is_array() || classes.size() < 3 || !manifest.encoding.classification) {
-      return InvalidArgument(name + ": labels: 'classes' must list three class values or more, of a classifier");
-    }
-    for (const Json& value : classes) {
-      if (!value.is_number()) return InvalidArgument(name + ": labels: 'classes' must hold numbers");
-      manifest.encoding.classes.push_back(value.get<double>());
-    }
-    if (!std::is_sorted(manifest.encoding.classes.begin(), manifest.encoding.classes.end()) ||
-        std::adjacent_find(manifest.encoding.classes.begin(), manifest.encoding.classes.end()) !=
-            manifest.encoding.classes.end()) {
-      return InvalidArgument(name + ": labels: 'classes' must ascend strictly");
-    }
-  }
+  NIMBUS_RETURN_IF_ERROR(ReadClasses(labels, name, &manifest.encoding));
   Json shards;
   NIMBUS_RETURN_IF_ERROR(ReadField(root, "shards", name, &shards));
   if (!shards.is_array() || shards.empty()) return InvalidArgument(name + ": field 'shards' must be a non-empty array");

@@ -44,19 +44,22 @@ struct Plan {
 // (data/feature_map.h): the master's and the workers' vectors follow the data, and the model
 // maps back.
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss);
-// W per class as ProblemSpec::class_weights holds them (the -1 class, the +1 class), from
+// W per class as ProblemSpec::class_weights holds them (the -1 class, the +1 class; or the
+// classes in ascending order of label), from
 // weights by label (a label `encoding` lacks is an error naming `source`) or balanced ones
 // (from the encoded `labels`; empty: unknown, an error).
 Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const LabelEncoding& encoding,
                                            std::span<const double> labels, const std::string& source);
-// The plan's problem beyond its data: the intercept, the class weights, and the regularizer
+// The plan's problem beyond its data: the intercept, the classes (SolveOptions::multiclass),
+// the class weights, and the regularizer
 // (the options' l1, l2 or custom one; without any, l2 = 1/N, liblinear's C = 1).
 Status SetProblem(const SolveOptions& options, Plan* plan);
 // What a worker holds for a shard of `rows` rows and `nnz` nonzeros, in bytes: the shard
-// (labels, row offsets, indices, values), the x-update's per-row arrays, and about 20 vectors
-// of the worker's length (measured: 1.5 GB per worker at d = 10^7 in the dense form); in the
-// general form that length is at most the shard's nonzeros.
-double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form);
+// (labels, row offsets, indices, values), the x-update's per-row arrays (per row and class
+// for `classes` > 1), and about 20 vectors of the worker's length (measured: 1.5 GB per worker
+// at d = 10^7 in the dense form); in the general form that length is at most the shard's
+// nonzeros (times the classes).
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t classes = 1);
 // Fails, naming the first shard that would not fit, if a worker could need more than
 // `limit_mb` megabytes (0: no limit). Checked before any worker starts.
 Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb);
