@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fuzz_check.h"
 #include "nimbus/data/libsvm_reader.h"
@@ -26,7 +27,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     nimbus::fuzz::CheckDataset(*parsed);
     if (mode == nimbus::LabelMode::kClassification) {
-      for (const double label : parsed->labels) FUZZ_CHECK(label == 1.0 || label == -1.0);
+      // Two classes are -1/+1; more are class indices into the ascending class values.
+      const std::vector<double>& classes = parsed->encoding.classes;
+      FUZZ_CHECK(classes.empty() || (classes.size() >= 3 && classes.size() <= nimbus::kMaxClasses));
+      for (std::size_t k = 1; k < classes.size(); ++k) FUZZ_CHECK(classes[k - 1] < classes[k]);
+      for (const double label : parsed->labels) {
+        if (classes.empty()) {
+          FUZZ_CHECK(label == 1.0 || label == -1.0);
+        } else {
+          FUZZ_CHECK(label >= 0 && label < static_cast<double>(classes.size()) && label == static_cast<int>(label));
+        }
+      }
     }
   }
   return 0;
