@@ -85,27 +85,18 @@ Result<Dataset> InMemoryDataset(const TrainingData& data, Loss loss) {
     dataset.encoding.classification = false;
     return dataset;
   }
-  std::vector<double> values;
-  double last = 0;
+  DistinctLabels distinct;
   for (const double label : data.labels()) {
     if (!std::isfinite(label)) return InvalidArgument("data: a label is not a finite number");
-    if ((label == last && !values.empty()) || std::find(values.begin(), values.end(), label) != values.end()) continue;
-    last = label;
-    values.push_back(label);
-    if (values.size() > static_cast<std::size_t>(kMaxClasses)) {
+    if (!distinct.Add(label)) {
       return InvalidArgument("data: more than " + std::to_string(kMaxClasses) +
                              " distinct labels, the most classes a classifier takes (a regression's targets? "
                              "Loss::kSquared)");
     }
   }
-  std::sort(values.begin(), values.end());
-  if (values.size() > 2) {
-    dataset.encoding.classes = values;
-  } else {
-    // One label alone: the other class is -1 (or +1 when that one is negative), as a file's.
-    dataset.encoding.negative = values.size() == 2 ? values[0] : (values[0] > 0 ? -1.0 : values[0]);
-    dataset.encoding.positive = values.size() == 2 ? values[1] : (values[0] > 0 ? values[0] : 1.0);
-    if (dataset.encoding.negative == -1.0 && dataset.encoding.positive == 1.0) return dataset;
+  dataset.encoding = distinct.Encoding();
+  if (!dataset.encoding.multiclass() && dataset.encoding.negative == -1.0 && dataset.encoding.positive == 1.0) {
+    return dataset;
   }
   auto encoded = std::make_shared<std::vector<double>>();
   encoded->reserve(data.labels().size());

@@ -48,6 +48,31 @@ std::string LabelEncoding::Describe() const {
   return "labels " + FormatLabel(positive) + " (+1) and " + FormatLabel(negative) + " (-1)";
 }
 
+bool DistinctLabels::Add(double label) {
+  if (label == last_ && !values_.empty()) return true;
+  last_ = label;
+  if (std::find(values_.begin(), values_.end(), label) != values_.end()) return true;
+  if (values_.size() == static_cast<std::size_t>(kMaxClasses)) return false;
+  values_.push_back(label);
+  return true;
+}
+
+LabelEncoding DistinctLabels::Encoding() const {
+  LabelEncoding encoding;
+  std::vector<double> values = values_;
+  std::sort(values.begin(), values.end());
+  if (values.size() > 2) {
+    encoding.classes = std::move(values);
+  } else if (values.size() == 2) {
+    encoding.negative = values[0];
+    encoding.positive = values[1];
+  } else if (values.size() == 1) {
+    encoding.negative = values[0] > 0 ? -1.0 : values[0];
+    encoding.positive = values[0] > 0 ? values[0] : 1.0;
+  }
+  return encoding;
+}
+
 void Dataset::AdoptWeights(std::vector<double> row_weights) {
   auto owned = std::make_shared<const std::vector<double>>(std::move(row_weights));
   weights = *owned;

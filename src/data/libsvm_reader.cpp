@@ -109,18 +109,10 @@ class Parser {
       encoding.classification = false;
       return encoding;
     }
-    std::vector<double> values = distinct_labels_;
-    std::sort(values.begin(), values.end());
-    if (values.size() > 2) {
-      encoding.classes = std::move(values);
-      return encoding;
-    }
-    encoding.negative = values[0];
-    encoding.positive = values[1];
-    return encoding;
+    return distinct_labels_.Encoding();
   }
 
-  std::size_t distinct_label_count() const { return distinct_labels_.size(); }
+  std::size_t distinct_label_count() const { return distinct_labels_.count(); }
   int64_t line() const { return line_; }
 
  private:
@@ -176,15 +168,9 @@ class Parser {
   }
 
   Status NoteClassLabel(double label, const char* token, const char* end) {
-    if (label == last_label_ && !distinct_labels_.empty()) return Status::Ok();
-    last_label_ = label;
-    if (std::find(distinct_labels_.begin(), distinct_labels_.end(), label) != distinct_labels_.end()) return Status::Ok();
-    if (distinct_labels_.size() == static_cast<std::size_t>(kMaxClasses)) {
-      return Error("label " + Quote(token, end) + " is a distinct label beyond " + std::to_string(kMaxClasses) +
-                   ", the most classes a classifier takes (are the labels a regression's targets? --loss squared)");
-    }
-    distinct_labels_.push_back(label);
-    return Status::Ok();
+    if (distinct_labels_.Add(label)) return Status::Ok();
+    return Error("label " + Quote(token, end) + " is a distinct label beyond " + std::to_string(kMaxClasses) +
+                 ", the most classes a classifier takes (are the labels a regression's targets? --loss squared)");
   }
 
   Status ParseLine(const char* p, const char* end) {
@@ -244,8 +230,7 @@ class Parser {
   OwnedCsr* csr_;
   int64_t line_ = 0;
   uint64_t max_index_ = 0;
-  std::vector<double> distinct_labels_;  // in order of appearance
-  double last_label_ = 0;
+  DistinctLabels distinct_labels_;
 };
 
 // In place: the columns renumbered to the features that occur, when that is worth it.

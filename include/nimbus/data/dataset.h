@@ -36,6 +36,22 @@ struct LabelEncoding {
   std::string Describe() const;  // "labels 1 (+1) and -1 (-1)", "10 classes 0 .. 9", or "real-valued targets"
 };
 
+// The distinct labels of a classifier's rows as they come (the LIBSVM reader's, the caller's
+// arrays'), and the encoding they make.
+class DistinctLabels {
+ public:
+  // False if `label` would be a distinct label beyond kMaxClasses (it is not added).
+  bool Add(double label);
+  std::size_t count() const { return values_.size(); }
+  // Two labels: the larger +1. More: class indices in ascending order of value. One: the
+  // other class is -1 (or +1 when the one is negative). None: the default encoding.
+  LabelEncoding Encoding() const;
+
+ private:
+  std::vector<double> values_;  // in order of appearance
+  double last_ = 0;             // the last one added or met (rows of a class often come together)
+};
+
 // Which of the source's features a data set's columns are. A source whose largest index is
 // far above the number of features its rows use (hashed features: indices up to 2^31) has
 // its columns renumbered to the features that occur, in ascending order, so that every vector
