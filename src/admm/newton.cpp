@@ -1,7 +1,6 @@
 #include "nimbus/admm/newton.h"
 
 #include <algorithm>
-#include <numeric>
 #include <cmath>
 #include <cstring>
 
@@ -50,17 +49,8 @@ double OptimalityResidual(const ProblemSpec& spec, std::span<const double> x, st
 constexpr double kDiagonalFloor = 1e-10;
 
 // One-vs-rest's classes are independent problems with a block-diagonal Hessian: CG runs one
-// recurrence per class (NewtonCgOptions::blocks). Model entry j is class j % C's; `entries`
-// lists the entries a solve runs over (all of them, or an active set).
-int IndependentBlocks(const ProblemSpec& spec) {
-  return spec.classes > 1 && !spec.multinomial ? static_cast<int>(spec.classes) : 1;
-}
-std::vector<uint32_t> BlocksOf(const ProblemSpec& spec, std::span<const uint32_t> entries) {
-  std::vector<uint32_t> blocks(entries.size());
-  const auto classes = static_cast<uint32_t>(spec.classes);
-  for (std::size_t k = 0; k < entries.size(); ++k) blocks[k] = entries[k] % classes;
-  return blocks;
-}
+// recurrence per class (NewtonCgOptions::blocks).
+int IndependentBlocks(const ProblemSpec& spec) { return spec.one_vs_rest() ? static_cast<int>(spec.classes) : 1; }
 
 }  // namespace
 
@@ -464,7 +454,7 @@ class ActiveSetNewton final : public CompositeNewton<ActiveSetNewton> {
     }
     RestrictedObjective phi(f_, x.size(), l1, working, signs);
     NewtonCgOptions inner = options_;
-    const std::vector<uint32_t> blocks = BlocksOf(spec_, working);
+    const std::vector<uint32_t> blocks = EntryClasses(spec_, working);
     inner.blocks = IndependentBlocks(spec_);
     inner.block_of = blocks;
     inner.after_iteration = [&phi](const NewtonCgOptions::Progress&) { return !phi.left_orthant(); };
@@ -722,9 +712,7 @@ LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Su
     return true;
   };
   Vector x = resume ? resume->z.ToVector() : Vector(spec_.model_size(), 0.0);
-  std::vector<uint32_t> entries(spec_.model_size());
-  std::iota(entries.begin(), entries.end(), 0u);
-  const std::vector<uint32_t> blocks = BlocksOf(spec_, entries);
+  const std::vector<uint32_t> blocks = EntryClasses(spec_, spec_.model_size());
   newton.blocks = IndependentBlocks(spec_);
   newton.block_of = blocks;
   // TRON for a smooth problem, TRON on active sets with an l1 term, proximal Newton with a

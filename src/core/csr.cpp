@@ -126,6 +126,7 @@ void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<con
 
 void MultiplyRowsBlocks(const CsrView& a, int64_t classes, std::span<const double> x, bool with_intercept,
                         std::span<double> y) {
+  if (classes == 1) return MultiplyRows(a, x, with_intercept, y);  // its own kernel, unrolled
   const auto c_count = static_cast<std::size_t>(classes);
   assert(x.size() == ModelSize(a, with_intercept) * c_count);
   assert(y.size() == static_cast<std::size_t>(a.rows) * c_count);

@@ -10,14 +10,14 @@ namespace nimbus {
 
 AugmentedShardObjective::AugmentedShardObjective(const CsrView& matrix, std::span<const double> labels, Loss loss,
                                                  bool intercept, int64_t total_rows, std::span<const double> weights)
-    : AugmentedShardObjective(DataTerm(matrix, labels, std::move(loss), intercept, weights), total_rows) {}
+    : AugmentedShardObjective(std::make_shared<const DataTerm>(matrix, labels, std::move(loss), intercept, weights), total_rows) {}
 
-AugmentedShardObjective::AugmentedShardObjective(DataTerm term, int64_t total_rows)
+AugmentedShardObjective::AugmentedShardObjective(std::shared_ptr<const DataTerm> term, int64_t total_rows)
     : term_(std::move(term)),
       inverse_rows_(1.0 / static_cast<double>(total_rows)),
-      size_(term_.model_size()),
+      size_(term_->model_size()),
       center_(size_, 0.0) {
-  first_.resize(term_.margin_count());
+  first_.resize(term_->margin_count());
   data_gradient_.resize(size_);
   data_diagonal_.resize(size_);
 }
@@ -34,9 +34,9 @@ bool AugmentedShardObjective::SameX(const Point& point, std::span<const double> 
 
 void AugmentedShardObjective::ComputeMargins(std::span<const double> x, Point* point) {
   point->x.assign(x.begin(), x.end());
-  point->margins.resize(term_.margin_count());
-  term_.Margins(x, point->margins);
-  point->loss_sum = term_.LossSum(point->margins);
+  point->margins.resize(term_->margin_count());
+  term_->Margins(x, point->margins);
+  point->loss_sum = term_->LossSum(point->margins);
   point->valid = true;
   ++passes_;
 }
@@ -67,10 +67,10 @@ void AugmentedShardObjective::Gradient(std::span<const double> x, std::span<doub
     derivatives_valid_ = false;
   }
   if (!derivatives_valid_) {
-    term_.Derivatives(current_.margins, inverse_rows_, first_, &curvature_);
+    term_->Derivatives(current_.margins, inverse_rows_, first_, &curvature_);
     Fill(data_gradient_, 0.0);
     Fill(data_diagonal_, 0.0);
-    term_.AddGradient(first_, &curvature_, data_gradient_, data_diagonal_);
+    term_->AddGradient(first_, &curvature_, data_gradient_, data_diagonal_);
     derivatives_valid_ = true;
     ++passes_;
   }
@@ -81,7 +81,7 @@ void AugmentedShardObjective::Gradient(std::span<const double> x, std::span<doub
 void AugmentedShardObjective::HessianVector(std::span<const double> v, std::span<double> hv) {
   assert(derivatives_valid_);
   for (std::size_t j = 0; j < size_; ++j) hv[j] = rho_ * v[j];
-  term_.AddCurvatureProduct(curvature_, v, hv);
+  term_->AddCurvatureProduct(curvature_, v, hv);
   ++passes_;
 }
 

@@ -13,11 +13,7 @@ namespace nimbus {
 std::vector<double> DecisionValues(const Model& model, const Dataset& data) {
   const std::vector<double> w = model.ColumnWeights(data);
   std::vector<double> scores(static_cast<std::size_t>(data.rows() * model.classes));
-  if (model.classes == 1) {
-    MultiplyRows(data.matrix, w, model.intercept, scores);
-  } else {
-    MultiplyRowsBlocks(data.matrix, model.classes, w, model.intercept, scores);
-  }
+  MultiplyRowsBlocks(data.matrix, model.classes, w, model.intercept, scores);
   return scores;
 }
 
@@ -127,20 +123,12 @@ void EvaluateRegression(const Dataset& data, std::span<const double> scores, Eva
   e->r_squared = variance > 0 ? 1.0 - squared_error / variance : std::nan("");
 }
 
-// F_c = (1/N) sum_r w_rc loss(y_rc, m_rc) + l1 |x_c|_1 + (l2/2) |x_c|^2 per class c of a
-// one-vs-rest model, with y_rc = +1 on class c's rows, and w_rc = W_c s_r there, s_r elsewhere.
-std::vector<double> ClassObjectives(const Model& model, const Dataset& data, std::span<const double> scores,
-                                    std::span<const double> class_weights) {
+// F_c = (1/N) (class c's own loss sum, DataTerm::ClassLossSums) + l1 |x_c|_1 + (l2/2) |x_c|^2
+// per class c of a one-vs-rest model.
+std::vector<double> ClassObjectives(const Model& model, const DataTerm& term, const Dataset& data,
+                                    std::span<const double> scores) {
   const auto c_count = static_cast<std::size_t>(model.classes);
-  std::vector<double> objectives(c_count, 0.0);
-  for (std::size_t r = 0; r < data.labels.size(); ++r) {
-    const std::size_t truth = ClassIndex(data.labels[r]);
-    const double s = data.weights.empty() ? 1.0 : data.weights[r];
-    for (std::size_t c = 0; c < c_count; ++c) {
-      const double w = s * (c == truth && !class_weights.empty() ? class_weights[c] : 1.0);
-      objectives[c] += w * LossValue(model.loss, c == truth ? 1.0 : -1.0, scores[r * c_count + c]);
-    }
-  }
+  std::vector<double> objectives = term.ClassLossSums(scores);
   const auto held = static_cast<std::size_t>(model.held());
   for (std::size_t c = 0; c < c_count; ++c) {
     objectives[c] /= static_cast<double>(data.rows());
@@ -172,7 +160,7 @@ Evaluation Evaluate(const Model& model, const Dataset& data, std::span<const dou
   spec.class_weights.assign(class_weights.begin(), class_weights.end());
   const DataTerm term = DataTerm::ForProblem(spec, data.matrix, data.labels, data.weights);
   e.objective = term.LossSum(scores) / static_cast<double>(data.rows()) + model.Penalty();
-  if (model.classes > 1 && !model.multinomial) e.class_objectives = ClassObjectives(model, data, scores, class_weights);
+  if (spec.one_vs_rest()) e.class_objectives = ClassObjectives(model, term, data, scores);
   return e;
 }
 
@@ -221,19 +209,24 @@ std::string Evaluation::ToJson() const {
   if (confusion.empty()) json.Field("auc", auc);
   json.Field("objective", objective);
   if (confusion.empty()) return json.EndObject().Take();
-  auto list = [](const auto& values) {
-    std::string text = "[";
-    for (std::size_t k = 0; k < values.size(); ++k) {
-      if (k > 0) text += ',';
-      AppendJsonNumber(text, static_cast<double>(values[k]));
-    }
-    return text + "]";
+  auto array = [&json](const auto& values) {
+    json.BeginArray();
+    for (const auto value : values) json.Value(value);
+    json.EndArray();
   };
-  json.Key("classes").Raw(list(class_values)).Key("precision").Raw(list(precision)).Key("recall").Raw(list(recall));
-  if (!class_objectives.empty()) json.Key("class_objectives").Raw(list(class_objectives));
-  std::string matrix = "[";
-  for (std::size_t c = 0; c < confusion.size(); ++c) matrix += (c > 0 ? "," : "") + list(confusion[c]);
-  json.Key("confusion").Raw(matrix + "]");
+  json.Key("classes");
+  array(class_values);
+  json.Key("precision");
+  array(precision);
+  json.Key("recall");
+  array(recall);
+  if (!class_objectives.empty()) {
+    json.Key("class_objectives");
+    array(class_objectives);
+  }
+  json.Key("confusion").BeginArray();
+  for (const std::vector<int64_t>& row : confusion) array(row);
+  json.EndArray();
   return json.EndObject().Take();
 }
 

@@ -23,38 +23,34 @@ DataTerm::DataTerm(const CsrView& matrix, std::span<const double> labels, Loss l
 DataTerm DataTerm::ForProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                               std::span<const double> sample_weights) {
   DataTerm term(matrix, spec.loss, spec.intercept, spec.classes, spec.multinomial);
-  if (spec.classes == 1 || spec.multinomial) {
+  if (!spec.one_vs_rest()) {
     // c_r = W_{class r} s_r: the loss of a row counts once, whatever its class.
-    term.class_weights_ = RowWeights(spec, labels, sample_weights);
+    term.owned_weights_ = RowWeights(spec, labels, sample_weights);
     term.labels_ = labels;
-    term.weights_ = term.class_weights_;
+    term.weights_ = term.owned_weights_;
     return term;
   }
   // One-vs-rest: class c's problem labels its own rows +1 (weighing W_c s_r) and the others
   // -1 (weighing s_r), as liblinear's -wi does.
   const auto c_count = static_cast<std::size_t>(spec.classes);
   const bool weighted = !spec.class_weights.empty() || !sample_weights.empty();
-  term.class_labels_.assign(labels.size() * c_count, -1.0);
-  if (weighted) term.class_weights_.assign(labels.size() * c_count, 1.0);
+  term.owned_labels_.assign(labels.size() * c_count, -1.0);
+  if (weighted) term.owned_weights_.assign(labels.size() * c_count, 1.0);
   for (std::size_t r = 0; r < labels.size(); ++r) {
     const std::size_t k = ClassIndex(labels[r]);
-    term.class_labels_[r * c_count + k] = 1.0;
+    term.owned_labels_[r * c_count + k] = 1.0;
     if (!weighted) continue;
     const double s = sample_weights.empty() ? 1.0 : sample_weights[r];
-    for (std::size_t c = 0; c < c_count; ++c) term.class_weights_[r * c_count + c] = s;
-    if (!spec.class_weights.empty()) term.class_weights_[r * c_count + k] *= spec.class_weights[k];
+    for (std::size_t c = 0; c < c_count; ++c) term.owned_weights_[r * c_count + c] = s;
+    if (!spec.class_weights.empty()) term.owned_weights_[r * c_count + k] *= spec.class_weights[k];
   }
-  term.labels_ = term.class_labels_;
-  term.weights_ = term.class_weights_;
+  term.labels_ = term.owned_labels_;
+  term.weights_ = term.owned_weights_;
   return term;
 }
 
 void DataTerm::Margins(std::span<const double> x, std::span<double> margins) const {
-  if (classes_ == 1) {
-    MultiplyRows(matrix_, x, intercept_, margins);
-  } else {
-    MultiplyRowsBlocks(matrix_, classes_, x, intercept_, margins);
-  }
+  MultiplyRowsBlocks(matrix_, classes_, x, intercept_, margins);
 }
 
 double DataTerm::LossSum(std::span<const double> margins) const {
@@ -62,23 +58,30 @@ double DataTerm::LossSum(std::span<const double> margins) const {
   return SumLoss(loss_, labels_, margins, weights_);
 }
 
+std::vector<double> DataTerm::ClassLossSums(std::span<const double> margins) const {
+  assert(classes_ > 1 && !multinomial_);
+  const auto c_count = static_cast<std::size_t>(classes_);
+  std::vector<double> sums(c_count, 0.0);
+  for (std::size_t k = 0; k < margins.size(); ++k) {
+    sums[k % c_count] += (weights_.empty() ? 1.0 : weights_[k]) * LossValue(loss_, labels_[k], margins[k]);
+  }
+  return sums;
+}
+
 double DataTerm::Derivatives(std::span<const double> margins, double scale, std::span<double> first,
                              DataCurvature* curvature) const {
   curvature->second.resize(margins.size());
   if (!multinomial_) {
     curvature->probabilities.clear();
-    curvature->row_scale.clear();
     return LossDerivatives(loss_, labels_, margins, scale, first, curvature->second, weights_);
   }
   curvature->probabilities.resize(margins.size());
   const double sum = SoftmaxDerivatives(labels_, margins, classes_, scale, first, curvature->probabilities, weights_);
   // D_r = scale c_r (diag(p) - p p^T): its diagonal scale c_r p (1 - p).
   const auto c_count = static_cast<std::size_t>(classes_);
-  const std::size_t rows = labels_.size();
-  curvature->row_scale.resize(rows);
-  for (std::size_t r = 0; r < rows; ++r) {
+  curvature->scale = scale;
+  for (std::size_t r = 0; r < labels_.size(); ++r) {
     const double row_scale = scale * (weights_.empty() ? 1.0 : weights_[r]);
-    curvature->row_scale[r] = row_scale;
     for (std::size_t c = 0; c < c_count; ++c) {
       const double p = curvature->probabilities[r * c_count + c];
       curvature->second[r * c_count + c] = row_scale * p * (1.0 - p);
@@ -119,7 +122,7 @@ void DataTerm::AddCurvatureProduct(const DataCurvature& curvature, std::span<con
     const double* p = curvature.probabilities.data() + static_cast<std::size_t>(r) * c_count;
     double p_dot_t = 0;
     for (std::size_t c = 0; c < c_count; ++c) p_dot_t += p[c] * t[c];
-    const double scale = curvature.row_scale[static_cast<std::size_t>(r)];
+    const double scale = curvature.scale * (weights_.empty() ? 1.0 : weights_[static_cast<std::size_t>(r)]);
     for (std::size_t c = 0; c < c_count; ++c) t[c] = scale * p[c] * (t[c] - p_dot_t);
   });
 }

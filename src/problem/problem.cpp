@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "nimbus/core/vector_ops.h"
@@ -86,6 +87,19 @@ Status ProblemSpec::Validate() const {
   for (const double w : class_weights) NIMBUS_RETURN_IF_ERROR(check("class weight", w));
   if (cols < 0) return InvalidArgument("cols: must be >= 0");
   return Status::Ok();
+}
+
+std::vector<uint32_t> EntryClasses(const ProblemSpec& spec, std::span<const uint32_t> entries) {
+  std::vector<uint32_t> classes(entries.size());
+  const auto c_count = static_cast<uint32_t>(spec.classes);
+  for (std::size_t k = 0; k < entries.size(); ++k) classes[k] = entries[k] % c_count;
+  return classes;
+}
+
+std::vector<uint32_t> EntryClasses(const ProblemSpec& spec, std::size_t n) {
+  std::vector<uint32_t> entries(n);
+  std::iota(entries.begin(), entries.end(), 0u);
+  return EntryClasses(spec, entries);
 }
 
 std::vector<double> RowWeights(const ProblemSpec& spec, std::span<const double> labels,

@@ -9,10 +9,10 @@ namespace nimbus {
 
 ShardDerivatives::ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
                                    int64_t total_rows, std::span<const double> weights)
-    : ShardDerivatives(DataTerm(matrix, labels, std::move(loss), intercept, weights), total_rows) {}
+    : ShardDerivatives(std::make_shared<const DataTerm>(matrix, labels, std::move(loss), intercept, weights), total_rows) {}
 
-ShardDerivatives::ShardDerivatives(DataTerm term, int64_t total_rows)
-    : term_(std::move(term)), inverse_rows_(1.0 / static_cast<double>(total_rows)), size_(term_.model_size()) {}
+ShardDerivatives::ShardDerivatives(std::shared_ptr<const DataTerm> term, int64_t total_rows)
+    : term_(std::move(term)), inverse_rows_(1.0 / static_cast<double>(total_rows)), size_(term_->model_size()) {}
 
 ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
   if (held_[0].round < 0) return held_[0];
@@ -25,13 +25,13 @@ ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
 
 ShardDerivatives::Curvature& ShardDerivatives::HoldPoint(int64_t round, std::span<const double> x,
                                                           double* loss_sum) {
-  margins_.resize(term_.margin_count());
-  term_.Margins(x, margins_);
+  margins_.resize(term_->margin_count());
+  term_->Margins(x, margins_);
   ++passes_;
   Curvature& slot = SlotForNewPoint();
   slot.round = round;
-  first_.resize(term_.margin_count());
-  *loss_sum = term_.Derivatives(margins_, inverse_rows_, first_, &slot.at);
+  first_.resize(term_->margin_count());
+  *loss_sum = term_->Derivatives(margins_, inverse_rows_, first_, &slot.at);
   return slot;
 }
 
@@ -45,7 +45,7 @@ double ShardDerivatives::Evaluate(int64_t round, std::span<const double> x, std:
   std::span<double> diagonal = gradient_and_diagonal.subspan(size_, size_);
   Fill(gradient, 0.0);
   Fill(diagonal, 0.0);
-  term_.AddGradient(first_, &slot.at, gradient, diagonal);
+  term_->AddGradient(first_, &slot.at, gradient, diagonal);
   ++passes_;
   return loss_sum * inverse_rows_;
 }
@@ -71,7 +71,7 @@ Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const doub
   }
   held->last_use = ++uses_;
   Fill(hv, 0.0);
-  term_.AddCurvatureProduct(held->at, v, hv);
+  term_->AddCurvatureProduct(held->at, v, hv);
   ++passes_;
   return Status::Ok();
 }

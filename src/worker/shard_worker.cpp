@@ -88,19 +88,14 @@ ShardWorker::ShardWorker(int id, LocalShard shard, const WorkerOptions& options)
       support_(std::move(shard.support)),
       model_size_(shard.model_size),
       options_(options),
-      objective_(DataTerm::ForProblem(spec_, shard_.matrix, shard_.labels, shard_.weights), spec_.rows),
-      derivatives_(DataTerm::ForProblem(spec_, shard_.matrix, shard_.labels, shard_.weights), spec_.rows),
+      term_(std::make_shared<const DataTerm>(DataTerm::ForProblem(spec_, shard_.matrix, shard_.labels, shard_.weights))),
+      objective_(term_, spec_.rows),
+      class_blocks_(spec_.one_vs_rest() ? EntryClasses(spec_, spec_.model_size()) : std::vector<uint32_t>()),
+      derivatives_(term_, spec_.rows),
       x_(spec_.model_size(), 0.0),
       x_relaxed_(spec_.model_size(), 0.0),
       u_(spec_.model_size(), 0.0),
-      center_(spec_.model_size(), 0.0) {
-  // One-vs-rest's classes are independent problems in the x-update too: entry k is class
-  // k % C's, in the local numbering as in the model's (the support keeps each column's C).
-  if (spec_.classes > 1 && !spec_.multinomial) {
-    class_blocks_.resize(x_.size());
-    for (std::size_t k = 0; k < x_.size(); ++k) class_blocks_[k] = static_cast<uint32_t>(k % static_cast<std::size_t>(spec_.classes));
-  }
-}
+      center_(spec_.model_size(), 0.0) {}
 
 WorkerReady ShardWorker::Ready(double load_seconds) const {
   WorkerReady ready;
@@ -108,7 +103,7 @@ WorkerReady ShardWorker::Ready(double load_seconds) const {
   ready.rows = shard_.rows();
   ready.cols = shard_.cols();
   ready.nnz = shard_.nnz();
-  ready.curvature_trace = objective_.term().CurvatureTraceAtZero();
+  ready.curvature_trace = term_->CurvatureTraceAtZero();
   ready.load_seconds = load_seconds;
   ready.support = support_;
   return ready;

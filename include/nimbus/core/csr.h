@@ -54,7 +54,7 @@ void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<con
 // j's weight in class c), then C intercepts; each row has C margins, y[r C + c]. One pass
 // over the data serves every class, and a column's C weights share a cache line.
 
-// y[r C + c] = a_r . x_c (+ x[cols C + c] with an intercept).
+// y[r C + c] = a_r . x_c (+ x[cols C + c] with an intercept); C = 1 is MultiplyRows.
 void MultiplyRowsBlocks(const CsrView& a, int64_t classes, std::span<const double> x, bool with_intercept,
                         std::span<double> y);
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -27,8 +28,8 @@ class AugmentedShardObjective final : public SmoothFunction {
   // matrix, labels and weights must outlive this object.
   AugmentedShardObjective(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
                           int64_t total_rows, std::span<const double> weights = {});
-  // Any data term (multiclass ones too).
-  AugmentedShardObjective(DataTerm term, int64_t total_rows);
+  // Any data term (multiclass ones too), perhaps shared with another user of the shard.
+  AugmentedShardObjective(std::shared_ptr<const DataTerm> term, int64_t total_rows);
 
   // Sets rho and v; keeps the cached data terms.
   void SetCenter(std::span<const double> v, double rho);
@@ -43,7 +44,7 @@ class AugmentedShardObjective final : public SmoothFunction {
   // a cached point; x becomes the cached trial point).
   double DataLoss(std::span<const double> x);
 
-  const DataTerm& term() const { return term_; }
+  const DataTerm& term() const { return *term_; }
 
   // Passes over the shard's nonzeros so far.
   int64_t data_passes() const { return passes_; }
@@ -60,7 +61,7 @@ class AugmentedShardObjective final : public SmoothFunction {
   static bool SameX(const Point& point, std::span<const double> x);
   double ProximalTerm(std::span<const double> x) const;
 
-  DataTerm term_;
+  std::shared_ptr<const DataTerm> term_;
   double inverse_rows_;
   std::size_t size_;
 

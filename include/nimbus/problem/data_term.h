@@ -23,7 +23,7 @@ namespace nimbus {
 struct DataCurvature {
   std::vector<double> second;         // the diagonal of each D_r, times scale c_r (C per row)
   std::vector<double> probabilities;  // multinomial: the softmax p_rc
-  std::vector<double> row_scale;      // multinomial: scale c_r
+  double scale = 1;                   // multinomial: the scale the derivatives were taken at
 };
 
 class DataTerm {
@@ -37,7 +37,8 @@ class DataTerm {
   // when some row or class is weighted, their weights (C per row).
   static DataTerm ForProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                              std::span<const double> sample_weights);
-  // Moves only: the spans may view its own vectors (moving a vector keeps its buffer).
+  // Moves only: the spans may view its own vectors (moving a vector keeps its buffer). A
+  // worker's x-update and Newton derivatives share one (std::shared_ptr).
   DataTerm(DataTerm&&) = default;
   DataTerm& operator=(DataTerm&&) = default;
   DataTerm(const DataTerm&) = delete;
@@ -51,6 +52,9 @@ class DataTerm {
   void Margins(std::span<const double> x, std::span<double> margins) const;
   // sum_r c_r loss_r at these margins.
   double LossSum(std::span<const double> margins) const;
+  // One-vs-rest: each class's own binary problem's sum (its rows +1 weighing W_c s_r, the
+  // others -1 weighing s_r) at these margins; they add up to LossSum.
+  std::vector<double> ClassLossSums(std::span<const double> margins) const;
   // The same sum; first = scale c_r dloss_r/dm per margin, and the curvature there.
   double Derivatives(std::span<const double> margins, double scale, std::span<double> first,
                      DataCurvature* curvature) const;
@@ -75,7 +79,9 @@ class DataTerm {
   std::size_t model_size_ = 0;
   std::span<const double> labels_;   // one per margin (one-vs-rest: -1/+1 per class), or class indices (softmax)
   std::span<const double> weights_;  // one per label; empty: all 1
-  std::vector<double> class_labels_, class_weights_;  // one-vs-rest's, which labels_ and weights_ view
+  // What labels_ and weights_ view when they are made here (one-vs-rest's per class, and the
+  // rows' c_r from class and sample weights) rather than the caller's.
+  std::vector<double> owned_labels_, owned_weights_;
 };
 
 }  // namespace nimbus

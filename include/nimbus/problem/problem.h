@@ -121,10 +121,18 @@ struct ProblemSpec {
   }
   // The leading entries g(x) applies to: every feature's weights, not the intercepts.
   std::size_t regularized_size() const { return static_cast<std::size_t>(cols) * static_cast<std::size_t>(classes); }
+  // C independent binary problems (one-vs-rest's classes): the Hessian is block diagonal.
+  bool one_vs_rest() const { return classes > 1 && !multinomial; }
   // Classes of a classification problem: 2 for a -1/+1 one, C for a multiclass one; 0 for a regression.
   int64_t class_count() const { return !IsClassification(loss) ? 0 : classes > 1 ? classes : 2; }
   Status Validate() const;
 };
+
+// Each listed model entry's class (entry j is class j % C's): one-vs-rest's CG blocks
+// (NewtonCgOptions::block_of) over the entries a solve runs on.
+std::vector<uint32_t> EntryClasses(const ProblemSpec& spec, std::span<const uint32_t> entries);
+// The same for entries 0 .. n-1.
+std::vector<uint32_t> EntryClasses(const ProblemSpec& spec, std::size_t n);
 
 // c_r = W_{class of row r} s_r for rows with these labels and sample weights (empty: all 1);
 // empty when every c_r is 1 (no class weights and no sample weights).

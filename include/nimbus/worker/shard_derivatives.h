@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -28,8 +29,8 @@ class ShardDerivatives {
   // matrix, labels and weights must outlive this object.
   ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
                    int64_t total_rows, std::span<const double> weights = {});
-  // Any data term (multiclass ones too).
-  ShardDerivatives(DataTerm term, int64_t total_rows);
+  // Any data term (multiclass ones too), perhaps shared with another user of the shard.
+  ShardDerivatives(std::shared_ptr<const DataTerm> term, int64_t total_rows);
 
   std::size_t dimension() const { return size_; }
   // f_i(x); `gradient_and_diagonal` (2 n entries) gets grad f_i(x), then diag H_i(x). Two
@@ -56,7 +57,7 @@ class ShardDerivatives {
   // for the margins; l' per row is left in first_, the loss summed over rows in *loss_sum).
   Curvature& HoldPoint(int64_t round, std::span<const double> x, double* loss_sum);
 
-  DataTerm term_;
+  std::shared_ptr<const DataTerm> term_;
   double inverse_rows_;
   std::size_t size_;
   Curvature held_[2];

@@ -88,9 +88,12 @@ class ShardWorker {
   std::size_t model_size_;  // the whole problem's
   std::vector<double> z_local_;  // z gathered onto the support
   WorkerOptions options_;
+  std::shared_ptr<const DataTerm> term_;  // the shard's data term, which both serve from
   AugmentedShardObjective objective_;
   NewtonCgWorkspace newton_workspace_;
-  std::vector<uint32_t> class_blocks_;  // one-vs-rest: each entry's class, the x-update's CG blocks
+  // One-vs-rest: each entry's class, the x-update's CG blocks (in the local numbering as in
+  // the model's: the support keeps each column's C entries). Empty otherwise.
+  std::vector<uint32_t> class_blocks_;
   ShardDerivatives derivatives_;
   std::vector<double> point_local_;  // a Newton point gathered onto the support
   std::vector<double> x_, x_relaxed_, u_, center_;
