@@ -197,6 +197,53 @@ struct SolveResult {
 // the summary (!summary.ok()) with the newest model whose objective is known.
 Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options);
 
+// ---- Regularization paths ------------------------------------------------------------------
+
+// A regularization path (glmnet's): solves at a descending grid of lambdas, each started from
+// the model of the one before. Newton's workers keep their shards loaded from point to point;
+// ADMM's start anew at each point (their duals belong to one problem), from the warm z.
+struct PathOptions {
+  // The term the grid varies: "l1" (the lasso's, or with SolveOptions::l2 fixed the elastic
+  // net's) or "l2" (ridge, with SolveOptions::l1 fixed). The options must not set it.
+  std::string penalty = "l1";
+  // `length` points from lambda_max down to min_ratio x lambda_max, evenly in log (0: 1e-3
+  // for l1, 1e-6 for l2). lambda_max for l1 is the smallest l1 whose model is zero,
+  // ||grad f(x0)||_inf at x0 = 0 (with an intercept, the intercept's own optimum); for l2 no
+  // lambda makes the model zero, and the grid starts at 1000 times that (glmnet's rule for
+  // ridge: every weight below about 1e-3).
+  int64_t length = 20;
+  double min_ratio = 0;
+  std::vector<double> lambdas;  // the grid itself, in place of length and min_ratio (solved largest first)
+  // LIBSVM data, with the training data's labels, to score each point's model on: accuracy,
+  // log loss and AUC (classifiers), MSE and R^2 (regression). Empty: none.
+  std::string validation;
+  std::function<void(const struct PathPoint&)> on_point;  // after each point, on the solving thread
+
+  Status Validate() const;
+  double MinRatio() const { return min_ratio > 0 ? min_ratio : penalty == "l2" ? 1e-6 : 1e-3; }
+};
+
+struct PathPoint {
+  double lambda = 0;
+  Model model;
+  Summary summary;  // the point's own rounds, times and cost (the first point's setup starts the workers)
+  std::optional<Evaluation> validation;
+};
+
+struct PathResult {
+  std::string penalty;
+  double lambda_max = 0;  // where the grid starts (l1: the smallest l1 whose model is zero)
+  std::vector<PathPoint> points;  // largest lambda first
+  double load_seconds = 0;  // reading the data (and the validation data)
+  double wall_seconds = 0;  // the whole path, the load included
+  double cost_dollars = 0;  // every point's, at the options' prices
+};
+
+// The path over `data`. The options are Solve's, less the varied term; checkpoints and the
+// MPI runtime are not for paths. An error Result for bad options or data; a point whose solve
+// fails ends the path with the points before it (the failed one's summary says why).
+Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& options, const PathOptions& path);
+
 // ---- A program's own workers ---------------------------------------------------------------
 
 // Workers of the process and command runtimes (and Lambda functions) are programs started as

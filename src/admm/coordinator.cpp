@@ -378,9 +378,14 @@ class AdmmSolve {
         checkpoint_every_(checkpoint_writer ? checkpoint_every : 0), checkpoint_writer_(checkpoint_writer),
         board_(executor.workers(), options.barrier, options.max_staleness) {}
 
-  Result<Solution> Run(const MasterState* resume) {
+  // From a checkpoint's state, or else from z = `start` (empty: zero).
+  Result<Solution> Run(const MasterState* resume, const std::vector<double>& start) {
     NIMBUS_RETURN_IF_ERROR(CheckOptions(resume));
-    if (Status started = Start(resume); !started.ok()) {
+    if (!start.empty() && start.size() != spec_.model_size()) {
+      return InvalidArgument("warm start: " + std::to_string(start.size()) + " entries for a model of " +
+                             std::to_string(spec_.model_size()));
+    }
+    if (Status started = Start(resume, start); !started.ok()) {
       executor_.Stop();
       return started;
     }
@@ -400,7 +405,7 @@ class AdmmSolve {
 
  private:
   Status CheckOptions(const MasterState* resume) const;
-  Status Start(const MasterState* resume);
+  Status Start(const MasterState* resume, const std::vector<double>& start);
   RoundRequest XUpdateDispatch(int64_t round);
   bool Gather(const RoundRequest& request);
   void ResidualsOf(int64_t round);
@@ -463,9 +468,9 @@ Status AdmmSolve::CheckOptions(const MasterState* resume) const {
   return Status::Ok();
 }
 
-// The workers up with their shards, the consensus they make, rho_0; or a checkpoint's state
-// with the workers' kept replies given back.
-Status AdmmSolve::Start(const MasterState* resume) {
+// The workers up with their shards, the consensus they make, rho_0 and z^0 = `start`; or a
+// checkpoint's state with the workers' kept replies given back.
+Status AdmmSolve::Start(const MasterState* resume, const std::vector<double>& start) {
   summary_.runtime = executor_.name();
   summary_.workers = executor_.workers();
   summary_.rows = spec_.rows;
@@ -494,7 +499,7 @@ Status AdmmSolve::Start(const MasterState* resume) {
     state_.rho_of_previous_round = state_.initial_rho = state_.rho;
     state_.inner_relative = options_.inner_first_relative;
     state_.lean = options_.lean_messages;
-    z_ = std::make_shared<Vector>(n, 0.0);
+    z_ = start.empty() ? std::make_shared<Vector>(n, 0.0) : std::make_shared<Vector>(start);
     for (const WorkerReady& r : ready_) state_.workers.push_back({r.rows, r.nnz, {}, {}});
   }
   state_.z = z_;
@@ -691,7 +696,7 @@ Result<Solution> AdmmSolve::Finish() {
 
 Result<Solution> Coordinator::Solve() {
   return AdmmSolve(spec_, options_, *executor_, callback_, trace_, checkpoint_every_, checkpoint_writer_)
-      .Run(resume_.get());
+      .Run(resume_.get(), warm_.x);
 }
 
 }  // namespace nimbus

@@ -63,11 +63,13 @@ namespace internal {
 class DistributedObjective final : public SmoothFunction {
  public:
   // The stop test is ||v|| <= tolerance_scale ||v(x0)||, or first_tolerance where it is known
-  // (a resumed run).
+  // (a resumed or warm-started run). The summary counts rounds from `counted_from` (a resumed
+  // run counts the run's own before it).
   DistributedObjective(const ProblemSpec& spec, Executor& executor, std::span<const WorkerReady> ready,
-                       double round_timeout_seconds, int64_t first_round, double tolerance_scale,
+                       double round_timeout_seconds, int64_t first_round, int64_t counted_from, double tolerance_scale,
                        double first_tolerance, Summary& summary, TraceSink* trace)
       : next_round_(first_round),
+        counted_from_(counted_from),
         tolerance_scale_(tolerance_scale),
         first_tolerance_(first_tolerance),
         spec_(spec),
@@ -125,6 +127,7 @@ class DistributedObjective final : public SmoothFunction {
   // The iterate: the point the Hessian was last taken at.
   const SharedVector& iterate() const { return points_[hessian_point_].x; }
   double iterate_value() const { return points_[hessian_point_].value; }
+  const Vector& iterate_gradient() const { return points_[hessian_point_].gradient; }
   int64_t rounds() const { return next_round_; }
   // The stop test's state for the trace: the iterate's subgradient norm and its tolerance.
   void SetProgress(double violation, double tolerance) {
@@ -189,7 +192,7 @@ class DistributedObjective final : public SmoothFunction {
     const double wait_seconds = wait_watch.ElapsedSeconds();
     const double replies_wall = WallSeconds();
     summary_.wait_seconds += wait_seconds;
-    summary_.rounds = static_cast<int>(request.round + 1);
+    summary_.rounds = static_cast<int>(request.round + 1 - counted_from_);
     Stopwatch master_watch;
     double loss = 0;
     for (WorkerReply& r : replies) {
@@ -249,7 +252,7 @@ class DistributedObjective final : public SmoothFunction {
   }
 
  private:
-  int64_t next_round_;
+  int64_t next_round_, counted_from_;
   double tolerance_scale_, first_tolerance_;
   Vector v_;  // scratch for the first point's subgradient
   const ProblemSpec& spec_;
@@ -630,6 +633,10 @@ Result<Solution> NewtonMaster::Solve() {
   if (resume_ != nullptr && resume_->algorithm != "newton") {
     return InvalidArgument("checkpoint: the run was " + resume_->algorithm + "'s, not Newton's");
   }
+  if (!warm_.x.empty() && warm_.x.size() != spec_.model_size()) {
+    return InvalidArgument("warm start: " + std::to_string(warm_.x.size()) + " entries for a model of " +
+                           std::to_string(spec_.model_size()));
+  }
   Summary summary;
   summary.algorithm = "newton";
   summary.runtime = executor_->name();
@@ -652,6 +659,7 @@ Result<Solution> NewtonMaster::Solve() {
   executor_->AddCounters(summary);
   Solution solution;
   solution.model = std::move(last_iterate_);
+  solution.gradient = std::move(last_gradient_);
   summary.nnz = static_cast<int64_t>(
       CountNonzeros(std::span<const double>(solution.model).first(spec_.regularized_size())));
   summary.cg_iterations = stats.cg_iterations;
@@ -662,25 +670,27 @@ Result<Solution> NewtonMaster::Solve() {
 
 LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Summary& summary) {
   const MasterState* resume = resume_.get();
-  DistributedObjective objective(spec_, *executor_, ready, options_.round_timeout_seconds,
-                                 resume ? resume->next_round : 0, options_.gradient_tolerance,
-                                 resume ? options_.gradient_tolerance * resume->gradient_reference : 0, summary,
-                                 trace_);
+  // The stop test's reference ||v(0)||: a resumed run's, or a warm start's; else the first point's.
+  const double known_reference = resume ? resume->gradient_reference : warm_.gradient_reference;
+  const int64_t first_round = resume ? resume->next_round : warm_.first_round;
+  DistributedObjective objective(spec_, *executor_, ready, options_.round_timeout_seconds, first_round,
+                                 resume ? 0 : first_round, options_.gradient_tolerance,
+                                 options_.gradient_tolerance * known_reference, summary, trace_);
   const int64_t steps_before = resume ? resume->iterations : 0;
   if (resume) summary.resumed_at_round = resume->next_round;
   const double seconds_before = resume ? resume->solve_seconds : 0;
   Stopwatch solve_watch;
   NewtonCgOptions newton;
-  // The stop test scales the first point's subgradient norm, which a resumed run knows.
+  // The stop test scales the first point's subgradient norm, unless the reference is known.
   // With a target objective the target is the stop test (benchmarks: time to an accuracy).
   const double scale = options_.target_objective ? 0 : options_.gradient_tolerance;
-  newton.gradient_tolerance = resume ? scale * resume->gradient_reference : 0;
-  newton.relative_tolerance = resume ? 0 : scale;
+  newton.gradient_tolerance = scale * known_reference;
+  newton.relative_tolerance = known_reference > 0 ? 0 : scale;
   newton.initial_radius = resume ? resume->radius : 0;
   newton.max_iterations = options_.max_iterations - static_cast<int>(steps_before);
   newton.max_cg_iterations = options_.max_cg_iterations;
   newton.cg_forcing = options_.cg_forcing;
-  double reference = resume ? resume->gradient_reference : -1;
+  double reference = known_reference > 0 ? known_reference : -1;
   bool stopped_early = false;
   int64_t next_checkpoint = checkpoint_every_ > 0 ? (steps_before / checkpoint_every_ + 1) * checkpoint_every_ : 0;
   newton.after_iteration = [&](const NewtonCgOptions::Progress& progress) {
@@ -711,7 +721,7 @@ LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Su
     if (callback_ && !callback_(info)) return end(Termination::kUserStopped, "stopped by the iteration callback");
     return true;
   };
-  Vector x = resume ? resume->z.ToVector() : Vector(spec_.model_size(), 0.0);
+  Vector x = resume ? resume->z.ToVector() : !warm_.x.empty() ? warm_.x : Vector(spec_.model_size(), 0.0);
   const std::vector<uint32_t> blocks = EntryClasses(spec_, spec_.model_size());
   newton.blocks = IndependentBlocks(spec_);
   newton.block_of = blocks;
@@ -729,6 +739,7 @@ LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Su
   // The iterate is the last accepted point, whose objective the workers computed exactly.
   const bool evaluated = objective.iterate().size() == spec_.model_size();
   last_iterate_ = evaluated ? objective.iterate().ToVector() : x;
+  last_gradient_ = evaluated ? objective.iterate_gradient() : Vector();
   if (evaluated) summary.objective = objective.iterate_value();
   return stats;
 }

@@ -159,6 +159,25 @@ WorkerOptions WorkerOptionsOf(const SolveOptions& options) {
   return worker;
 }
 
+Model ModelOf(const Plan& plan, std::vector<double> weights) {
+  Model model;
+  model.loss = plan.spec.loss;
+  model.regularizer = plan.spec.regularizer;
+  model.intercept = plan.spec.intercept;
+  model.cols = plan.spec.cols;
+  if (plan.columns.renumbered()) {
+    model.cols = plan.columns.source_cols;
+    model.features = *plan.columns.features;
+  }
+  model.labels = plan.labels;
+  model.classes = plan.spec.classes;
+  model.multinomial = plan.spec.multinomial;
+  model.weights = std::move(weights);
+  return model;
+}
+
+int64_t SourceCols(const Plan& plan) { return plan.columns.renumbered() ? plan.columns.source_cols : plan.spec.cols; }
+
 namespace {
 
 // on_trace as the masters' and executors' trace sink.
@@ -171,7 +190,13 @@ class CallbackTraceSink final : public TraceSink {
   std::function<void(std::string_view)> callback_;
 };
 
-// What the data allows of the options: the workers' memory and the partial barrier.
+}  // namespace
+
+std::unique_ptr<TraceSink> TraceSinkOf(const SolveOptions& options) {
+  if (!options.on_trace) return nullptr;
+  return std::make_unique<CallbackTraceSink>(options.on_trace);
+}
+
 Status CheckPlanFits(const Plan& plan, const SolveOptions& options) {
   const RuntimeOptions& runtime = options.runtime;
   const double limit_mb = runtime.worker_memory_mb >= 0 ? runtime.worker_memory_mb
@@ -184,6 +209,26 @@ Status CheckPlanFits(const Plan& plan, const SolveOptions& options) {
   }
   return Status::Ok();
 }
+
+std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const SolveOptions& options, Executor* executor,
+                                   TraceSink* trace) {
+  std::unique_ptr<Master> master = ChooseMaster(options).Make(spec, executor);
+  if (trace != nullptr) master->SetTraceSink(trace);
+  if (options.on_iteration) master->SetIterationCallback(options.on_iteration);
+  return master;
+}
+
+SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution solution) {
+  SolveResult result;
+  result.summary = std::move(solution.summary);
+  result.summary.load_seconds = plan.load_seconds;
+  result.summary.cols = SourceCols(plan);
+  AddCostEstimate(options.prices, plan, &result.summary);
+  result.model = ModelOf(plan, std::move(solution.model));
+  return result;
+}
+
+namespace {
 
 // Checkpoints every `every` rounds into the store at `location`; a failed write is reported
 // through the trace and the summary, and the run goes on with the previous checkpoint.
@@ -208,50 +253,20 @@ Status SetCheckpointing(const SolveOptions& options, Master* master) {
   return Status::Ok();
 }
 
-// The solution over the plan's columns as a model over the data's own features.
-Model ModelOf(const Plan& plan, std::vector<double> weights) {
-  Model model;
-  model.loss = plan.spec.loss;
-  model.regularizer = plan.spec.regularizer;
-  model.intercept = plan.spec.intercept;
-  model.cols = plan.spec.cols;
-  if (plan.columns.renumbered()) {
-    model.cols = plan.columns.source_cols;
-    model.features = *plan.columns.features;
-  }
-  model.labels = plan.labels;
-  model.classes = plan.spec.classes;
-  model.multinomial = plan.spec.multinomial;
-  model.weights = std::move(weights);
-  return model;
-}
-
-int64_t SourceCols(const Plan& plan) { return plan.columns.renumbered() ? plan.columns.source_cols : plan.spec.cols; }
-
 // The solve on a planned problem: this process is the master (rank 0 under mpirun).
 Result<SolveResult> SolvePlanned(const Plan& plan, const SolveOptions& options) {
   NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options));
-  std::unique_ptr<CallbackTraceSink> trace;
-  if (options.on_trace) trace = std::make_unique<CallbackTraceSink>(options.on_trace);
+  const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
   if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
-  const MasterChoice choice = ChooseMaster(options);
-  std::unique_ptr<Master> master = choice.Make(plan.spec, runtime.executor.get());
-  if (trace) master->SetTraceSink(trace.get());
+  std::unique_ptr<Master> master = MakeMaster(plan.spec, options, runtime.executor.get(), trace.get());
   NIMBUS_RETURN_IF_ERROR(SetCheckpointing(options, master.get()));
-  if (options.on_iteration) master->SetIterationCallback(options.on_iteration);
   if (options.on_start) {
-    NIMBUS_RETURN_IF_ERROR(
-        options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers, runtime.executor->name(), choice.algorithm}));
+    NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers,
+                                                       runtime.executor->name(), ChooseMaster(options).algorithm}));
   }
   NIMBUS_ASSIGN_OR_RETURN(Solution solution, master->Solve());
-  SolveResult result;
-  result.summary = std::move(solution.summary);
-  result.summary.load_seconds = plan.load_seconds;
-  result.summary.cols = SourceCols(plan);
-  AddCostEstimate(options.prices, plan, &result.summary);
-  result.model = ModelOf(plan, std::move(solution.model));
-  return result;
+  return ResultOf(plan, options, std::move(solution));
 }
 
 }  // namespace

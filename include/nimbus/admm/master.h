@@ -76,7 +76,20 @@ using CheckpointWriter = std::function<Status(const MasterState&)>;
 
 struct Solution {
   std::vector<double> model;  // z: d weights, then the intercept if the problem has one
+  // The gradient of F's smooth part (the loss term and l2) at the model, where the master
+  // has it (Newton); empty otherwise.
+  std::vector<double> gradient;
   Summary summary;
+};
+
+// Where a solve starts that does not resume: the previous point of a regularization path.
+struct WarmStart {
+  std::vector<double> x;          // the first iterate (ADMM: z); empty: zero
+  // Rounds are numbered from here: workers kept from a previous solve (Newton's) hold the
+  // points they evaluated by round.
+  int64_t first_round = 0;
+  // Newton: ||v(0)||, the norm its stop test scales (0: the first iterate's, as from zero).
+  double gradient_reference = 0;
 };
 
 class Master {
@@ -94,6 +107,8 @@ class Master {
   // Carries on from a checkpoint (of a run of the same algorithm on the same shards, checked
   // by their rows and nonzeros) with the iterates of the run that wrote it.
   void ResumeFrom(MasterState state) { resume_ = std::make_unique<MasterState>(std::move(state)); }
+  // Starts from `start` rather than from zero (unless resuming).
+  void WarmStartFrom(WarmStart start) { warm_ = std::move(start); }
 
   // Starts the workers, runs rounds until a stop condition, stops the workers. An error
   // Result only for bad options or a failed start; a worker failing mid-run is reported in
@@ -106,6 +121,7 @@ class Master {
   int checkpoint_every_ = 0;
   CheckpointWriter checkpoint_writer_;
   std::unique_ptr<MasterState> resume_;
+  WarmStart warm_;
 };
 
 }  // namespace nimbus

@@ -61,7 +61,7 @@ class NewtonMaster final : public Master {
   ProblemSpec spec_;
   NewtonOptions options_;
   Executor* executor_;
-  std::vector<double> last_iterate_;
+  std::vector<double> last_iterate_, last_gradient_;
 };
 
 }  // namespace nimbus

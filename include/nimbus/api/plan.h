@@ -15,6 +15,7 @@
 #include "nimbus/admm/options.h"
 #include "nimbus/admm/summary.h"
 #include "nimbus/core/file_io.h"
+#include "nimbus/core/trace.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/store.h"
 #include "nimbus/metrics/cost.h"
@@ -66,6 +67,12 @@ Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb);
 // An in-memory plan split anew into `workers` row blocks.
 Status Repartition(Plan& plan, int workers);
 
+// The solution over the plan's columns (spec.model_size() entries) as a model over the data's
+// own features, with the plan's problem and label encoding.
+Model ModelOf(const Plan& plan, std::vector<double> weights);
+// The data's features: its largest index (the plan's columns may be renumbered).
+int64_t SourceCols(const Plan& plan);
+
 struct Runtime {
   std::unique_ptr<Executor> executor;
   RemoteExecutor* remote = nullptr;
@@ -81,6 +88,17 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& options, const Plan& plan, con
 // The run's price at `prices` (Lambda's by default) into summary.cost_*: every worker for the
 // whole run, the replacements' invocations, the shard loads from S3, and the master.
 void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary);
+
+// on_trace as a sink for masters and executors; null without one.
+std::unique_ptr<TraceSink> TraceSinkOf(const SolveOptions& options);
+// What the data allows of the options: the workers' memory and the partial barrier.
+Status CheckPlanFits(const Plan& plan, const SolveOptions& options);
+// The options' master (ChooseMaster) for `spec` on `executor`, with the trace and on_iteration.
+std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const SolveOptions& options, Executor* executor,
+                                   TraceSink* trace);
+// A master's solution as Solve returns it: the model over the data's features, the summary
+// with the load, the data's columns and the cost.
+SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution solution);
 
 // The master a solve runs, with its options.
 struct MasterChoice {

@@ -1,0 +1,254 @@
+// The regularization path (nimbus.h: SolvePath): lambda_max from the gradient at the model
+// no weight enters, then a descending grid, each point warm started from the one before.
+#include <algorithm>
+#include <cmath>
+
+#include "nimbus/api/plan.h"
+#include "nimbus/core/clock.h"
+#include "nimbus/core/format.h"
+#include "nimbus/data/libsvm_reader.h"
+#include "nimbus/nimbus.h"
+
+namespace nimbus {
+
+Status PathOptions::Validate() const {
+  if (penalty != "l1" && penalty != "l2") return InvalidArgument("--penalty: '" + penalty + "' is not l1 or l2");
+  if (length < 1 || length > 1000) return InvalidArgument("--path-length: must be in [1, 1000]");
+  if (min_ratio != 0 && !(min_ratio > 0 && min_ratio < 1)) return InvalidArgument("--path-min-ratio: must be in (0, 1)");
+  for (const double lambda : lambdas) {
+    if (!(lambda > 0) || !std::isfinite(lambda)) {
+      return InvalidArgument("--lambdas: " + Format("%g", lambda) + " is not a finite number > 0");
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// An l1 no weight's gradient passes: the model of the path's start (the intercept alone).
+constexpr double kNoWeightEnters = 1e300;
+// For l2 the grid starts where every weight is below about 1e-3 (glmnet's rule for ridge).
+constexpr double kRidgeStart = 1e3;
+
+// The same started workers for solve after solve: Start starts them once, Stop keeps them
+// (Release stops them), and each solve's counters are its own.
+class KeptExecutor final : public Executor {
+ public:
+  explicit KeptExecutor(Executor& inner) : inner_(inner) {}
+  ~KeptExecutor() override { Release(); }
+
+  std::string name() const override { return inner_.name(); }
+  int workers() const override { return inner_.workers(); }
+  Result<std::vector<WorkerReady>> Start(Deadline deadline) override {
+    if (!ready_) {
+      NIMBUS_ASSIGN_OR_RETURN(std::vector<WorkerReady> ready, inner_.Start(deadline));
+      ready_ = std::move(ready);
+    }
+    return *ready_;
+  }
+  void Dispatch(const RoundRequest& request, std::span<const int> workers) override {
+    inner_.Dispatch(request, workers);
+  }
+  std::vector<WorkerReply> Collect(int count, Deadline deadline) override { return inner_.Collect(count, deadline); }
+  void Stop() override {}
+  void Release() { inner_.Stop(); }
+  void AddCounters(Summary& summary) const override {
+    Summary now;
+    inner_.AddCounters(now);
+    summary.worker_restarts += now.worker_restarts - counted_.worker_restarts;
+    summary.messages_dropped += now.messages_dropped - counted_.messages_dropped;
+    summary.bytes_sent += now.bytes_sent - counted_.bytes_sent;
+    summary.bytes_received += now.bytes_received - counted_.bytes_received;
+    summary.clients_refused += now.clients_refused - counted_.clients_refused;
+    summary.security = now.security;
+    counted_ = now;
+  }
+
+ private:
+  Executor& inner_;
+  std::optional<std::vector<WorkerReady>> ready_;
+  mutable Summary counted_;
+};
+
+// What a path cannot take, beyond Solve's checks.
+Status CheckPathOptions(const SolveOptions& options, const PathOptions& path) {
+  if (options.regularizer != nullptr) return InvalidArgument("path: a program's own regularizer has no lambda to vary");
+  if (!options.checkpoint.location.empty()) return InvalidArgument("--checkpoint: not for a path (each point is short)");
+  if (options.runtime.kind == "mpi") return InvalidArgument("--runtime mpi: not for a path (yet)");
+  const bool varied_given = path.penalty == "l1" ? options.l1.has_value() : options.l2.has_value();
+  if (varied_given) {
+    const std::string fixed = path.penalty == "l1" ? "--l2" : "--l1";
+    return InvalidArgument("--" + path.penalty + ": the path varies it (give --lambdas for a grid of your own; " + fixed +
+                           " stays fixed along the path)");
+  }
+  return Status::Ok();
+}
+
+// The grid, largest first: the caller's, or `length` points from `lambda_max` evenly in log.
+std::vector<double> PathGrid(const PathOptions& path, double lambda_max) {
+  std::vector<double> grid = path.lambdas;
+  if (grid.empty()) {
+    for (int64_t i = 0; i < path.length; ++i) {
+      const double t = path.length == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(path.length - 1);
+      grid.push_back(lambda_max * std::pow(path.MinRatio(), t));
+    }
+  }
+  std::sort(grid.begin(), grid.end(), std::greater<>());
+  return grid;
+}
+
+// ||v(x0)||, F's minimum-norm subgradient at x0 (no weight, the intercept at its optimum) for
+// the point's regularizer, from the smooth part's gradient there: the stop test's reference,
+// as a solve from x0 would take it.
+double ReferenceAt(const ProblemSpec& spec, std::span<const double> gradient) {
+  double sum = 0;
+  for (std::size_t j = 0; j < gradient.size(); ++j) {
+    const double v = j < spec.regularized_size() ? MinimumNormSubgradient(0.0, gradient[j], spec.regularizer.l1)
+                                                 : gradient[j];
+    sum += v * v;
+  }
+  return std::sqrt(sum);
+}
+
+// LIBSVM data scored against the plan's labels.
+Result<Dataset> ReadValidation(const std::string& path, const Plan& plan) {
+  LibsvmReadOptions read;
+  read.label_mode = plan.labels.classification ? LabelMode::kClassification : LabelMode::kRegression;
+  if (plan.labels.classification) read.expected_labels = plan.labels;
+  read.renumber_columns = true;
+  Result<Dataset> data = ReadLibsvmFile(path, read);
+  if (!data.ok()) return data.status().WithContext("--validation");
+  return data;
+}
+
+// The path's start x0 (no weight; the intercept at its own optimum) and the smooth part's
+// gradient there, by Newton with an l1 no weight's gradient passes.
+Result<Solution> SolvePathStart(const ProblemSpec& problem, const SolveOptions& options, Executor& executor,
+                                TraceSink* trace) {
+  ProblemSpec spec = problem;
+  spec.regularizer.l1 = kNoWeightEnters;
+  NewtonMaster master(spec, NewtonOptionsOf(options), &executor);
+  if (trace != nullptr) master.SetTraceSink(trace);
+  NIMBUS_ASSIGN_OR_RETURN(Solution start, master.Solve());
+  if (!start.summary.ok()) return Unavailable("the path's start (no weight, lambda_max): " + start.summary.message);
+  if (start.gradient.size() != spec.model_size()) return Internal("the path's start has no gradient");
+  return start;
+}
+
+// The grid's first lambda: for l1 the largest |gradient| of a weight at x0, below which that
+// weight enters the model.
+Result<double> LambdaMax(const ProblemSpec& spec, std::span<const double> gradient, const std::string& penalty) {
+  double largest = 0;
+  for (std::size_t j = 0; j < spec.regularized_size(); ++j) largest = std::max(largest, std::abs(gradient[j]));
+  if (!(largest > 0)) {
+    return InvalidArgument("path: every weight's gradient is zero where no weight is used (the features are all "
+                           "zero, or carry nothing about the labels): every lambda gives the same model");
+  }
+  return penalty == "l1" ? largest : kRidgeStart * largest;
+}
+
+// The points after the start, on `kept` workers (Newton) or on fresh ones per point (ADMM).
+class PathRun {
+ public:
+  PathRun(Plan& plan, const SolveOptions& options, const PathOptions& path, TraceSink* trace)
+      : plan_(plan), options_(options), path_(path), trace_(trace) {}
+
+  // The points of `grid` from the path's start, whose time goes to the first point's setup;
+  // each point goes to on_point. Ends early at a point whose workers failed (kept as the last).
+  Result<std::vector<PathPoint>> Run(const std::vector<double>& grid, const Solution& start, KeptExecutor* kept,
+                                     const std::optional<Dataset>& validation) {
+    std::vector<double> x = start.model;
+    int64_t next_round = start.summary.rounds;
+    std::vector<PathPoint> points;
+    for (const double lambda : grid) {
+      (path_.penalty == "l1" ? plan_.spec.regularizer.l1 : plan_.spec.regularizer.l2) = lambda;
+      WarmStart warm{x, kept != nullptr ? next_round : 0, ReferenceAt(plan_.spec, start.gradient)};
+      NIMBUS_ASSIGN_OR_RETURN(Solution solution, kept != nullptr ? SolveOn(*kept, warm) : SolveFresh(warm));
+      next_round += solution.summary.rounds;
+      x = solution.model;
+      PathPoint point{lambda, {}, {}, {}};
+      SolveResult result = ResultOf(plan_, options_, std::move(solution));
+      point.model = std::move(result.model);
+      point.summary = std::move(result.summary);
+      point.summary.load_seconds = 0;  // the path's, once
+      if (points.empty()) point.summary.setup_seconds += start.summary.setup_seconds + start.summary.solve_seconds;
+      if (validation) point.validation = Evaluate(point.model, *validation, plan_.spec.class_weights);
+      if (path_.on_point) path_.on_point(point);
+      points.push_back(std::move(point));
+      if (!points.back().summary.ok()) break;
+    }
+    return points;
+  }
+
+ private:
+  Result<Solution> SolveOn(Executor& executor, const WarmStart& warm) {
+    std::unique_ptr<Master> master = MakeMaster(plan_.spec, options_, &executor, trace_);
+    master->WarmStartFrom(warm);
+    return master->Solve();
+  }
+
+  // ADMM's workers keep duals of one problem: each point starts its own.
+  Result<Solution> SolveFresh(const WarmStart& warm) {
+    NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options_.runtime, plan_, WorkerOptionsOf(options_)));
+    if (runtime.remote != nullptr && trace_ != nullptr) runtime.remote->SetTraceSink(trace_);
+    return SolveOn(*runtime.executor, warm);
+  }
+
+  Plan& plan_;
+  const SolveOptions& options_;
+  const PathOptions& path_;
+  TraceSink* trace_;
+};
+
+// The whole path's cost, its workers priced once for all points' time.
+double PathCost(const Plan& plan, const SolveOptions& options, const PathResult& result) {
+  Summary total;
+  for (const PathPoint& p : result.points) {
+    total.setup_seconds += p.summary.setup_seconds;
+    total.solve_seconds += p.summary.solve_seconds;
+    total.worker_restarts += p.summary.worker_restarts;
+    total.data_nnz = p.summary.data_nnz;
+  }
+  total.load_seconds = result.load_seconds;
+  AddCostEstimate(options.prices, plan, &total);
+  return total.cost_dollars;
+}
+
+}  // namespace
+
+Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& options, const PathOptions& path) {
+  Stopwatch wall;
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(path.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckPathOptions(options, path));
+  SolveOptions planned = options;
+  (path.penalty == "l1" ? planned.l1 : planned.l2) = 1.0;  // a placeholder: each point sets its own
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, options.runtime.workers, options.loss));
+  NIMBUS_RETURN_IF_ERROR(SetProblem(planned, &plan));
+  NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options));
+  std::optional<Dataset> validation;
+  if (!path.validation.empty()) {
+    NIMBUS_ASSIGN_OR_RETURN(Dataset read, ReadValidation(path.validation, plan));
+    validation = std::move(read);
+  }
+  PathResult result;
+  result.penalty = path.penalty;
+  result.load_seconds = wall.ElapsedSeconds();
+
+  const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
+  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
+  if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
+  KeptExecutor kept(*runtime.executor);
+  NIMBUS_ASSIGN_OR_RETURN(Solution start, SolvePathStart(plan.spec, options, kept, trace.get()));
+  NIMBUS_ASSIGN_OR_RETURN(result.lambda_max, LambdaMax(plan.spec, start.gradient, path.penalty));
+  const bool newton = ChooseMaster(options).algorithm == "newton";
+  if (!newton) kept.Release();
+  PathRun run(plan, options, path, trace.get());
+  NIMBUS_ASSIGN_OR_RETURN(result.points,
+                          run.Run(PathGrid(path, result.lambda_max), start, newton ? &kept : nullptr, validation));
+  result.cost_dollars = PathCost(plan, options, result);
+  result.wall_seconds = wall.ElapsedSeconds();
+  return result;
+}
+
+}  // namespace nimbus
