@@ -10,6 +10,7 @@ int RunGen(int argc, char** argv);
 int RunSplit(int argc, char** argv);
 int RunTrain(int argc, char** argv);
 int RunPath(int argc, char** argv);
+int RunCv(int argc, char** argv);
 int RunPredict(int argc, char** argv);
 int RunEval(int argc, char** argv);
 // `process_start_wall`: when this process began, for the worker's cold-start report.

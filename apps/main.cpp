@@ -22,6 +22,7 @@ constexpr char kUsage[] =
     "  split     split a LIBSVM file into binary row shards plus manifest.json\n"
     "  train     solve an L1/L2-regularized problem with consensus ADMM across workers\n"
     "  path      a regularization path: lambda_max down a grid, warm started, scored on held-out data\n"
+    "  cv        K-fold cross-validation along a path (or at one lambda): folds solved side by side\n"
     "  predict   predict labels for LIBSVM data with a trained model\n"
     "  eval      accuracy, log loss, AUC (or MSE, R^2) and objective of a model on data\n"
     "  worker    one remote worker (started by a master; dials out to it)\n"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   if (command == "split") return RunSplit(argc, argv);
   if (command == "train") return RunTrain(argc, argv);
   if (command == "path") return RunPath(argc, argv);
+  if (command == "cv") return RunCv(argc, argv);
   if (command == "predict") return RunPredict(argc, argv);
   if (command == "eval") return RunEval(argc, argv);
   if (command == "worker") return nimbus::WorkerMain(argc, argv, kProcessStartWall);

@@ -28,13 +28,7 @@ struct PathFlags {
 void AddPathOptions(ArgParser& parser, PathFlags* flags) {
   SolveOptions& options = flags->problem.options;
   AddProblemOptions(parser, &flags->problem);
-  parser.AddString("penalty", "l1|l2", "the term the path varies: l1 (default; with --l2 fixed, the elastic net)\n"
-                   "                            or l2 (ridge; with --l1 fixed)", &flags->path.penalty);
-  parser.AddInt("path-length", "N", "points on the grid (default 20)", &flags->path.length);
-  parser.AddDouble("path-min-ratio", "R", "the grid ends at R x lambda_max (default 1e-3 for l1, 1e-6 for l2)",
-                   &flags->path.min_ratio);
-  parser.AddString("lambdas", "X1,X2,...", "the grid itself, in place of --path-length and --path-min-ratio",
-                   &flags->lambdas);
+  AddGridOptions(parser, &flags->path, &flags->lambdas);
   parser.AddString("validation", "FILE.svm", "held-out LIBSVM data to score every point on (accuracy, log loss, AUC;\n"
                    "                            MSE and R^2 for regression)", &flags->path.validation);
   parser.AddInt("workers", "K", "number of workers (default: cores for a file, shards for a directory)",
@@ -53,14 +47,9 @@ void AddPathOptions(ArgParser& parser, PathFlags* flags) {
 
 Status ApplyPathFlags(const ArgParser& parser, PathFlags* flags) {
   NIMBUS_RETURN_IF_ERROR(ApplyProblemFlags(parser, &flags->problem));
-  for (const std::string& item : SplitList(flags->lambdas)) {
-    const std::optional<double> lambda = ParseReal(item);
-    if (!lambda) return InvalidArgument("--lambdas: '" + item + "' is not a number");
-    flags->path.lambdas.push_back(*lambda);
-  }
+  NIMBUS_RETURN_IF_ERROR(ApplyGridFlags(flags->lambdas, &flags->path));
   NIMBUS_RETURN_IF_ERROR(FinishPriceOptions(flags->memory_mb, &flags->problem.options.prices));
   NIMBUS_RETURN_IF_ERROR(flags->problem.options.Validate());
-  NIMBUS_RETURN_IF_ERROR(flags->path.Validate());
   return CheckWritableLocation(flags->out);
 }
 

@@ -105,6 +105,24 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {
                 &flags->max_restarts);
 }
 
+void AddGridOptions(ArgParser& parser, PathOptions* path, std::string* lambdas) {
+  parser.AddString("penalty", "l1|l2", "the term the grid varies: l1 (default; with --l2 fixed, the elastic net)\n"
+                   "                            or l2 (ridge; with --l1 fixed)", &path->penalty);
+  parser.AddInt("path-length", "N", "points on the grid (default 20)", &path->length);
+  parser.AddDouble("path-min-ratio", "R", "the grid ends at R x lambda_max (default 1e-3 for l1, 1e-6 for l2)",
+                   &path->min_ratio);
+  parser.AddString("lambdas", "X1,X2,...", "the grid itself, in place of --path-length and --path-min-ratio", lambdas);
+}
+
+Status ApplyGridFlags(const std::string& lambdas, PathOptions* path) {
+  for (const std::string& item : SplitList(lambdas)) {
+    const std::optional<double> lambda = ParseReal(item);
+    if (!lambda) return InvalidArgument("--lambdas: '" + item + "' is not a number");
+    path->lambdas.push_back(*lambda);
+  }
+  return path->Validate();
+}
+
 void AddAlgorithmOptions(ArgParser& parser, SolveOptions* flags) {
   parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
                    "                            --l1), or auto (newton unless an option needs admm)", &flags->algorithm);

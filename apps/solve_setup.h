@@ -32,6 +32,11 @@ Result<ClassWeights> ParseClassWeights(const std::string& text);
 // Where workers run and how the master treats them: --runtime, --launch, --listen, ...
 void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* options);
 
+// A regularization path's grid: --penalty, --path-length, --path-min-ratio, --lambdas (into
+// `lambdas`, parsed by ApplyGridFlags).
+void AddGridOptions(ArgParser& parser, PathOptions* path, std::string* lambdas);
+Status ApplyGridFlags(const std::string& lambdas, PathOptions* path);
+
 // --algorithm and --gradient-tolerance.
 void AddAlgorithmOptions(ArgParser& parser, SolveOptions* options);
 

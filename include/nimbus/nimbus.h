@@ -244,6 +244,52 @@ struct PathResult {
 // fails ends the path with the points before it (the failed one's summary says why).
 Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& options, const PathOptions& path);
 
+// ---- Cross-validation ----------------------------------------------------------------------
+
+// K-fold cross-validation along a grid. The folds are stratified by label with a seed
+// (data/folds.h). The K folds' training problems and the problem on all the data are solved
+// side by side as copies of one problem (ProblemSpec::copies): every worker loads its shard
+// once and serves every copy in the same pass over its rows, point after point of the grid.
+struct CvOptions {
+  int64_t folds = 5;
+  uint64_t seed = 1;
+  // The grid, as a path's. With SolveOptions::l1 (or only l2) given, that one value instead.
+  PathOptions path;
+  // What chooses lambda: "log_loss" (the logistic loss's default, glmnet's deviance),
+  // "accuracy" (other classifiers'), "auc" (two classes), or "mse" (regression's); "" the default.
+  std::string metric;
+  std::function<void(const struct CvPoint&)> on_point;  // after each point, on the solving thread
+
+  Status Validate() const;
+};
+
+struct CvScore {
+  double mean = 0, std = 0;  // over the folds (std with K - 1 degrees of freedom)
+};
+
+struct CvPoint {
+  double lambda = 0;
+  std::vector<Evaluation> folds;          // fold k's model on the rows held out in fold k
+  std::map<std::string, CvScore> scores;  // accuracy, log_loss, auc (classifiers); mse, r_squared (regression)
+  Model model;                            // on all the data, at this lambda
+  Summary summary;                        // the point's rounds, times and cost, all copies together
+};
+
+struct CvResult {
+  std::string penalty, metric;
+  double lambda_max = 0;
+  int64_t folds = 0;
+  std::vector<uint8_t> fold_of_rows;  // the fold each row of the data is held out in
+  std::vector<CvPoint> points;        // largest lambda first
+  std::size_t best = 0;    // the point with the best mean metric
+  std::size_t one_se = 0;  // the largest lambda within one standard error (std / sqrt K) of the best
+  double load_seconds = 0, wall_seconds = 0, cost_dollars = 0;
+};
+
+// Cross-validation over `data` (rows in memory: a LIBSVM file or the caller's arrays). The
+// options are Solve's, as for a path.
+Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& options, const CvOptions& cv);
+
 // ---- A program's own workers ---------------------------------------------------------------
 
 // Workers of the process and command runtimes (and Lambda functions) are programs started as

@@ -48,9 +48,9 @@ double OptimalityResidual(const ProblemSpec& spec, std::span<const double> x, st
 // feature no row touches has none of the loss's curvature).
 constexpr double kDiagonalFloor = 1e-10;
 
-// One-vs-rest's classes are independent problems with a block-diagonal Hessian: CG runs one
-// recurrence per class (NewtonCgOptions::blocks).
-int IndependentBlocks(const ProblemSpec& spec) { return spec.one_vs_rest() ? static_cast<int>(spec.classes) : 1; }
+// One-vs-rest's classes and cross-validation's copies are independent problems with a
+// block-diagonal Hessian: CG runs one recurrence per block (NewtonCgOptions::blocks).
+int IndependentBlocks(const ProblemSpec& spec) { return static_cast<int>(spec.independent_blocks()); }
 
 }  // namespace
 
@@ -457,7 +457,7 @@ class ActiveSetNewton final : public CompositeNewton<ActiveSetNewton> {
     }
     RestrictedObjective phi(f_, x.size(), l1, working, signs);
     NewtonCgOptions inner = options_;
-    const std::vector<uint32_t> blocks = EntryClasses(spec_, working);
+    const std::vector<uint32_t> blocks = EntryBlocks(spec_, working);
     inner.blocks = IndependentBlocks(spec_);
     inner.block_of = blocks;
     inner.after_iteration = [&phi](const NewtonCgOptions::Progress&) { return !phi.left_orthant(); };
@@ -722,7 +722,7 @@ LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Su
     return true;
   };
   Vector x = resume ? resume->z.ToVector() : !warm_.x.empty() ? warm_.x : Vector(spec_.model_size(), 0.0);
-  const std::vector<uint32_t> blocks = EntryClasses(spec_, spec_.model_size());
+  const std::vector<uint32_t> blocks = EntryBlocks(spec_, spec_.model_size());
   newton.blocks = IndependentBlocks(spec_);
   newton.block_of = blocks;
   // TRON for a smooth problem, TRON on active sets with an l1 term, proximal Newton with a

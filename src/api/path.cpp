@@ -148,36 +148,30 @@ Result<double> LambdaMax(const ProblemSpec& spec, std::span<const double> gradie
 }
 
 // The points after the start, on `kept` workers (Newton) or on fresh ones per point (ADMM).
-class PathRun {
+class GridRun {
  public:
-  PathRun(Plan& plan, const SolveOptions& options, const PathOptions& path, TraceSink* trace)
+  GridRun(Plan& plan, const SolveOptions& options, const PathOptions& path, TraceSink* trace)
       : plan_(plan), options_(options), path_(path), trace_(trace) {}
 
-  // The points of `grid` from the path's start, whose time goes to the first point's setup;
-  // each point goes to on_point. Ends early at a point whose workers failed (kept as the last).
-  Result<std::vector<PathPoint>> Run(const std::vector<double>& grid, const Solution& start, KeptExecutor* kept,
-                                     const std::optional<Dataset>& validation) {
+  // The points of `grid` from the path's start, whose time goes to the first point's setup.
+  // Ends after a point whose workers failed.
+  Status Run(const std::vector<double>& grid, const Solution& start, KeptExecutor* kept, const GridPoint& point) {
     std::vector<double> x = start.model;
     int64_t next_round = start.summary.rounds;
-    std::vector<PathPoint> points;
+    bool first = true;
     for (const double lambda : grid) {
       (path_.penalty == "l1" ? plan_.spec.regularizer.l1 : plan_.spec.regularizer.l2) = lambda;
       WarmStart warm{x, kept != nullptr ? next_round : 0, ReferenceAt(plan_.spec, start.gradient)};
       NIMBUS_ASSIGN_OR_RETURN(Solution solution, kept != nullptr ? SolveOn(*kept, warm) : SolveFresh(warm));
       next_round += solution.summary.rounds;
       x = solution.model;
-      PathPoint point{lambda, {}, {}, {}};
-      SolveResult result = ResultOf(plan_, options_, std::move(solution));
-      point.model = std::move(result.model);
-      point.summary = std::move(result.summary);
-      point.summary.load_seconds = 0;  // the path's, once
-      if (points.empty()) point.summary.setup_seconds += start.summary.setup_seconds + start.summary.solve_seconds;
-      if (validation) point.validation = Evaluate(point.model, *validation, plan_.spec.class_weights);
-      if (path_.on_point) path_.on_point(point);
-      points.push_back(std::move(point));
-      if (!points.back().summary.ok()) break;
+      if (first) solution.summary.setup_seconds += start.summary.setup_seconds + start.summary.solve_seconds;
+      first = false;
+      const bool failed = !solution.summary.ok();
+      point(lambda, std::move(solution));
+      if (failed) break;
     }
-    return points;
+    return Status::Ok();
   }
 
  private:
@@ -200,24 +194,9 @@ class PathRun {
   TraceSink* trace_;
 };
 
-// The whole path's cost, its workers priced once for all points' time.
-double PathCost(const Plan& plan, const SolveOptions& options, const PathResult& result) {
-  Summary total;
-  for (const PathPoint& p : result.points) {
-    total.setup_seconds += p.summary.setup_seconds;
-    total.solve_seconds += p.summary.solve_seconds;
-    total.worker_restarts += p.summary.worker_restarts;
-    total.data_nnz = p.summary.data_nnz;
-  }
-  total.load_seconds = result.load_seconds;
-  AddCostEstimate(options.prices, plan, &total);
-  return total.cost_dollars;
-}
-
 }  // namespace
 
-Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& options, const PathOptions& path) {
-  Stopwatch wall;
+Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, const PathOptions& path) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(path.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckPathOptions(options, path));
@@ -225,7 +204,41 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
   (path.penalty == "l1" ? planned.l1 : planned.l2) = 1.0;  // a placeholder: each point sets its own
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, options.runtime.workers, options.loss));
   NIMBUS_RETURN_IF_ERROR(SetProblem(planned, &plan));
+  return plan;
+}
+
+Result<double> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, const GridPoint& point) {
   NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options));
+  const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
+  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
+  if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
+  KeptExecutor kept(*runtime.executor);
+  NIMBUS_ASSIGN_OR_RETURN(Solution start, SolvePathStart(plan.spec, options, kept, trace.get()));
+  NIMBUS_ASSIGN_OR_RETURN(const double lambda_max, LambdaMax(plan.spec, start.gradient, path.penalty));
+  const bool newton = ChooseMaster(options).algorithm == "newton";
+  if (!newton) kept.Release();
+  GridRun run(plan, options, path, trace.get());
+  NIMBUS_RETURN_IF_ERROR(run.Run(PathGrid(path, lambda_max), start, newton ? &kept : nullptr, point));
+  return lambda_max;
+}
+
+double GridCost(const Plan& plan, const SolveOptions& options, const std::vector<const Summary*>& points,
+                double load_seconds) {
+  Summary total;
+  for (const Summary* p : points) {
+    total.setup_seconds += p->setup_seconds;
+    total.solve_seconds += p->solve_seconds;
+    total.worker_restarts += p->worker_restarts;
+    total.data_nnz = p->data_nnz;
+  }
+  total.load_seconds = load_seconds;
+  AddCostEstimate(options.prices, plan, &total);
+  return total.cost_dollars;
+}
+
+Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& options, const PathOptions& path) {
+  Stopwatch wall;
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, options, path));
   std::optional<Dataset> validation;
   if (!path.validation.empty()) {
     NIMBUS_ASSIGN_OR_RETURN(Dataset read, ReadValidation(path.validation, plan));
@@ -234,19 +247,19 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
   PathResult result;
   result.penalty = path.penalty;
   result.load_seconds = wall.ElapsedSeconds();
-
-  const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
-  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
-  if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
-  KeptExecutor kept(*runtime.executor);
-  NIMBUS_ASSIGN_OR_RETURN(Solution start, SolvePathStart(plan.spec, options, kept, trace.get()));
-  NIMBUS_ASSIGN_OR_RETURN(result.lambda_max, LambdaMax(plan.spec, start.gradient, path.penalty));
-  const bool newton = ChooseMaster(options).algorithm == "newton";
-  if (!newton) kept.Release();
-  PathRun run(plan, options, path, trace.get());
-  NIMBUS_ASSIGN_OR_RETURN(result.points,
-                          run.Run(PathGrid(path, result.lambda_max), start, newton ? &kept : nullptr, validation));
-  result.cost_dollars = PathCost(plan, options, result);
+  NIMBUS_ASSIGN_OR_RETURN(result.lambda_max, SolveGrid(plan, options, path, [&](double lambda, Solution solution) {
+    PathPoint point{lambda, {}, {}, {}};
+    SolveResult solved = ResultOf(plan, options, std::move(solution));
+    point.model = std::move(solved.model);
+    point.summary = std::move(solved.summary);
+    point.summary.load_seconds = 0;  // the path's, once
+    if (validation) point.validation = Evaluate(point.model, *validation, plan.spec.class_weights);
+    if (path.on_point) path.on_point(point);
+    result.points.push_back(std::move(point));
+  }));
+  std::vector<const Summary*> summaries;
+  for (const PathPoint& p : result.points) summaries.push_back(&p.summary);
+  result.cost_dollars = GridCost(plan, options, summaries, result.load_seconds);
   result.wall_seconds = wall.ElapsedSeconds();
   return result;
 }

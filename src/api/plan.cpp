@@ -238,7 +238,7 @@ Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb) {
   if (limit_mb <= 0) return Status::Ok();
   const auto n = static_cast<int64_t>(plan.spec.model_size());
   auto check = [&](const std::string& shard, int64_t rows, int64_t nnz) -> Status {
-    const double needed_mb = WorkerMemoryBytes(rows, nnz, n, general_form, plan.spec.classes) / 1e6;
+    const double needed_mb = WorkerMemoryBytes(rows, nnz, n, general_form, plan.spec.blocks()) / 1e6;
     if (needed_mb <= limit_mb) return Status::Ok();
     return InvalidArgument(shard + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) +
                            " nonzeros) needs about " + std::to_string(static_cast<int64_t>(std::ceil(needed_mb))) +
@@ -301,7 +301,14 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   }
   if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
   std::vector<ShardAssignment> shards;
-  for (const ShardEntry& entry : manifest.shards) shards.push_back({store_uri, entry.key, entry.checksum});
+  for (std::size_t i = 0; i < manifest.shards.size(); ++i) {
+    const ShardEntry& entry = manifest.shards[i];
+    shards.push_back({store_uri, entry.key, entry.checksum, {}});
+    if (plan.data && !plan.data->folds.empty()) {  // the same row blocks as the shards written
+      const auto [begin, end] = plan.ranges[i];
+      shards.back().folds.assign(plan.data->folds.begin() + begin, plan.data->folds.begin() + end);
+    }
+  }
 #ifdef NIMBUS_HAVE_MPI
   if (flags.kind == "mpi" && flags.topology == "allreduce") {
     runtime.executor = std::make_unique<MpiAllreduceExecutor>(shards, plan.spec, worker_options, flags.run_id);

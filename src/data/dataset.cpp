@@ -80,18 +80,56 @@ void Dataset::AdoptWeights(std::vector<double> row_weights) {
       std::move(storage), std::move(owned));
 }
 
+void Dataset::AdoptFolds(std::vector<uint8_t> row_folds) {
+  auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(row_folds));
+  folds = *owned;
+  storage = std::make_shared<const std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
+      std::move(storage), std::move(owned));
+}
+
+Dataset Dataset::SelectRows(std::span<const int64_t> rows) const {
+  struct Arrays {
+    std::vector<int64_t> row_ptr{0};
+    std::vector<uint32_t> col_idx;
+    std::vector<double> values, labels, weights;
+    std::vector<uint8_t> folds;
+  };
+  auto arrays = std::make_shared<Arrays>();
+  for (const int64_t r : rows) {
+    for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
+      arrays->col_idx.push_back(matrix.col_idx[k]);
+      arrays->values.push_back(matrix.values[k]);
+    }
+    arrays->row_ptr.push_back(static_cast<int64_t>(arrays->col_idx.size()));
+    arrays->labels.push_back(labels[static_cast<std::size_t>(r)]);
+    if (!weights.empty()) arrays->weights.push_back(weights[static_cast<std::size_t>(r)]);
+    if (!folds.empty()) arrays->folds.push_back(folds[static_cast<std::size_t>(r)]);
+  }
+  Dataset part;
+  part.matrix = {static_cast<int64_t>(rows.size()), matrix.cols, arrays->row_ptr.data(), arrays->col_idx.data(),
+                 arrays->values.data()};
+  part.labels = arrays->labels;
+  part.weights = arrays->weights;
+  part.folds = arrays->folds;
+  part.encoding = encoding;
+  part.columns = columns;
+  part.storage = std::move(arrays);
+  return part;
+}
+
 Dataset Dataset::Rows(int64_t begin, int64_t end) const {
   Dataset part = *this;
   part.matrix = matrix.RowRange(begin, end);
   part.labels = labels.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
   if (!weights.empty()) part.weights = weights.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
+  if (!folds.empty()) part.folds = folds.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
   return part;
 }
 
 uint64_t Dataset::MemoryBytes() const {
   const uint64_t map = columns.renumbered() ? columns.features->size() * sizeof(uint32_t) : 0;
   return static_cast<uint64_t>(nnz()) * (sizeof(uint32_t) + sizeof(double)) +
-         static_cast<uint64_t>(rows() + 1) * sizeof(int64_t) + static_cast<uint64_t>(rows()) * sizeof(double) + weights.size() * sizeof(double) + map;
+         static_cast<uint64_t>(rows() + 1) * sizeof(int64_t) + static_cast<uint64_t>(rows()) * sizeof(double) + weights.size() * sizeof(double) + folds.size() + map;
 }
 
 }  // namespace nimbus

@@ -5,44 +5,60 @@
 
 namespace nimbus {
 
-DataTerm::DataTerm(const CsrView& matrix, Loss loss, bool intercept, int64_t classes, bool multinomial)
+DataTerm::DataTerm(const CsrView& matrix, Loss loss, bool intercept, int64_t classes, int64_t copies, bool multinomial)
     : matrix_(matrix),
       loss_(std::move(loss)),
       intercept_(intercept),
       classes_(classes),
+      blocks_(classes * copies),
       multinomial_(multinomial),
-      model_size_((static_cast<std::size_t>(matrix.cols) + (intercept ? 1 : 0)) * static_cast<std::size_t>(classes)) {}
+      model_size_((static_cast<std::size_t>(matrix.cols) + (intercept ? 1 : 0)) * static_cast<std::size_t>(blocks_)) {}
 
 DataTerm::DataTerm(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
                    std::span<const double> weights)
-    : DataTerm(matrix, std::move(loss), intercept, 1, false) {
+    : DataTerm(matrix, std::move(loss), intercept, 1, 1, false) {
   labels_ = labels;
   weights_ = weights;
 }
 
 DataTerm DataTerm::ForProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
-                              std::span<const double> sample_weights) {
-  DataTerm term(matrix, spec.loss, spec.intercept, spec.classes, spec.multinomial);
-  if (!spec.one_vs_rest()) {
+                              std::span<const double> sample_weights, std::span<const uint8_t> folds) {
+  DataTerm term(matrix, spec.loss, spec.intercept, spec.classes, spec.copies, spec.multinomial);
+  if (!spec.one_vs_rest() && spec.copies == 1) {
     // c_r = W_{class r} s_r: the loss of a row counts once, whatever its class.
     term.owned_weights_ = RowWeights(spec, labels, sample_weights);
     term.labels_ = labels;
     term.weights_ = term.owned_weights_;
     return term;
   }
-  // One-vs-rest: class c's problem labels its own rows +1 (weighing W_c s_r) and the others
-  // -1 (weighing s_r), as liblinear's -wi does.
-  const auto c_count = static_cast<std::size_t>(spec.classes);
-  const bool weighted = !spec.class_weights.empty() || !sample_weights.empty();
-  term.owned_labels_.assign(labels.size() * c_count, -1.0);
-  if (weighted) term.owned_weights_.assign(labels.size() * c_count, 1.0);
+  // A label and a weight per group of margins: per margin for one-vs-rest and binary copies,
+  // per copy for the softmax (its C margins share the row's class).
+  //   one-vs-rest  class c's problem labels its own rows +1 (weighing W_c s_r) and the others
+  //                -1 (weighing s_r), as liblinear's -wi does
+  //   otherwise    the row's label, weighing c_r = W_{class r} s_r
+  // and in copy k a row held out in fold k weighs 0, the others copy_scales[k] times more.
+  const auto copies = static_cast<std::size_t>(spec.copies);
+  const std::size_t per_copy = spec.one_vs_rest() ? static_cast<std::size_t>(spec.classes) : 1;
+  const std::size_t groups = copies * per_copy;
+  const std::vector<double> row_weights = RowWeights(spec, labels, sample_weights);
+  const bool weighted = !row_weights.empty() || copies > 1;
+  term.owned_labels_.resize(labels.size() * groups);
+  if (weighted) term.owned_weights_.resize(labels.size() * groups);
   for (std::size_t r = 0; r < labels.size(); ++r) {
-    const std::size_t k = ClassIndex(labels[r]);
-    term.owned_labels_[r * c_count + k] = 1.0;
-    if (!weighted) continue;
     const double s = sample_weights.empty() ? 1.0 : sample_weights[r];
-    for (std::size_t c = 0; c < c_count; ++c) term.owned_weights_[r * c_count + c] = s;
-    if (!spec.class_weights.empty()) term.owned_weights_[r * c_count + k] *= spec.class_weights[k];
+    for (std::size_t k = 0; k < copies; ++k) {
+      const bool held_out = !folds.empty() && folds[r] == k;
+      const double scale = held_out ? 0.0 : spec.copy_scales.empty() ? 1.0 : spec.copy_scales[k];
+      for (std::size_t c = 0; c < per_copy; ++c) {
+        const std::size_t g = (r * copies + k) * per_copy + c;
+        const bool own = spec.one_vs_rest() && ClassIndex(labels[r]) == c;
+        term.owned_labels_[g] = !spec.one_vs_rest() ? labels[r] : own ? 1.0 : -1.0;
+        if (!weighted) continue;
+        const double class_weight = own && !spec.class_weights.empty() ? spec.class_weights[c] : 1.0;
+        term.owned_weights_[g] = scale * (!spec.one_vs_rest() ? (row_weights.empty() ? 1.0 : row_weights[r])
+                                                              : s * class_weight);
+      }
+    }
   }
   term.labels_ = term.owned_labels_;
   term.weights_ = term.owned_weights_;
@@ -50,7 +66,7 @@ DataTerm DataTerm::ForProblem(const ProblemSpec& spec, const CsrView& matrix, st
 }
 
 void DataTerm::Margins(std::span<const double> x, std::span<double> margins) const {
-  MultiplyRowsBlocks(matrix_, classes_, x, intercept_, margins);
+  MultiplyRowsBlocks(matrix_, blocks_, x, intercept_, margins);
 }
 
 double DataTerm::LossSum(std::span<const double> margins) const {
@@ -59,11 +75,11 @@ double DataTerm::LossSum(std::span<const double> margins) const {
 }
 
 std::vector<double> DataTerm::ClassLossSums(std::span<const double> margins) const {
-  assert(classes_ > 1 && !multinomial_);
-  const auto c_count = static_cast<std::size_t>(classes_);
-  std::vector<double> sums(c_count, 0.0);
+  assert(blocks_ > 1 && !multinomial_);
+  const auto b_count = static_cast<std::size_t>(blocks_);
+  std::vector<double> sums(b_count, 0.0);
   for (std::size_t k = 0; k < margins.size(); ++k) {
-    sums[k % c_count] += (weights_.empty() ? 1.0 : weights_[k]) * LossValue(loss_, labels_[k], margins[k]);
+    sums[k % b_count] += (weights_.empty() ? 1.0 : weights_[k]) * LossValue(loss_, labels_[k], margins[k]);
   }
   return sums;
 }
@@ -93,8 +109,8 @@ double DataTerm::Derivatives(std::span<const double> margins, double scale, std:
 void DataTerm::AddGradient(std::span<const double> first, const DataCurvature* curvature, std::span<double> gradient,
                            std::span<double> diagonal) const {
   assert(diagonal.empty() || curvature != nullptr);
-  if (classes_ > 1) {
-    AddTransposeProductBlocks(matrix_, classes_, first, diagonal.empty() ? std::span<const double>() : curvature->second,
+  if (blocks_ > 1) {
+    AddTransposeProductBlocks(matrix_, blocks_, first, diagonal.empty() ? std::span<const double>() : curvature->second,
                               intercept_, gradient, diagonal);
   } else if (diagonal.empty()) {
     AddTransposeProduct(matrix_, first, intercept_, gradient);
@@ -105,45 +121,50 @@ void DataTerm::AddGradient(std::span<const double> first, const DataCurvature* c
 
 void DataTerm::AddCurvatureProduct(const DataCurvature& curvature, std::span<const double> v,
                                    std::span<double> hv) const {
-  if (classes_ == 1) {
+  if (blocks_ == 1) {
     AddNormalProduct(matrix_, curvature.second, v, intercept_, hv);
     return;
   }
-  const auto c_count = static_cast<std::size_t>(classes_);
+  const auto b_count = static_cast<std::size_t>(blocks_);
   if (!multinomial_) {
-    AddNormalProductBlocks(matrix_, classes_, v, intercept_, hv, [&](int64_t r, std::span<double> t) {
-      const double* d = curvature.second.data() + static_cast<std::size_t>(r) * c_count;
-      for (std::size_t c = 0; c < c_count; ++c) t[c] *= d[c];
+    AddNormalProductBlocks(matrix_, blocks_, v, intercept_, hv, [&](int64_t r, std::span<double> t) {
+      const double* d = curvature.second.data() + static_cast<std::size_t>(r) * b_count;
+      for (std::size_t b = 0; b < b_count; ++b) t[b] *= d[b];
     });
     return;
   }
-  // (diag(p) - p p^T) t = p .* t - p (p . t), times scale c_r.
-  AddNormalProductBlocks(matrix_, classes_, v, intercept_, hv, [&](int64_t r, std::span<double> t) {
-    const double* p = curvature.probabilities.data() + static_cast<std::size_t>(r) * c_count;
-    double p_dot_t = 0;
-    for (std::size_t c = 0; c < c_count; ++c) p_dot_t += p[c] * t[c];
-    const double scale = curvature.scale * (weights_.empty() ? 1.0 : weights_[static_cast<std::size_t>(r)]);
-    for (std::size_t c = 0; c < c_count; ++c) t[c] = scale * p[c] * (t[c] - p_dot_t);
+  // Per copy, (diag(p) - p p^T) t = p .* t - p (p . t), times scale c_r.
+  const auto c_count = static_cast<std::size_t>(classes_);
+  const std::size_t copies = b_count / c_count;
+  AddNormalProductBlocks(matrix_, blocks_, v, intercept_, hv, [&](int64_t r, std::span<double> t) {
+    for (std::size_t k = 0; k < copies; ++k) {
+      const std::size_t group = static_cast<std::size_t>(r) * copies + k;
+      const double* p = curvature.probabilities.data() + group * c_count;
+      double* tk = t.data() + k * c_count;
+      double p_dot_t = 0;
+      for (std::size_t c = 0; c < c_count; ++c) p_dot_t += p[c] * tk[c];
+      const double scale = curvature.scale * (weights_.empty() ? 1.0 : weights_[group]);
+      for (std::size_t c = 0; c < c_count; ++c) tk[c] = scale * p[c] * (tk[c] - p_dot_t);
+    }
   });
 }
 
 double DataTerm::CurvatureTraceAtZero() const {
-  if (classes_ == 1) return CurvatureAtZero(loss_) * SumOfSquaredRowNorms(matrix_, intercept_, weights_);
+  if (blocks_ == 1) return CurvatureAtZero(loss_) * SumOfSquaredRowNorms(matrix_, intercept_, weights_);
+  const auto b_count = static_cast<std::size_t>(blocks_);
   const auto c_count = static_cast<std::size_t>(classes_);
-  // Each row's weights summed over its C margins (softmax: one weight, C margins).
+  // Each row's weights summed over its B margins (softmax: a weight per copy, for its C margins).
   std::vector<double> row_totals;
   if (!weights_.empty()) {
+    const std::size_t groups = weights_.size() / static_cast<std::size_t>(matrix_.rows);
+    const double margins_per_group = static_cast<double>(b_count / groups);
     row_totals.assign(static_cast<std::size_t>(matrix_.rows), 0.0);
     for (std::size_t r = 0; r < row_totals.size(); ++r) {
-      if (multinomial_) {
-        row_totals[r] = weights_[r] * static_cast<double>(c_count);
-        continue;
-      }
-      for (std::size_t c = 0; c < c_count; ++c) row_totals[r] += weights_[r * c_count + c];
+      for (std::size_t g = 0; g < groups; ++g) row_totals[r] += weights_[r * groups + g] * margins_per_group;
     }
   }
   const double norms = SumOfSquaredRowNorms(matrix_, intercept_, row_totals) *
-                       (row_totals.empty() ? static_cast<double>(c_count) : 1.0);
+                       (row_totals.empty() ? static_cast<double>(b_count) : 1.0);
   // At x = 0 every margin is 0: the binary loss'' there, or the softmax's p (1 - p) with p = 1/C.
   const double per_margin = multinomial_ ? (1.0 / static_cast<double>(c_count)) * (1.0 - 1.0 / static_cast<double>(c_count))
                                          : CurvatureAtZero(loss_);

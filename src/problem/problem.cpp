@@ -86,20 +86,39 @@ Status ProblemSpec::Validate() const {
   }
   for (const double w : class_weights) NIMBUS_RETURN_IF_ERROR(check("class weight", w));
   if (cols < 0) return InvalidArgument("cols: must be >= 0");
+  if (copies < 1 || copies > 1000) return InvalidArgument("copies: must be in [1, 1000]");
+  if (!copy_scales.empty() && static_cast<int64_t>(copy_scales.size()) != copies) {
+    return InvalidArgument("copy scales: one per copy");
+  }
+  for (const double w : copy_scales) NIMBUS_RETURN_IF_ERROR(check("copy scale", w));
   return Status::Ok();
 }
 
-std::vector<uint32_t> EntryClasses(const ProblemSpec& spec, std::span<const uint32_t> entries) {
-  std::vector<uint32_t> classes(entries.size());
-  const auto c_count = static_cast<uint32_t>(spec.classes);
-  for (std::size_t k = 0; k < entries.size(); ++k) classes[k] = entries[k] % c_count;
-  return classes;
+std::vector<uint32_t> EntryBlocks(const ProblemSpec& spec, std::span<const uint32_t> entries) {
+  std::vector<uint32_t> blocks(entries.size());
+  const auto b_count = static_cast<uint32_t>(spec.blocks());
+  const uint32_t per_block = spec.one_vs_rest() ? 1 : static_cast<uint32_t>(spec.classes);
+  for (std::size_t k = 0; k < entries.size(); ++k) blocks[k] = entries[k] % b_count / per_block;
+  return blocks;
 }
 
-std::vector<uint32_t> EntryClasses(const ProblemSpec& spec, std::size_t n) {
+std::vector<uint32_t> EntryBlocks(const ProblemSpec& spec, std::size_t n) {
   std::vector<uint32_t> entries(n);
   std::iota(entries.begin(), entries.end(), 0u);
-  return EntryClasses(spec, entries);
+  return EntryBlocks(spec, entries);
+}
+
+std::vector<double> CopyOfModel(const ProblemSpec& spec, std::span<const double> x, int64_t copy) {
+  const auto b_count = static_cast<std::size_t>(spec.blocks());
+  const auto c_count = static_cast<std::size_t>(spec.classes);
+  const std::size_t rows = static_cast<std::size_t>(spec.cols) + (spec.intercept ? 1 : 0);
+  std::vector<double> one(rows * c_count);
+  for (std::size_t j = 0; j < rows; ++j) {
+    // The intercepts come after every feature's B entries, B of them too.
+    const std::size_t from = j * b_count + static_cast<std::size_t>(copy) * c_count;
+    for (std::size_t c = 0; c < c_count; ++c) one[j * c_count + c] = x[from + c];
+  }
+  return one;
 }
 
 std::vector<double> RowWeights(const ProblemSpec& spec, std::span<const double> labels,

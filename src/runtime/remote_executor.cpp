@@ -48,6 +48,9 @@ AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec,
   body.classes = spec.classes;
   body.multinomial = spec.multinomial ? 1 : 0;
   body.class_weights = spec.class_weights;
+  body.copies = spec.copies;
+  body.copy_scales = spec.copy_scales;
+  body.folds = shard.folds;
   body.local_solver = static_cast<int64_t>(worker.solver);
   body.general_form = worker.general_form ? 1 : 0;
   body.heartbeat_seconds = heartbeat_seconds;

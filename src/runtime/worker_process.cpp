@@ -32,6 +32,8 @@ Result<ProblemSpec> AssignedSpec(const AssignBody& body) {
   spec.classes = body.classes;
   spec.multinomial = body.multinomial != 0;
   spec.class_weights = body.class_weights;
+  spec.copies = body.copies;
+  spec.copy_scales = body.copy_scales;
   NIMBUS_RETURN_IF_ERROR(spec.Validate().WithContext("the run's problem"));
   return spec;
 }
@@ -54,6 +56,16 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
       return InvalidArgument("its shard has class " + FormatLabel(label) + ", the problem " +
                              std::to_string(spec->classes) + " classes");
     }
+  }
+  if (!body.folds.empty()) {
+    if (static_cast<int64_t>(body.folds.size()) != shard->rows()) {
+      return InvalidArgument("its rows' folds are " + std::to_string(body.folds.size()) + ", its shard's rows " +
+                             std::to_string(shard->rows()));
+    }
+    for (const uint8_t fold : body.folds) {
+      if (fold >= spec->copies) return InvalidArgument("a row's fold is past the problem's copies");
+    }
+    shard->AdoptFolds(body.folds);
   }
   WorkerOptions options;
   options.solver = static_cast<LocalSolver>(body.local_solver);

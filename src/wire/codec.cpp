@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdint>
 #include <cmath>
+#include <cassert>
 #include <cstring>
 #include <type_traits>
 
@@ -36,6 +37,7 @@ struct AssignFields {
   int64_t intercept, rows, cols, local_solver, general_form;
   double heartbeat_seconds, master_timeout_seconds;
   int64_t classes, multinomial, class_weights;
+  int64_t copies, copy_scales, folds;
 };
 struct ReadyFields {
   int64_t worker, rows, cols, nnz;
@@ -162,6 +164,7 @@ Result<std::vector<double>> ReadDoubles(const Frame& frame, std::size_t count, M
 }
 
 WireMessage Make(const Envelope& envelope, MessageType type, std::vector<Frame> payload) {
+  assert(payload.size() <= kMaxPayloadFrames);  // the header has room for no more
   WireMessage message{envelope, std::move(payload)};
   message.envelope.type = type;
   return message;
@@ -278,14 +281,19 @@ Result<HelloBody> UnpackHello(const WireMessage& message) {
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
   const AssignFields f{b.shard_checksum, b.l1, b.l2, b.intercept, b.rows, b.cols, b.local_solver,
                        b.general_form, b.heartbeat_seconds, b.master_timeout_seconds,
-                       b.classes, b.multinomial, static_cast<int64_t>(b.class_weights.size())};
+                       b.classes, b.multinomial, static_cast<int64_t>(b.class_weights.size()),
+                       b.copies, static_cast<int64_t>(b.copy_scales.size()), static_cast<int64_t>(b.folds.size())};
+  // The class weights and the copy scales share a frame of doubles (a message has at most
+  // kMaxPayloadFrames).
+  std::vector<double> doubles = b.class_weights;
+  doubles.insert(doubles.end(), b.copy_scales.begin(), b.copy_scales.end());
   return Make(envelope, MessageType::kAssign,
               {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss + '\n' + b.faults),
-               Frame::Copy(b.class_weights.data(), b.class_weights.size() * sizeof(double))});
+               Frame::Copy(doubles.data(), doubles.size() * sizeof(double)), Frame::Copy(b.folds.data(), b.folds.size())});
 }
 
 Result<AssignBody> UnpackAssign(const WireMessage& message) {
-  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 3, 3));
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 4, 4));
   NIMBUS_ASSIGN_OR_RETURN(const AssignFields f, ReadFields<AssignFields>(message, MessageType::kAssign, 0));
   // "store\nkey\nloss\nfaults"
   std::string_view text = message.payload[1].text();
@@ -317,8 +325,20 @@ Result<AssignBody> UnpackAssign(const WireMessage& message) {
   b.classes = f.classes;
   b.multinomial = f.multinomial;
   if (f.class_weights < 0 || f.class_weights > (int64_t{1} << 20)) return BadBody(MessageType::kAssign, "class weight count out of range");
-  NIMBUS_ASSIGN_OR_RETURN(b.class_weights, ReadDoubles(message.payload[2], static_cast<std::size_t>(f.class_weights),
-                                                       MessageType::kAssign, "class weights"));
+  if (f.copy_scales < 0 || f.copy_scales > 1000) return BadBody(MessageType::kAssign, "copy scale count out of range");
+  const auto class_weights = static_cast<std::size_t>(f.class_weights);
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<double> doubles,
+                          ReadDoubles(message.payload[2], class_weights + static_cast<std::size_t>(f.copy_scales),
+                                      MessageType::kAssign, "class weights and copy scales"));
+  b.class_weights.assign(doubles.begin(), doubles.begin() + static_cast<std::ptrdiff_t>(class_weights));
+  b.copy_scales.assign(doubles.begin() + static_cast<std::ptrdiff_t>(class_weights), doubles.end());
+  b.copies = f.copies;
+  if (f.folds < 0 || static_cast<uint64_t>(f.folds) != message.payload[3].size()) {
+    return BadBody(MessageType::kAssign, "the rows' folds have " + std::to_string(message.payload[3].size()) +
+                                             " bytes, the fields say " + std::to_string(f.folds));
+  }
+  b.folds.resize(message.payload[3].size());
+  if (!b.folds.empty()) std::memcpy(b.folds.data(), message.payload[3].data(), b.folds.size());
   return b;
 }
 

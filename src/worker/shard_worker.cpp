@@ -43,12 +43,12 @@ LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_f
   const std::span<const uint32_t> col_idx(a.col_idx + first, static_cast<std::size_t>(nnz));
   const OccurringColumns occurring = OccurringColumns::Of(col_idx, spec.cols);
   const auto features = static_cast<int64_t>(occurring.columns().size());
-  // The model's entries those columns (and the intercept) hold: C per column, interleaved.
-  const auto classes = static_cast<uint32_t>(spec.classes);
+  // The model's entries those columns (and the intercept) hold: B per column, interleaved.
+  const auto blocks = static_cast<uint32_t>(spec.blocks());
   auto support = std::make_shared<std::vector<uint32_t>>();
-  support->reserve((occurring.columns().size() + (spec.intercept ? 1 : 0)) * classes);
+  support->reserve((occurring.columns().size() + (spec.intercept ? 1 : 0)) * blocks);
   auto hold = [&](uint32_t column) {
-    for (uint32_t c = 0; c < classes; ++c) support->push_back(column * classes + c);
+    for (uint32_t b = 0; b < blocks; ++b) support->push_back(column * blocks + b);
   };
   for (const uint32_t column : occurring.columns()) hold(column);
   if (spec.intercept) hold(static_cast<uint32_t>(spec.cols));
@@ -88,9 +88,10 @@ ShardWorker::ShardWorker(int id, LocalShard shard, const WorkerOptions& options)
       support_(std::move(shard.support)),
       model_size_(shard.model_size),
       options_(options),
-      term_(std::make_shared<const DataTerm>(DataTerm::ForProblem(spec_, shard_.matrix, shard_.labels, shard_.weights))),
+      term_(std::make_shared<const DataTerm>(
+          DataTerm::ForProblem(spec_, shard_.matrix, shard_.labels, shard_.weights, shard_.folds))),
       objective_(term_, spec_.rows),
-      class_blocks_(spec_.one_vs_rest() ? EntryClasses(spec_, spec_.model_size()) : std::vector<uint32_t>()),
+      independent_blocks_(spec_.independent_blocks() > 1 ? EntryBlocks(spec_, spec_.model_size()) : std::vector<uint32_t>()),
       derivatives_(term_, spec_.rows),
       x_(spec_.model_size(), 0.0),
       x_relaxed_(spec_.model_size(), 0.0),
@@ -233,9 +234,9 @@ void ShardWorker::ServeAdmm(const RoundRequest& request, std::span<const double>
     NewtonCgOptions newton = options_.newton;
     newton.gradient_tolerance = request.inner_tolerance;
     newton.relative_tolerance = request.inner_relative_tolerance;
-    if (!class_blocks_.empty()) {
-      newton.blocks = static_cast<int>(spec_.classes);
-      newton.block_of = class_blocks_;
+    if (!independent_blocks_.empty()) {
+      newton.blocks = static_cast<int>(spec_.independent_blocks());
+      newton.block_of = independent_blocks_;
     }
     stats = MinimizeNewtonCg(objective_, x_, newton, &newton_workspace_);
   } else {

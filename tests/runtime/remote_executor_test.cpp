@@ -61,7 +61,7 @@ class RemoteExecutorTest : public ::testing::Test {
 
   static std::vector<ShardAssignment> Shards() {
     std::vector<ShardAssignment> shards;
-    for (const ShardEntry& entry : manifest_->shards) shards.push_back({dir_->File("shards"), entry.key, entry.checksum});
+    for (const ShardEntry& entry : manifest_->shards) shards.push_back({dir_->File("shards"), entry.key, entry.checksum, {}});
     return shards;
   }
 

@@ -71,6 +71,9 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   assign.classes = 3;
   assign.multinomial = 1;
   assign.class_weights = {0.5, 2, 1};
+  assign.copies = 3;
+  assign.copy_scales = {1.5, 1.25, 1};
+  assign.folds = {0, 1, 1, 0, 1};
   const AssignBody back = UnpackAssign(Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign))).value();
   EXPECT_EQ(back.store_uri, assign.store_uri);
   EXPECT_EQ(back.shard_key, assign.shard_key);
@@ -83,6 +86,10 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   EXPECT_EQ(back.cols, 77);
   EXPECT_EQ(back.classes, 3);
   EXPECT_EQ(back.multinomial, 1);
+  EXPECT_EQ(back.class_weights, assign.class_weights);
+  EXPECT_EQ(back.copies, 3);
+  EXPECT_EQ(back.copy_scales, assign.copy_scales);
+  EXPECT_EQ(back.folds, assign.folds);
   EXPECT_EQ(back.class_weights, (std::vector<double>{0.5, 2, 1}));
   EXPECT_EQ(back.local_solver, 1);
   EXPECT_EQ(back.general_form, 1);

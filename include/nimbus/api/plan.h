@@ -3,6 +3,7 @@
 // runtime it runs on, the master, the cost. Solve (nimbus.h) is these in order.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,20 @@ std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const SolveOptions& 
 // A master's solution as Solve returns it: the model over the data's features, the summary
 // with the load, the data's columns and the cost.
 SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution solution);
+
+// A regularization path's steps (SolvePath, CrossValidate). The plan of the data, with every
+// option and the path's checked, and the varied term a placeholder each point sets.
+Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, const PathOptions& path);
+// Each point's lambda and solution; the first's setup includes starting the workers and the
+// solve at the path's start.
+using GridPoint = std::function<void(double lambda, Solution solution)>;
+// Solves the plan's problem at every lambda of the path's grid, largest first, each from the
+// one before, and gives each point to `point`; ends after a point whose workers failed.
+// Returns lambda_max.
+Result<double> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, const GridPoint& point);
+// The grid's price: its workers once, for every point's setup and solve (`points`' summaries).
+double GridCost(const Plan& plan, const SolveOptions& options, const std::vector<const Summary*>& points,
+                double load_seconds);
 
 // The master a solve runs, with its options.
 struct MasterChoice {

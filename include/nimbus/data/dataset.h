@@ -72,6 +72,8 @@ struct Dataset {
   CsrView matrix;                  // rows x cols, 0-based column indices
   std::span<const double> labels;  // one per row, already encoded
   std::span<const double> weights;  // each row's own weight s_r >= 0; empty: every s_r = 1
+  // Cross-validation: the fold each row is held out in (data/folds.h); empty: none.
+  std::span<const uint8_t> folds;
   LabelEncoding encoding;
   ColumnMap columns;                    // the source's feature of each column
   std::shared_ptr<const void> storage;  // keeps the arrays behind the views alive
@@ -83,8 +85,12 @@ struct Dataset {
   int64_t nnz() const { return matrix.nnz(); }
   // Takes `row_weights` as the rows' weights, kept alive beside the other arrays.
   void AdoptWeights(std::vector<double> row_weights);
+  // The same for the rows' folds.
+  void AdoptFolds(std::vector<uint8_t> row_folds);
   // Rows [begin, end) sharing this data set's storage.
   Dataset Rows(int64_t begin, int64_t end) const;
+  // These rows (ascending), copied.
+  Dataset SelectRows(std::span<const int64_t> rows) const;
   // Bytes of the CSR arrays, labels, weights and column map as held in memory.
   uint64_t MemoryBytes() const;
 };

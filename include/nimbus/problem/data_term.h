@@ -3,7 +3,8 @@
 // multinomial). Everything that evaluates the loss on data goes through it: the workers'
 // x-updates and Newton derivatives, the objective and gradient on whole data sets.
 //
-// Each row has C margins m_rc = a_r . x_c (+ b_c), kept row-major (margins[r C + c]). Its
+// Each row has C margins m_rc = a_r . x_c (+ b_c), kept row-major (margins[r C + c]); with
+// cross-validation's copies (ProblemSpec::copies), C per copy, B = copies x C in all. Its
 // loss's Hessian in those margins, D_r, is diagonal for one-vs-rest (each class's binary
 // loss'' on its own margin) and diag(p) - p p^T for the softmax (p the row's probabilities);
 // the data term's Hessian is A^T D A over the blocks.
@@ -32,11 +33,12 @@ class DataTerm {
   // rows' c_r (empty: all 1). The spans must outlive this object.
   DataTerm(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
            std::span<const double> weights = {});
-  // The rows of a problem: its loss, classes, intercept and class weights, with the rows' own
-  // `sample_weights` (empty: all 1). For one-vs-rest it holds every class's -1/+1 labels and,
-  // when some row or class is weighted, their weights (C per row).
+  // The rows of a problem: its loss, classes, copies, intercept and class weights, with the
+  // rows' own `sample_weights` (empty: all 1) and, with copies, the fold each row is held out
+  // in (`folds`; empty: none). For one-vs-rest it holds every class's -1/+1 labels and, when
+  // some row or class is weighted, their weights (C per row), in every copy.
   static DataTerm ForProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
-                             std::span<const double> sample_weights);
+                             std::span<const double> sample_weights, std::span<const uint8_t> folds = {});
   // Moves only: the spans may view its own vectors (moving a vector keeps its buffer). A
   // worker's x-update and Newton derivatives share one (std::shared_ptr).
   DataTerm(DataTerm&&) = default;
@@ -45,8 +47,9 @@ class DataTerm {
   DataTerm& operator=(const DataTerm&) = delete;
 
   int64_t classes() const { return classes_; }
+  int64_t blocks() const { return blocks_; }  // margins per row: C per copy
   std::size_t model_size() const { return model_size_; }
-  std::size_t margin_count() const { return static_cast<std::size_t>(matrix_.rows) * static_cast<std::size_t>(classes_); }
+  std::size_t margin_count() const { return static_cast<std::size_t>(matrix_.rows) * static_cast<std::size_t>(blocks_); }
 
   // margins = the C margins of every row at x: one pass over the data.
   void Margins(std::span<const double> x, std::span<double> margins) const;
@@ -69,15 +72,18 @@ class DataTerm {
   double CurvatureTraceAtZero() const;
 
  private:
-  DataTerm(const CsrView& matrix, Loss loss, bool intercept, int64_t classes, bool multinomial);
+  DataTerm(const CsrView& matrix, Loss loss, bool intercept, int64_t classes, int64_t copies, bool multinomial);
 
   CsrView matrix_;
   Loss loss_;
   bool intercept_ = false;
   int64_t classes_ = 1;
+  int64_t blocks_ = 1;
   bool multinomial_ = false;
   std::size_t model_size_ = 0;
-  std::span<const double> labels_;   // one per margin (one-vs-rest: -1/+1 per class), or class indices (softmax)
+  // One per group of margins: per margin (one-vs-rest's -1/+1 per class, or a copy's label),
+  // or per copy the class index (softmax, whose C margins are a group).
+  std::span<const double> labels_;
   std::span<const double> weights_;  // one per label; empty: all 1
   // What labels_ and weights_ view when they are made here (one-vs-rest's per class, and the
   // rows' c_r from class and sample weights) rather than the caller's.

@@ -115,24 +115,41 @@ struct ProblemSpec {
   // own weights s_r (data/dataset.h), F = (1/N) sum_r W_{class r} s_r loss_r + g(x). One-vs-rest
   // weighs as liblinear does: in class c's problem its own rows count W_c s_r, the others s_r.
   std::vector<double> class_weights;
+  // Cross-validation: copies of the problem side by side, each with its C blocks. The model
+  // vector then interleaves B = copies x C blocks: entry j B + k C + c is feature j's weight
+  // in class c of copy k, and the B intercepts come last. Copy k is fold k's training
+  // problem: the rows held out in fold k (Dataset::folds) weigh 0, the others copy_scales[k]
+  // = N / N_k, so that its loss is the mean over its own N_k rows. A copy past the last fold
+  // holds every row (the model on all the data, solved alongside). 1: no copies.
+  int64_t copies = 1;
+  std::vector<double> copy_scales;  // one per copy; empty: every copy weighs its rows 1
 
+  // B: the blocks of weights, C per copy.
+  int64_t blocks() const { return classes * copies; }
   std::size_t model_size() const {
-    return (static_cast<std::size_t>(cols) + (intercept ? 1 : 0)) * static_cast<std::size_t>(classes);
+    return (static_cast<std::size_t>(cols) + (intercept ? 1 : 0)) * static_cast<std::size_t>(blocks());
   }
   // The leading entries g(x) applies to: every feature's weights, not the intercepts.
-  std::size_t regularized_size() const { return static_cast<std::size_t>(cols) * static_cast<std::size_t>(classes); }
+  std::size_t regularized_size() const { return static_cast<std::size_t>(cols) * static_cast<std::size_t>(blocks()); }
   // C independent binary problems (one-vs-rest's classes): the Hessian is block diagonal.
   bool one_vs_rest() const { return classes > 1 && !multinomial; }
+  // Blocks of the model with no curvature between them (Newton-CG runs one recurrence per
+  // block): one-vs-rest's classes in every copy, or the copies.
+  int64_t independent_blocks() const { return one_vs_rest() ? blocks() : copies; }
   // Classes of a classification problem: 2 for a -1/+1 one, C for a multiclass one; 0 for a regression.
   int64_t class_count() const { return !IsClassification(loss) ? 0 : classes > 1 ? classes : 2; }
   Status Validate() const;
 };
 
-// Each listed model entry's class (entry j is class j % C's): one-vs-rest's CG blocks
+// Each listed model entry's independent block (of independent_blocks(): entry e is in
+// block e % B for one-vs-rest, else in copy (e % B) / C): Newton-CG's blocks
 // (NewtonCgOptions::block_of) over the entries a solve runs on.
-std::vector<uint32_t> EntryClasses(const ProblemSpec& spec, std::span<const uint32_t> entries);
+std::vector<uint32_t> EntryBlocks(const ProblemSpec& spec, std::span<const uint32_t> entries);
 // The same for entries 0 .. n-1.
-std::vector<uint32_t> EntryClasses(const ProblemSpec& spec, std::size_t n);
+std::vector<uint32_t> EntryBlocks(const ProblemSpec& spec, std::size_t n);
+// Copy k's C blocks of `x` (a model of spec.copies copies) as a model of one: (cols +
+// intercept) x C entries.
+std::vector<double> CopyOfModel(const ProblemSpec& spec, std::span<const double> x, int64_t copy);
 
 // c_r = W_{class of row r} s_r for rows with these labels and sample weights (empty: all 1);
 // empty when every c_r is 1 (no class weights and no sample weights).

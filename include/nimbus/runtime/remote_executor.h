@@ -51,6 +51,7 @@ struct ShardAssignment {
   std::string store_uri;
   std::string key;
   uint64_t checksum = 0;
+  std::vector<uint8_t> folds;  // cross-validation: the fold each of its rows is held out in (empty: none)
 };
 
 // What ASSIGN tells a worker: its shard, the problem, its solver and the liveness settings.

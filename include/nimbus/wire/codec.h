@@ -25,7 +25,7 @@ namespace nimbus {
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
 // 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton);
 // 5: class weights in ASSIGN
-inline constexpr uint16_t kWireVersion = 6;
+inline constexpr uint16_t kWireVersion = 7;
 inline constexpr std::size_t kWireHeaderBytes = 72;
 inline constexpr std::size_t kMaxPayloadFrames = 4;
 
@@ -100,6 +100,9 @@ struct AssignBody {
   int64_t rows = 0, cols = 0;  // N and d of the whole problem
   int64_t classes = 1, multinomial = 0;  // ProblemSpec::classes and ::multinomial
   std::vector<double> class_weights;      // ProblemSpec::class_weights (empty: every class 1)
+  int64_t copies = 1;                     // ProblemSpec::copies and ::copy_scales
+  std::vector<double> copy_scales;
+  std::vector<uint8_t> folds;             // the fold each of the shard's rows is held out in (empty: none)
   int64_t local_solver = 0;
   int64_t general_form = 0;           // 1: the worker works on its support alone
   double heartbeat_seconds = 1;       // how often to send HEARTBEAT

@@ -91,9 +91,10 @@ class ShardWorker {
   std::shared_ptr<const DataTerm> term_;  // the shard's data term, which both serve from
   AugmentedShardObjective objective_;
   NewtonCgWorkspace newton_workspace_;
-  // One-vs-rest: each entry's class, the x-update's CG blocks (in the local numbering as in
-  // the model's: the support keeps each column's C entries). Empty otherwise.
-  std::vector<uint32_t> class_blocks_;
+  // Each entry's independent block (one-vs-rest's classes, cross-validation's copies), the
+  // x-update's CG blocks (in the local numbering as in the model's: the support keeps each
+  // column's B entries). Empty for a single block.
+  std::vector<uint32_t> independent_blocks_;
   ShardDerivatives derivatives_;
   std::vector<double> point_local_;  // a Newton point gathered onto the support
   std::vector<double> x_, x_relaxed_, u_, center_;
