@@ -1,4 +1,6 @@
-// Tests of the data term over C class blocks (one-vs-rest and softmax): the block kernels
+// Tests of the data term over C class blocks (one-vs-rest and softmax), alone and in
+// cross-validation copies (rows held out in a copy's fold weigh 0, the others its scale;
+// binary data too): the block kernels
 // against a dense product, the loss against its formula written here, the gradient and the
 // Hessian-vector products against finite differences, the diagonal against products with unit
 // vectors, and the curvature trace against that diagonal.
@@ -27,62 +29,84 @@ struct Case {
   bool multinomial = false;
   bool intercept = false;
   bool weighted = false;  // class weights and sample weights
+  int64_t copies = 1;     // more: cross-validation's, row r held out in fold r % (copies - 1)
+  bool binary = false;    // one block per copy, labels -1/+1
 };
 
 class DataTermTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     problem_ = MakeRandomProblem(40, 9, 4, 17, Loss::kLogistic);
-    std::mt19937_64 rng(5);
-    for (double& y : problem_.labels) y = static_cast<double>(rng() % kClasses);  // class indices
+    classes_ = GetParam().binary ? 1 : kClasses;
+    if (!GetParam().binary) {
+      std::mt19937_64 rng(5);
+      for (double& y : problem_.labels) y = static_cast<double>(rng() % kClasses);  // class indices
+    }
     spec_.loss = Loss::kLogistic;
     spec_.rows = 100;  // N of a larger problem: the shard's share is over N
     spec_.cols = problem_.cols;
-    spec_.classes = kClasses;
+    spec_.classes = classes_;
     spec_.multinomial = GetParam().multinomial;
     spec_.intercept = GetParam().intercept;
+    spec_.copies = GetParam().copies;
+    if (spec_.copies > 1) {
+      for (int64_t k = 0; k < spec_.copies; ++k) spec_.copy_scales.push_back(1.0 + 0.5 * static_cast<double>(k));
+      for (int64_t r = 0; r < problem_.rows; ++r) folds_.push_back(static_cast<uint8_t>(r % (spec_.copies - 1)));
+    }
     if (GetParam().weighted) {
-      spec_.class_weights = {0.5, 2.0, 1.0, 3.0};
+      spec_.class_weights = GetParam().binary ? std::vector<double>{0.5, 2.0} : std::vector<double>{0.5, 2.0, 1.0, 3.0};
       sample_weights_ = RandomVector(static_cast<std::size_t>(problem_.rows), 9, 1.0);
       for (double& s : sample_weights_) s = std::abs(s) + 0.1;
     }
   }
 
-  DataTerm Term() const { return DataTerm::ForProblem(spec_, problem_.View(), problem_.labels, sample_weights_); }
+  DataTerm Term() const {
+    return DataTerm::ForProblem(spec_, problem_.View(), problem_.labels, sample_weights_, folds_);
+  }
+  std::size_t Blocks() const { return static_cast<std::size_t>(spec_.blocks()); }
   std::size_t Size() const { return spec_.model_size(); }
   std::vector<double> Point(uint64_t seed) const { return RandomVector(Size(), seed, 0.8); }
 
-  // Each row's C margins from the dense matrix, entry j C + c of x being feature j's in class c.
+  // Each row's B margins from the dense matrix, entry j B + b of x being feature j's in block b.
   std::vector<double> DenseMargins(std::span<const double> x) const {
     const std::vector<double> dense = problem_.Dense(spec_.intercept);
-    const std::size_t width = problem_.Width(spec_.intercept);
-    std::vector<double> margins(static_cast<std::size_t>(problem_.rows * kClasses), 0.0);
+    const std::size_t width = problem_.Width(spec_.intercept), b_count = Blocks();
+    std::vector<double> margins(static_cast<std::size_t>(problem_.rows) * b_count, 0.0);
     for (std::size_t r = 0; r < static_cast<std::size_t>(problem_.rows); ++r) {
       for (std::size_t j = 0; j < width; ++j) {
-        for (std::size_t c = 0; c < kClasses; ++c) margins[r * kClasses + c] += dense[r * width + j] * x[j * kClasses + c];
+        for (std::size_t b = 0; b < b_count; ++b) margins[r * b_count + b] += dense[r * width + j] * x[j * b_count + b];
       }
     }
     return margins;
   }
 
-  // The loss written from its formula: one-vs-rest's binary logistic losses with liblinear's
-  // weights (own rows W_c s_r, the others s_r), or the softmax's c_r (log sum exp m - m_y).
+  // The loss written from its formula, per copy k (its rows' weights times the copy's scale,
+  // 0 for the rows held out in fold k): the binary logistic loss, one-vs-rest's with
+  // liblinear's weights (own rows W_c s_r, the others s_r), or the softmax's c_r (log sum exp
+  // m - m_y).
   double ReferenceLoss(std::span<const double> x) const {
     const std::vector<double> m = DenseMargins(x);
+    const std::size_t c_count = static_cast<std::size_t>(classes_), b_count = Blocks();
     double sum = 0;
     for (std::size_t r = 0; r < problem_.labels.size(); ++r) {
-      const auto y = static_cast<std::size_t>(problem_.labels[r]);
+      const double label = problem_.labels[r];
+      const std::size_t y = ClassIndex(label);
       const double s = sample_weights_.empty() ? 1.0 : sample_weights_[r];
       const double w = spec_.class_weights.empty() ? 1.0 : spec_.class_weights[y];
-      if (spec_.multinomial) {
-        double exp_sum = 0;
-        for (std::size_t c = 0; c < kClasses; ++c) exp_sum += std::exp(m[r * kClasses + c]);
-        sum += w * s * (std::log(exp_sum) - m[r * kClasses + y]);
-        continue;
-      }
-      for (std::size_t c = 0; c < kClasses; ++c) {
-        const double label = c == y ? 1.0 : -1.0;
-        sum += (c == y ? w : 1.0) * s * std::log(1.0 + std::exp(-label * m[r * kClasses + c]));
+      for (std::size_t k = 0; k < static_cast<std::size_t>(spec_.copies); ++k) {
+        const double scale = folds_.empty() ? 1.0 : folds_[r] == k ? 0.0 : spec_.copy_scales[k];
+        const double* mk = m.data() + r * b_count + k * c_count;
+        if (GetParam().binary) {
+          sum += scale * w * s * std::log(1.0 + std::exp(-label * mk[0]));
+        } else if (spec_.multinomial) {
+          double exp_sum = 0;
+          for (std::size_t c = 0; c < c_count; ++c) exp_sum += std::exp(mk[c]);
+          sum += scale * w * s * (std::log(exp_sum) - mk[y]);
+        } else {
+          for (std::size_t c = 0; c < c_count; ++c) {
+            sum += scale * (c == y ? w : 1.0) * s * std::log(1.0 + std::exp(-(c == y ? 1.0 : -1.0) * mk[c]));
+          }
+        }
       }
     }
     return sum;
@@ -106,8 +130,10 @@ class DataTermTest : public ::testing::TestWithParam<Case> {
   }
 
   SparseProblem problem_;
+  int64_t classes_ = kClasses;
   ProblemSpec spec_;
   std::vector<double> sample_weights_;
+  std::vector<uint8_t> folds_;
 };
 
 TEST_P(DataTermTest, MarginsAndLossMatchTheFormula) {
@@ -180,7 +206,10 @@ TEST_P(DataTermTest, CurvatureTraceIsTheDiagonalsSumAtZero) {
 INSTANTIATE_TEST_SUITE_P(Classes, DataTermTest,
                          ::testing::Values(Case{"ovr", false, false, false}, Case{"ovr_intercept_weighted", false, true, true},
                                            Case{"softmax", true, false, false},
-                                           Case{"softmax_intercept_weighted", true, true, true}),
+                                           Case{"softmax_intercept_weighted", true, true, true},
+                                           Case{"binary_copies", false, true, true, 4, true},
+                                           Case{"ovr_copies", false, false, true, 3},
+                                           Case{"softmax_copies_intercept", true, true, false, 3}),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 // One class block is the binary data term: -1/+1 labels, each row's c_r from class and
