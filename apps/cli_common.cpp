@@ -55,4 +55,12 @@ Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
 
+int FinishGridCommand(const std::string& command, bool json, bool table, const std::string& json_text,
+                      const std::string& summary_text, const Summary* last) {
+  if (json) std::fputs(json_text.c_str(), stdout);
+  if (table) std::fputs(summary_text.c_str(), stdout);
+  if (last != nullptr && !last->ok()) return ReportError(command, Unavailable(last->message));
+  return kExitOk;
+}
+
 }  // namespace nimbus::cli

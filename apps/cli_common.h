@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "nimbus/admm/summary.h"
 #include "nimbus/core/args.h"
 #include "nimbus/core/status.h"
 #include "nimbus/metrics/cost.h"
@@ -24,6 +25,12 @@ Status FinishPriceOptions(double function_memory_mb, Prices* prices);
 // with `ascending`, each larger than the one before.
 Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::string& option, int64_t max,
                                             bool ascending = false);
+
+// The end of a command that solves along a grid (path, cv), its outputs written: the JSON
+// (--json) or the heading, footer and the files written (the table), then the exit code, a
+// failure if the last point's workers failed (`last`; null when there were no points).
+int FinishGridCommand(const std::string& command, bool json, bool table, const std::string& json_text,
+                      const std::string& summary_text, const Summary* last);
 
 // True when standard error is a terminal (progress lines go there only then).
 bool StderrIsTerminal();

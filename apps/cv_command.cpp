@@ -29,8 +29,8 @@ struct CvFlags {
 void AddCvOptions(ArgParser& parser, CvFlags* flags) {
   SolveOptions& options = flags->problem.options;
   AddProblemOptions(parser, &flags->problem);
-  parser.AddInt("folds", "K", "folds (default 5), stratified by label", &flags->cv.folds);
-  parser.AddInt("seed", "S", "the folds' shuffle (default 1)", &flags->seed);
+  parser.AddInt("folds", "K", "folds, stratified by label", &flags->cv.folds);
+  parser.AddInt("seed", "S", "the folds' shuffle", &flags->seed);
   AddGridOptions(parser, &flags->cv.path, &flags->lambdas);
   parser.AddString("metric", "NAME", "what chooses lambda: log_loss (logistic's default), accuracy (other\n"
                    "                            classifiers'), auc (two classes) or mse (regression's)", &flags->cv.metric);
@@ -190,14 +190,11 @@ int RunCv(int argc, char** argv) {
   if (!result.ok()) return ReportError("cv", result.status());
   std::size_t plots = 0;
   if (Status written = WriteOutputs(flags, *result, &plots); !written.ok()) return ReportError("cv", written);
-  if (flags.json) std::fputs((JsonOf(flags, *result).dump(2) + "\n").c_str(), stdout);
-  if (table) {
-    std::fputs((Heading(flags, *result) + Footer(*result)).c_str(), stdout);
-    std::printf("wrote %s/cv.txt, cv.json, cv.dat, folds.txt, model.json (%zu plots)\n", flags.out.c_str(), plots);
-  }
-  const bool failed = !result->points.empty() && !result->points.back().summary.ok();
-  if (failed) return ReportError("cv", Unavailable(result->points.back().summary.message));
-  return kExitOk;
+  return FinishGridCommand("cv", flags.json, table, JsonOf(flags, *result).dump(2) + "\n",
+                           Heading(flags, *result) + Footer(*result) +
+                               Format("wrote %s/cv.txt, cv.json, cv.dat, folds.txt, model.json (%zu plots)\n",
+                                      flags.out.c_str(), plots),
+                           result->points.empty() ? nullptr : &result->points.back().summary);
 }
 
 }  // namespace nimbus::cli

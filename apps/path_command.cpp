@@ -199,14 +199,10 @@ int RunPath(int argc, char** argv) {
   if (!result.ok()) return ReportError("path", result.status());
   std::size_t plots = 0;
   if (Status written = WriteOutputs(flags, *result, regression, &plots); !written.ok()) return ReportError("path", written);
-  if (flags.json) std::fputs((JsonOf(flags, *result).dump(2) + "\n").c_str(), stdout);
-  if (table) {
-    std::fputs((Heading(flags, *result) + Footer(*result)).c_str(), stdout);
-    std::printf("wrote %s/path.txt, path.json, path.dat (%zu plots)\n", flags.out.c_str(), plots);
-  }
-  const bool failed = !result->points.empty() && !result->points.back().summary.ok();
-  if (failed) return ReportError("path", Unavailable(result->points.back().summary.message));
-  return kExitOk;
+  return FinishGridCommand("path", flags.json, table, JsonOf(flags, *result).dump(2) + "\n",
+                           Heading(flags, *result) + Footer(*result) +
+                               Format("wrote %s/path.txt, path.json, path.dat (%zu plots)\n", flags.out.c_str(), plots),
+                           result->points.empty() ? nullptr : &result->points.back().summary);
 }
 
 }  // namespace nimbus::cli

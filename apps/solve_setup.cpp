@@ -106,9 +106,9 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {
 }
 
 void AddGridOptions(ArgParser& parser, PathOptions* path, std::string* lambdas) {
-  parser.AddString("penalty", "l1|l2", "the term the grid varies: l1 (default; with --l2 fixed, the elastic net)\n"
+  parser.AddString("penalty", "l1|l2", "the term the grid varies: l1 (with --l2 fixed, the elastic net)\n"
                    "                            or l2 (ridge; with --l1 fixed)", &path->penalty);
-  parser.AddInt("path-length", "N", "points on the grid (default 20)", &path->length);
+  parser.AddInt("path-length", "N", "points on the grid", &path->length);
   parser.AddDouble("path-min-ratio", "R", "the grid ends at R x lambda_max (default 1e-3 for l1, 1e-6 for l2)",
                    &path->min_ratio);
   parser.AddString("lambdas", "X1,X2,...", "the grid itself, in place of --path-length and --path-min-ratio", lambdas);

@@ -19,7 +19,8 @@
 // CustomLoss), the regularizer l1 ||x||_1 + (l2/2) ||x||^2 or the program's own separable one
 // (problem/problem.h: CustomRegularizer). examples/ has Poisson and Huber regression. Data
 // of three classes or more trains one weight vector per class, one-vs-rest or multinomial
-// (SolveOptions::multiclass).
+// (SolveOptions::multiclass). SolvePath solves along a regularization path, and CrossValidate
+// runs K-fold cross-validation along one (the folds side by side on the same workers).
 //
 // Errors are Result/Status values (core/status.h), never exceptions; an option error names the
 // option as the command line spells it (`nimbus train --help` lists them all).

@@ -68,4 +68,20 @@ inline std::string JsonField(const std::string& json, const std::string& key) {
   return json.substr(begin, end - begin);
 }
 
+// Bad input: `nimbus BASE... ARGS...` of each case ends with exit status 2 and an error that
+// contains the case's message.
+struct RefusedCase {
+  std::vector<std::string> args;
+  std::string message;
+};
+inline void ExpectRefused(const std::vector<std::string>& base, const std::vector<RefusedCase>& cases) {
+  for (const RefusedCase& c : cases) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const CommandResult result = RunNimbus(args);
+    EXPECT_EQ(result.exit_code, 2) << c.message;
+    EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
+  }
+}
+
 }  // namespace nimbus::testing
