@@ -17,47 +17,33 @@
 namespace nimbus::cli {
 namespace {
 
-struct CvFlags {
-  ProblemFlags problem;  // problem.options: what the flags below end up as
+struct CvFlags : GridCommandFlags {
   CvOptions cv;
-  std::string lambdas, out = "nimbus-cv", refit = "best";
+  std::string refit = "best";
   int64_t seed = 1;
-  bool no_plots = false, quiet = false, json = false;
-  double memory_mb = 0;
 };
 
 void AddCvOptions(ArgParser& parser, CvFlags* flags) {
-  SolveOptions& options = flags->problem.options;
-  AddProblemOptions(parser, &flags->problem);
+  flags->out = "nimbus-cv";
+  AddGridCommandOptions(parser, flags, &flags->cv.path, "cv.json");
   parser.AddInt("folds", "K", "folds, stratified by label", &flags->cv.folds);
   parser.AddInt("seed", "S", "the folds' shuffle", &flags->seed);
-  AddGridOptions(parser, &flags->cv.path, &flags->lambdas);
   parser.AddString("metric", "NAME", "what chooses lambda: log_loss (logistic's default), accuracy (other\n"
                    "                            classifiers'), auc (two classes) or mse (regression's)", &flags->cv.metric);
   parser.AddString("refit", "best|1se", "the lambda of DIR/model.json: the best mean metric (default), or the\n"
                    "                            largest within one standard error of it", &flags->refit);
-  parser.AddInt("workers", "K", "number of workers (default: this machine's cores)", &options.runtime.workers);
-  AddRuntimeOptions(parser, &options.runtime);
-  AddAlgorithmOptions(parser, &options);
+  parser.AddInt("workers", "K", "number of workers (default: this machine's cores)",
+                &flags->problem.options.runtime.workers);
   parser.AddString("out", "DIR", "where to write cv.txt, cv.json, cv.dat, folds.txt, model.json and the plot\n"
                    "                            (default nimbus-cv)", &flags->out);
-  parser.AddSwitch("no-plots", "write the data and the gnuplot script, but do not run gnuplot", &flags->no_plots);
-  AddPriceOptions(parser, &options.prices, &flags->memory_mb);
-  parser.AddSwitch("json", "print cv.json to standard output instead of the table", &flags->json);
-  parser.AddSwitch("quiet", "print nothing but errors", &flags->quiet);
-  parser.Require("data");
 }
 
 Status ApplyCvFlags(const ArgParser& parser, CvFlags* flags) {
-  NIMBUS_RETURN_IF_ERROR(ApplyProblemFlags(parser, &flags->problem));
-  NIMBUS_RETURN_IF_ERROR(ApplyGridFlags(flags->lambdas, &flags->cv.path));
+  NIMBUS_RETURN_IF_ERROR(ApplyGridCommandFlags(parser, flags, &flags->cv.path));
   if (flags->seed < 0) return InvalidArgument("--seed: must be >= 0");
   flags->cv.seed = static_cast<uint64_t>(flags->seed);
   if (flags->refit != "best" && flags->refit != "1se") return InvalidArgument("--refit: '" + flags->refit + "' is not best or 1se");
-  NIMBUS_RETURN_IF_ERROR(FinishPriceOptions(flags->memory_mb, &flags->problem.options.prices));
-  NIMBUS_RETURN_IF_ERROR(flags->problem.options.Validate());
-  NIMBUS_RETURN_IF_ERROR(flags->cv.Validate());
-  return CheckWritableLocation(flags->out);
+  return flags->cv.Validate();
 }
 
 // A column per figure (CvPoint::scores), in the order of their names.

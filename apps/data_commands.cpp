@@ -25,15 +25,6 @@ Result<SyntheticTask> ParseTask(const std::string& name) {
   return InvalidArgument("--task: unknown task '" + name + "' (choose classification or regression)");
 }
 
-// Reads labelled data for a model: its labels must be the model's classes.
-Result<Dataset> ReadDataForModel(const Model& model, const std::string& path) {
-  LibsvmReadOptions options;
-  options.label_mode = model.labels.classification ? LabelMode::kClassification : LabelMode::kRegression;
-  if (model.labels.classification) options.expected_labels = model.labels;
-  options.renumber_columns = true;  // a hashed feature space costs no vector of its size
-  return ReadLibsvmFile(path, options);
-}
-
 // Each class's weight for eval's objective (--class-weight text, for `data`'s labels; empty
 // without), after reading the rows' own (--sample-weights file) into `data`.
 Result<std::vector<double>> ObjectiveWeights(const Model& model, Dataset& data, const std::string& path,
@@ -210,7 +201,7 @@ int RunEval(int argc, char** argv) {
   if (model->regularizer.l1 < 0 || model->regularizer.l2 < 0) {
     return ReportError("eval", InvalidArgument("--l1, --l2: must be >= 0"));
   }
-  Result<Dataset> dataset = ReadDataForModel(*model, data);
+  Result<Dataset> dataset = ReadLibsvmFileFor(data, model->labels);
   if (!dataset.ok()) return ReportError("eval", dataset.status());
   Result<std::vector<double>> class_weights = ObjectiveWeights(*model, *dataset, data, class_weight, sample_weights);
   if (!class_weights.ok()) return ReportError("eval", class_weights.status());

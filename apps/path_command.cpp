@@ -17,40 +17,21 @@
 namespace nimbus::cli {
 namespace {
 
-struct PathFlags {
-  ProblemFlags problem;  // problem.options: what the flags below end up as
+struct PathFlags : GridCommandFlags {
   PathOptions path;
-  std::string lambdas, out = "nimbus-path";
-  bool no_plots = false, quiet = false, json = false, models = false;
-  double memory_mb = 0;
+  bool models = false;
 };
 
 void AddPathOptions(ArgParser& parser, PathFlags* flags) {
-  SolveOptions& options = flags->problem.options;
-  AddProblemOptions(parser, &flags->problem);
-  AddGridOptions(parser, &flags->path, &flags->lambdas);
+  flags->out = "nimbus-path";
+  AddGridCommandOptions(parser, flags, &flags->path, "path.json");
   parser.AddString("validation", "FILE.svm", "held-out LIBSVM data to score every point on (accuracy, log loss, AUC;\n"
                    "                            MSE and R^2 for regression)", &flags->path.validation);
   parser.AddInt("workers", "K", "number of workers (default: cores for a file, shards for a directory)",
-                &options.runtime.workers);
-  AddRuntimeOptions(parser, &options.runtime);
-  AddAlgorithmOptions(parser, &options);
+                &flags->problem.options.runtime.workers);
   parser.AddString("out", "DIR", "where to write path.txt, path.json, path.dat and the plot (default nimbus-path)",
                    &flags->out);
   parser.AddSwitch("models", "also write every point's model, DIR/models/point-NN.json", &flags->models);
-  parser.AddSwitch("no-plots", "write the data and the gnuplot script, but do not run gnuplot", &flags->no_plots);
-  AddPriceOptions(parser, &options.prices, &flags->memory_mb);
-  parser.AddSwitch("json", "print path.json to standard output instead of the table", &flags->json);
-  parser.AddSwitch("quiet", "print nothing but errors", &flags->quiet);
-  parser.Require("data");
-}
-
-Status ApplyPathFlags(const ArgParser& parser, PathFlags* flags) {
-  NIMBUS_RETURN_IF_ERROR(ApplyProblemFlags(parser, &flags->problem));
-  NIMBUS_RETURN_IF_ERROR(ApplyGridFlags(flags->lambdas, &flags->path));
-  NIMBUS_RETURN_IF_ERROR(FinishPriceOptions(flags->memory_mb, &flags->problem.options.prices));
-  NIMBUS_RETURN_IF_ERROR(flags->problem.options.Validate());
-  return CheckWritableLocation(flags->out);
 }
 
 // The validation figures a model's kind has: accuracy, log loss, AUC for classifiers (log loss
@@ -185,7 +166,7 @@ int RunPath(int argc, char** argv) {
   AddPathOptions(parser, &flags);
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
-  if (Status valid = ApplyPathFlags(parser, &flags); !valid.ok()) return ReportError("path", valid);
+  if (Status valid = ApplyGridCommandFlags(parser, &flags, &flags.path); !valid.ok()) return ReportError("path", valid);
   const bool regression = !IsClassification(flags.problem.options.loss);
   const bool table = !flags.quiet && !flags.json;
   std::size_t printed = 0;

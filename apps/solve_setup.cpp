@@ -1,5 +1,7 @@
 #include "solve_setup.h"
 
+#include "cli_common.h"
+
 #include <optional>
 #include <string_view>
 
@@ -121,6 +123,27 @@ Status ApplyGridFlags(const std::string& lambdas, PathOptions* path) {
     path->lambdas.push_back(*lambda);
   }
   return path->Validate();
+}
+
+void AddGridCommandOptions(ArgParser& parser, GridCommandFlags* flags, PathOptions* path, const std::string& json_file) {
+  SolveOptions& options = flags->problem.options;
+  AddProblemOptions(parser, &flags->problem);
+  AddGridOptions(parser, path, &flags->lambdas);
+  AddRuntimeOptions(parser, &options.runtime);
+  AddAlgorithmOptions(parser, &options);
+  parser.AddSwitch("no-plots", "write the data and the gnuplot script, but do not run gnuplot", &flags->no_plots);
+  AddPriceOptions(parser, &options.prices, &flags->memory_mb);
+  parser.AddSwitch("json", "print " + json_file + " to standard output instead of the table", &flags->json);
+  parser.AddSwitch("quiet", "print nothing but errors", &flags->quiet);
+  parser.Require("data");
+}
+
+Status ApplyGridCommandFlags(const ArgParser& parser, GridCommandFlags* flags, PathOptions* path) {
+  NIMBUS_RETURN_IF_ERROR(ApplyProblemFlags(parser, &flags->problem));
+  NIMBUS_RETURN_IF_ERROR(ApplyGridFlags(flags->lambdas, path));
+  NIMBUS_RETURN_IF_ERROR(FinishPriceOptions(flags->memory_mb, &flags->problem.options.prices));
+  NIMBUS_RETURN_IF_ERROR(flags->problem.options.Validate());
+  return CheckWritableLocation(flags->out);
 }
 
 void AddAlgorithmOptions(ArgParser& parser, SolveOptions* flags) {

@@ -37,6 +37,20 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* options);
 void AddGridOptions(ArgParser& parser, PathOptions* path, std::string* lambdas);
 Status ApplyGridFlags(const std::string& lambdas, PathOptions* path);
 
+// What `nimbus path` and `nimbus cv` share: the problem, the grid, where workers run, the
+// algorithm, the prices, and how the results are shown (--no-plots, --json, --quiet); each
+// command adds --workers, --out and its own.
+struct GridCommandFlags {
+  ProblemFlags problem;  // problem.options: what the flags end up as
+  std::string lambdas, out;
+  bool no_plots = false, quiet = false, json = false;
+  double memory_mb = 0;
+};
+// `json_file`: what --json prints ("path.json").
+void AddGridCommandOptions(ArgParser& parser, GridCommandFlags* flags, PathOptions* path, const std::string& json_file);
+// The flags into options and the grid, all checked, and --out writable.
+Status ApplyGridCommandFlags(const ArgParser& parser, GridCommandFlags* flags, PathOptions* path);
+
 // --algorithm and --gradient-tolerance.
 void AddAlgorithmOptions(ArgParser& parser, SolveOptions* options);
 

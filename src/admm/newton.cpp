@@ -14,34 +14,11 @@ namespace {
 
 using Vector = std::vector<double>;
 
-// Whether F's non-smooth part is a program's own regularizer, known by its prox only.
-bool HasRoughCustom(const Regularizer& r) { return r.custom != nullptr && !r.custom->smooth(); }
-
 // prox_{t h}(v) of one regularized entry for F's non-smooth part h: a program's own rough
 // regularizer, or l1 |.| (the l2 term is smooth: Newton counts it in f).
 double ProxOfRoughPart(const Regularizer& r, double t, double v) {
   if (HasRoughCustom(r)) return r.custom->Prox(t, v);
   return std::copysign(std::max(std::abs(v) - t * r.l1, 0.0), v) + 0.0;
-}
-
-// F's optimality residual at x, given the smooth part's gradient g: ||v||, zero exactly at the
-// optimum, with v = x - prox_h(x - g) for a program's own h, and for l1 the minimum-norm
-// subgradient (which equals that v near the optimum; the l1 tolerances were tuned on it). The
-// intercept has no h: v = g there. v is scratch.
-double OptimalityResidual(const ProblemSpec& spec, std::span<const double> x, std::span<const double> g, Vector& v) {
-  const std::size_t regularized = spec.regularized_size();
-  const Regularizer& r = spec.regularizer;
-  v.resize(x.size());
-  for (std::size_t j = 0; j < x.size(); ++j) {
-    if (j >= regularized) {
-      v[j] = g[j];
-    } else if (HasRoughCustom(r)) {
-      v[j] = x[j] - r.custom->Prox(1.0, x[j] - g[j]);
-    } else {
-      v[j] = MinimumNormSubgradient(x[j], g[j], r.l1);
-    }
-  }
-  return Norm(v);
 }
 
 // A diagonal entry of the preconditioner never falls below this fraction of their mean (a

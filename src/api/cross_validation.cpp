@@ -156,16 +156,17 @@ Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& opt
     held_out.push_back(plan.data->SelectRows(rows));
   }
   SetCopies(plan.spec, held_out);
+  NIMBUS_RETURN_IF_ERROR(plan.spec.Validate());  // K + 1 copies of the model must still fit
   result.load_seconds = wall.ElapsedSeconds();
-  NIMBUS_ASSIGN_OR_RETURN(result.lambda_max, SolveGrid(plan, solve, grid, [&](double lambda, Solution solution) {
-    CvPoint point = PointOf(plan, solve, held_out, lambda, std::move(solution));
-    if (cv.on_point) cv.on_point(point);
-    result.points.push_back(std::move(point));
-  }));
+  NIMBUS_ASSIGN_OR_RETURN(const GridOutcome outcome,
+                          SolveGrid(plan, solve, grid, result.load_seconds, [&](double lambda, Solution solution) {
+                            CvPoint point = PointOf(plan, solve, held_out, lambda, std::move(solution));
+                            if (cv.on_point) cv.on_point(point);
+                            result.points.push_back(std::move(point));
+                          }));
+  result.lambda_max = outcome.lambda_max;
+  result.cost_dollars = outcome.cost_dollars;
   ChoosePoints(result);
-  std::vector<const Summary*> summaries;
-  for (const CvPoint& p : result.points) summaries.push_back(&p.summary);
-  result.cost_dollars = GridCost(plan, solve, summaries, result.load_seconds);
   result.wall_seconds = wall.ElapsedSeconds();
   return result;
 }

@@ -97,30 +97,6 @@ std::vector<double> PathGrid(const PathOptions& path, double lambda_max) {
   return grid;
 }
 
-// ||v(x0)||, F's minimum-norm subgradient at x0 (no weight, the intercept at its optimum) for
-// the point's regularizer, from the smooth part's gradient there: the stop test's reference,
-// as a solve from x0 would take it.
-double ReferenceAt(const ProblemSpec& spec, std::span<const double> gradient) {
-  double sum = 0;
-  for (std::size_t j = 0; j < gradient.size(); ++j) {
-    const double v = j < spec.regularized_size() ? MinimumNormSubgradient(0.0, gradient[j], spec.regularizer.l1)
-                                                 : gradient[j];
-    sum += v * v;
-  }
-  return std::sqrt(sum);
-}
-
-// LIBSVM data scored against the plan's labels.
-Result<Dataset> ReadValidation(const std::string& path, const Plan& plan) {
-  LibsvmReadOptions read;
-  read.label_mode = plan.labels.classification ? LabelMode::kClassification : LabelMode::kRegression;
-  if (plan.labels.classification) read.expected_labels = plan.labels;
-  read.renumber_columns = true;
-  Result<Dataset> data = ReadLibsvmFile(path, read);
-  if (!data.ok()) return data.status().WithContext("--validation");
-  return data;
-}
-
 // The path's start x0 (no weight; the intercept at its own optimum) and the smooth part's
 // gradient there, by Newton with an l1 no weight's gradient passes.
 Result<Solution> SolvePathStart(const ProblemSpec& problem, const SolveOptions& options, Executor& executor,
@@ -153,20 +129,27 @@ class GridRun {
   GridRun(Plan& plan, const SolveOptions& options, const PathOptions& path, TraceSink* trace)
       : plan_(plan), options_(options), path_(path), trace_(trace) {}
 
-  // The points of `grid` from the path's start, whose time goes to the first point's setup.
-  // Ends after a point whose workers failed.
-  Status Run(const std::vector<double>& grid, const Solution& start, KeptExecutor* kept, const GridPoint& point) {
-    std::vector<double> x = start.model;
+  // The points of `grid` from the path's start, whose time goes to the first point's setup;
+  // `total` sums the points' times and restarts. Ends after a point whose workers failed.
+  Status Run(const std::vector<double>& grid, const Solution& start, KeptExecutor* kept, const GridPoint& point,
+             Summary& total) {
+    std::vector<double> x = start.model, scratch;
     int64_t next_round = start.summary.rounds;
     bool first = true;
     for (const double lambda : grid) {
       (path_.penalty == "l1" ? plan_.spec.regularizer.l1 : plan_.spec.regularizer.l2) = lambda;
-      WarmStart warm{x, kept != nullptr ? next_round : 0, ReferenceAt(plan_.spec, start.gradient)};
+      // The stop test scales F's residual at x0 for this lambda, as a solve from x0 would.
+      const double reference = OptimalityResidual(plan_.spec, start.model, start.gradient, scratch);
+      WarmStart warm{x, kept != nullptr ? next_round : 0, reference};
       NIMBUS_ASSIGN_OR_RETURN(Solution solution, kept != nullptr ? SolveOn(*kept, warm) : SolveFresh(warm));
       next_round += solution.summary.rounds;
       x = solution.model;
       if (first) solution.summary.setup_seconds += start.summary.setup_seconds + start.summary.solve_seconds;
       first = false;
+      total.setup_seconds += solution.summary.setup_seconds;
+      total.solve_seconds += solution.summary.solve_seconds;
+      total.worker_restarts += solution.summary.worker_restarts;
+      total.data_nnz = solution.summary.data_nnz;
       const bool failed = !solution.summary.ok();
       point(lambda, std::move(solution));
       if (failed) break;
@@ -207,33 +190,26 @@ Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, con
   return plan;
 }
 
-Result<double> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, const GridPoint& point) {
+Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, double load_seconds,
+                              const GridPoint& point) {
   NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
   if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
   KeptExecutor kept(*runtime.executor);
   NIMBUS_ASSIGN_OR_RETURN(Solution start, SolvePathStart(plan.spec, options, kept, trace.get()));
-  NIMBUS_ASSIGN_OR_RETURN(const double lambda_max, LambdaMax(plan.spec, start.gradient, path.penalty));
+  GridOutcome outcome;
+  NIMBUS_ASSIGN_OR_RETURN(outcome.lambda_max, LambdaMax(plan.spec, start.gradient, path.penalty));
   const bool newton = ChooseMaster(options).algorithm == "newton";
   if (!newton) kept.Release();
   GridRun run(plan, options, path, trace.get());
-  NIMBUS_RETURN_IF_ERROR(run.Run(PathGrid(path, lambda_max), start, newton ? &kept : nullptr, point));
-  return lambda_max;
-}
-
-double GridCost(const Plan& plan, const SolveOptions& options, const std::vector<const Summary*>& points,
-                double load_seconds) {
+  // The grid's price: its workers once, for every point's setup and solve.
   Summary total;
-  for (const Summary* p : points) {
-    total.setup_seconds += p->setup_seconds;
-    total.solve_seconds += p->solve_seconds;
-    total.worker_restarts += p->worker_restarts;
-    total.data_nnz = p->data_nnz;
-  }
   total.load_seconds = load_seconds;
+  NIMBUS_RETURN_IF_ERROR(run.Run(PathGrid(path, outcome.lambda_max), start, newton ? &kept : nullptr, point, total));
   AddCostEstimate(options.prices, plan, &total);
-  return total.cost_dollars;
+  outcome.cost_dollars = total.cost_dollars;
+  return outcome;
 }
 
 Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& options, const PathOptions& path) {
@@ -241,13 +217,15 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, options, path));
   std::optional<Dataset> validation;
   if (!path.validation.empty()) {
-    NIMBUS_ASSIGN_OR_RETURN(Dataset read, ReadValidation(path.validation, plan));
-    validation = std::move(read);
+    Result<Dataset> read = ReadLibsvmFileFor(path.validation, plan.labels);
+    if (!read.ok()) return read.status().WithContext("--validation");
+    validation = std::move(read).value();
   }
   PathResult result;
   result.penalty = path.penalty;
   result.load_seconds = wall.ElapsedSeconds();
-  NIMBUS_ASSIGN_OR_RETURN(result.lambda_max, SolveGrid(plan, options, path, [&](double lambda, Solution solution) {
+  NIMBUS_ASSIGN_OR_RETURN(const GridOutcome grid, SolveGrid(plan, options, path, result.load_seconds,
+                                                            [&](double lambda, Solution solution) {
     PathPoint point{lambda, {}, {}, {}};
     SolveResult solved = ResultOf(plan, options, std::move(solution));
     point.model = std::move(solved.model);
@@ -257,9 +235,8 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
     if (path.on_point) path.on_point(point);
     result.points.push_back(std::move(point));
   }));
-  std::vector<const Summary*> summaries;
-  for (const PathPoint& p : result.points) summaries.push_back(&p.summary);
-  result.cost_dollars = GridCost(plan, options, summaries, result.load_seconds);
+  result.lambda_max = grid.lambda_max;
+  result.cost_dollars = grid.cost_dollars;
   result.wall_seconds = wall.ElapsedSeconds();
   return result;
 }

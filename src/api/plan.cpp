@@ -216,11 +216,6 @@ Status SetProblem(const SolveOptions& options, Plan* plan) {
   plan->spec.multinomial = options.multiclass == "multinomial";
   plan->spec.classes = plan->labels.multiclass() ? static_cast<int64_t>(plan->labels.classes.size())
                        : plan->spec.multinomial ? 2 : 1;
-  // The general form numbers the model's entries with 32 bits.
-  if (plan->spec.model_size() > std::numeric_limits<uint32_t>::max()) {
-    return InvalidArgument("the model would hold " + std::to_string(plan->spec.model_size()) + " weights (" +
-                           std::to_string(plan->spec.classes) + " classes), more than 2^32");
-  }
   plan->spec.regularizer = {options.l1.value_or(0.0), options.l2.value_or(0.0), options.regularizer};
   if (!options.l1 && !options.l2 && !options.regularizer) {
     plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);
@@ -228,10 +223,10 @@ Status SetProblem(const SolveOptions& options, Plan* plan) {
   return plan->spec.Validate();
 }
 
-double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t classes) {
-  const double local = general_form ? static_cast<double>(std::min(model_size, (nnz + 1) * classes))
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t blocks) {
+  const double local = general_form ? static_cast<double>(std::min(model_size, (nnz + 1) * blocks))
                                     : static_cast<double>(model_size);
-  return 48.0 * static_cast<double>(rows * classes) + 12.0 * static_cast<double>(nnz) + 160.0 * local;
+  return 48.0 * static_cast<double>(rows * blocks) + 12.0 * static_cast<double>(nnz) + 160.0 * local;
 }
 
 Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb) {

@@ -342,4 +342,12 @@ Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions&
   return data;
 }
 
+Result<Dataset> ReadLibsvmFileFor(const std::string& path, const LabelEncoding& labels) {
+  LibsvmReadOptions options;
+  options.label_mode = labels.classification ? LabelMode::kClassification : LabelMode::kRegression;
+  if (labels.classification) options.expected_labels = labels;
+  options.renumber_columns = true;  // a hashed feature space costs no vector of its size
+  return ReadLibsvmFile(path, options);
+}
+
 }  // namespace nimbus

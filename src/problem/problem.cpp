@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -91,7 +92,30 @@ Status ProblemSpec::Validate() const {
     return InvalidArgument("copy scales: one per copy");
   }
   for (const double w : copy_scales) NIMBUS_RETURN_IF_ERROR(check("copy scale", w));
+  // The general form numbers the model's entries with 32 bits.
+  if (model_size() > std::numeric_limits<uint32_t>::max()) {
+    return InvalidArgument("the model would hold " + std::to_string(model_size()) + " weights (" +
+                           std::to_string(classes) + " classes" +
+                           (copies > 1 ? " x " + std::to_string(copies) + " copies" : "") + "), more than 2^32");
+  }
   return Status::Ok();
+}
+
+double OptimalityResidual(const ProblemSpec& spec, std::span<const double> x, std::span<const double> g,
+                          std::vector<double>& v) {
+  const std::size_t regularized = spec.regularized_size();
+  const Regularizer& r = spec.regularizer;
+  v.resize(x.size());
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    if (j >= regularized) {
+      v[j] = g[j];
+    } else if (HasRoughCustom(r)) {
+      v[j] = x[j] - r.custom->Prox(1.0, x[j] - g[j]);
+    } else {
+      v[j] = MinimumNormSubgradient(x[j], g[j], r.l1);
+    }
+  }
+  return Norm(v);
 }
 
 std::vector<uint32_t> EntryBlocks(const ProblemSpec& spec, std::span<const uint32_t> entries) {

@@ -25,11 +25,7 @@ double LabelOf(const std::string& line) { return std::stod(line.substr(0, line.f
 nlohmann::json RunCv(const std::vector<std::string>& args) {
   std::vector<std::string> all{"cv", "--json", "--no-plots"};
   all.insert(all.end(), args.begin(), args.end());
-  const CommandResult result = RunNimbus(all);
-  EXPECT_EQ(result.exit_code, 0) << result.err;
-  const nlohmann::json json = nlohmann::json::parse(result.out, nullptr, false);
-  EXPECT_FALSE(json.is_discarded()) << result.out;
-  return json;
+  return RunNimbusJson(all);
 }
 
 // heart_scale with three classes: -1 stays, +1 splits by the sign of feature 1.

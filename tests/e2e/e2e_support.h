@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "nimbus/model/model.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "support/test_support.h"
@@ -66,6 +68,16 @@ inline std::string JsonField(const std::string& json, const std::string& key) {
   const auto begin = at + quoted.size();
   const auto end = json.find_first_of(",}", begin);
   return json.substr(begin, end - begin);
+}
+
+// `nimbus ARGS...` that prints one JSON document (e.g. --json): expects success, returns it
+// parsed (discarded when it is not JSON, which fails the test too).
+inline nlohmann::json RunNimbusJson(const std::vector<std::string>& args) {
+  const CommandResult result = RunNimbus(args);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  nlohmann::json json = nlohmann::json::parse(result.out, nullptr, false);
+  EXPECT_FALSE(json.is_discarded()) << result.out;
+  return json;
 }
 
 // Bad input: `nimbus BASE... ARGS...` of each case ends with exit status 2 and an error that

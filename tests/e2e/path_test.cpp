@@ -60,11 +60,7 @@ double LambdaMaxOf(const Rows& rows, bool intercept) {
 nlohmann::json RunPath(const std::vector<std::string>& args) {
   std::vector<std::string> all{"path", "--data", HeartScalePath(), "--json", "--no-plots"};
   all.insert(all.end(), args.begin(), args.end());
-  const CommandResult result = RunNimbus(all);
-  EXPECT_EQ(result.exit_code, 0) << result.err;
-  const nlohmann::json json = nlohmann::json::parse(result.out, nullptr, false);
-  EXPECT_FALSE(json.is_discarded()) << result.out;
-  return json;
+  return RunNimbusJson(all);
 }
 
 TEST(PathCli, L1PathMatchesLiblinearAtEveryPoint) {

@@ -57,11 +57,11 @@ Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const La
 // (the options' l1, l2 or custom one; without any, l2 = 1/N, liblinear's C = 1).
 Status SetProblem(const SolveOptions& options, Plan* plan);
 // What a worker holds for a shard of `rows` rows and `nnz` nonzeros, in bytes: the shard
-// (labels, row offsets, indices, values), the x-update's per-row arrays (per row and class
-// for `classes` > 1), and about 20 vectors of the worker's length (measured: 1.5 GB per worker
-// at d = 10^7 in the dense form); in the general form that length is at most the shard's
-// nonzeros (times the classes).
-double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t classes = 1);
+// (labels, row offsets, indices, values), the x-update's per-row arrays (per row and block
+// for `blocks` > 1: classes times cross-validation's copies), and about 20 vectors of the
+// worker's length (measured: 1.5 GB per worker at d = 10^7 in the dense form); in the general
+// form that length is at most the shard's nonzeros (times the blocks).
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t blocks = 1);
 // Fails, naming the first shard that would not fit, if a worker could need more than
 // `limit_mb` megabytes (0: no limit). Checked before any worker starts.
 Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb);
@@ -107,13 +107,15 @@ Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, con
 // Each point's lambda and solution; the first's setup includes starting the workers and the
 // solve at the path's start.
 using GridPoint = std::function<void(double lambda, Solution solution)>;
+struct GridOutcome {
+  double lambda_max = 0;
+  double cost_dollars = 0;  // the workers priced once for every point's setup and solve, with the load
+};
 // Solves the plan's problem at every lambda of the path's grid, largest first, each from the
 // one before, and gives each point to `point`; ends after a point whose workers failed.
-// Returns lambda_max.
-Result<double> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, const GridPoint& point);
-// The grid's price: its workers once, for every point's setup and solve (`points`' summaries).
-double GridCost(const Plan& plan, const SolveOptions& options, const std::vector<const Summary*>& points,
-                double load_seconds);
+// `load_seconds`: the master's reading of the data, for the price.
+Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, double load_seconds,
+                              const GridPoint& point);
 
 // The master a solve runs, with its options.
 struct MasterChoice {

@@ -38,5 +38,9 @@ struct LibsvmReadOptions {
 inline constexpr uint64_t kMaxFeatureIndex = 2147483647;
 
 Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions& options = {});
+// Labelled data to score a model trained on data encoded as `labels`: a classifier's labels
+// must be among its classes (mapped as they were), a regression's are real targets; the
+// columns are renumbered to the features that occur (the model maps its features by number).
+Result<Dataset> ReadLibsvmFileFor(const std::string& path, const LabelEncoding& labels);
 
 }  // namespace nimbus

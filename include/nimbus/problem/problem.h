@@ -165,6 +165,16 @@ double EvaluateObjective(const ProblemSpec& spec, const CsrView& matrix, std::sp
 void SmoothGradient(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                     std::span<const double> x, std::span<double> gradient, std::span<const double> sample_weights = {});
 
+// Whether F's non-smooth part is a program's own regularizer, known by its prox only.
+inline bool HasRoughCustom(const Regularizer& r) { return r.custom != nullptr && !r.custom->smooth(); }
+
+// F's optimality residual at x, given the smooth part's gradient g (the loss term and l2):
+// ||v||, zero exactly at the optimum, with v = x - prox_h(x - g) for a program's own rough h,
+// and for l1 the minimum-norm subgradient (which equals that v near the optimum; Newton's l1
+// tolerances were tuned on it). The intercept has no h: v = g there. `v` is scratch.
+double OptimalityResidual(const ProblemSpec& spec, std::span<const double> x, std::span<const double> g,
+                          std::vector<double>& v);
+
 // How far x is from satisfying 0 in dF(x): the largest over coordinates of
 //   |g_j + l2 x_j + l1 sign(x_j)|   where x_j != 0,
 //   max(0, |g_j| - l1)             where x_j == 0,   and |g_b| for the intercept,
