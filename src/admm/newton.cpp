@@ -77,15 +77,8 @@ class DistributedObjective final : public SmoothFunction {
     CopyInto(point->gradient, gradient);
   }
 
-  void HessianVector(std::span<const double> v, std::span<double> hv) override {
-    const Point& at = points_[hessian_point_];
-    RoundRequest request = NewRequest(RoundKind::kHessianVector, Vector(v.begin(), v.end()));
-    request.point_round = at.round;
-    request.point = at.x;
-    Fill(hv, 0.0);
-    if (!RunAndSum(request, hv, {})) return;
-    spec_.regularizer.AddCurvatureProduct(at.x, v, spec_.regularized_size(), hv);
-  }
+  void HessianVector(std::span<const double> v, std::span<double> hv) override { Product(v, hv, false); }
+  void HessianVectorOnSupport(std::span<const double> v, std::span<double> hv) override { Product(v, hv, true); }
 
   void HessianDiagonal(std::span<double> diagonal) override {
     const Vector& d = points_[hessian_point_].diagonal;
@@ -119,6 +112,18 @@ class DistributedObjective final : public SmoothFunction {
     double value = 0;
     Vector gradient, diagonal;
   };
+
+  // hv = H v at the iterate; with `on_support` the workers may compute it on v's support alone.
+  void Product(std::span<const double> v, std::span<double> hv, bool on_support) {
+    const Point& at = points_[hessian_point_];
+    RoundRequest request = NewRequest(RoundKind::kHessianVector, Vector(v.begin(), v.end()));
+    request.point_round = at.round;
+    request.point = at.x;
+    request.on_support = on_support;
+    Fill(hv, 0.0);
+    if (!RunAndSum(request, hv, {})) return;
+    spec_.regularizer.AddCurvatureProduct(at.x, v, spec_.regularized_size(), hv);
+  }
 
   const Point* Find(std::span<const double> x) const {
     for (const Point& p : points_) {
@@ -283,7 +288,7 @@ class RestrictedObjective final : public SmoothFunction {
   void HessianVector(std::span<const double> v, std::span<double> hv) override {
     Fill(full_, 0.0);
     for (std::size_t k = 0; k < working_.size(); ++k) full_[working_[k]] = v[k];
-    f_.HessianVector(full_, product_);
+    f_.HessianVectorOnSupport(full_, product_);  // only W's entries are read
     for (std::size_t k = 0; k < working_.size(); ++k) hv[k] = product_[working_[k]];
   }
   // The preconditioner, floored at kWorkingFloor of its mean over W. A coordinate whose rows

@@ -223,17 +223,20 @@ Status SetProblem(const SolveOptions& options, Plan* plan) {
   return plan->spec.Validate();
 }
 
-double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t blocks) {
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t blocks,
+                         bool working_columns) {
   const double local = general_form ? static_cast<double>(std::min(model_size, (nnz + 1) * blocks))
                                     : static_cast<double>(model_size);
-  return 48.0 * static_cast<double>(rows * blocks) + 12.0 * static_cast<double>(nnz) + 160.0 * local;
+  const double per_nonzero = working_columns ? 18.0 : 12.0;
+  return 48.0 * static_cast<double>(rows * blocks) + per_nonzero * static_cast<double>(nnz) + 160.0 * local;
 }
 
-Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb) {
+Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_columns, double limit_mb) {
   if (limit_mb <= 0) return Status::Ok();
   const auto n = static_cast<int64_t>(plan.spec.model_size());
   auto check = [&](const std::string& shard, int64_t rows, int64_t nnz) -> Status {
-    const double needed_mb = WorkerMemoryBytes(rows, nnz, n, general_form, plan.spec.blocks()) / 1e6;
+    const double needed_mb =
+        WorkerMemoryBytes(rows, nnz, n, general_form, plan.spec.blocks(), working_columns) / 1e6;
     if (needed_mb <= limit_mb) return Status::Ok();
     return InvalidArgument(shard + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) +
                            " nonzeros) needs about " + std::to_string(static_cast<int64_t>(std::ceil(needed_mb))) +

@@ -1,5 +1,6 @@
 #include "nimbus/core/csr.h"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 
@@ -170,6 +171,76 @@ void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<cons
   const std::size_t last = static_cast<std::size_t>(a.cols) * c_count;
   for (std::size_t c = 0; c < c_count; ++c) out[last + c] += bias[c];
   for (std::size_t c = 0; c < c_count && with_squares; ++c) squares[last + c] += bias_squares[c];
+}
+
+CsrView ColumnSubset::view() const {
+  CsrView v;
+  v.rows = static_cast<int64_t>(row_ptr.size()) - 1;
+  v.cols = static_cast<int64_t>(columns.size());
+  v.row_ptr = row_ptr.data();
+  v.col_idx = col_idx.data();
+  v.values = values.data();
+  return v;
+}
+
+void ColumnSubset::Compact(std::span<const double> full, int64_t classes, bool with_intercept,
+                           std::vector<double>& compact) const {
+  const auto c_count = static_cast<std::size_t>(classes);
+  const std::size_t original_cols = selected.size();
+  assert(full.size() == (original_cols + (with_intercept ? 1 : 0)) * c_count);
+  compact.resize((columns.size() + (with_intercept ? 1 : 0)) * c_count);
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    for (std::size_t c = 0; c < c_count; ++c) compact[k * c_count + c] = full[columns[k] * c_count + c];
+  }
+  for (std::size_t c = 0; c < c_count && with_intercept; ++c) {
+    compact[columns.size() * c_count + c] = full[original_cols * c_count + c];
+  }
+}
+
+void ColumnSubset::Expand(std::span<const double> compact, int64_t classes, bool with_intercept,
+                          std::span<double> full) const {
+  const auto c_count = static_cast<std::size_t>(classes);
+  const std::size_t original_cols = selected.size();
+  assert(compact.size() == (columns.size() + (with_intercept ? 1 : 0)) * c_count);
+  std::fill(full.begin(), full.end(), 0.0);
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    for (std::size_t c = 0; c < c_count; ++c) full[columns[k] * c_count + c] = compact[k * c_count + c];
+  }
+  for (std::size_t c = 0; c < c_count && with_intercept; ++c) {
+    full[original_cols * c_count + c] = compact[columns.size() * c_count + c];
+  }
+}
+
+ColumnSubset SelectColumns(const CsrView& a, std::vector<uint32_t> columns) {
+  ColumnSubset subset;
+  subset.selected.assign(static_cast<std::size_t>(a.cols), 0);
+  std::vector<uint32_t> position(static_cast<std::size_t>(a.cols), 0);
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    assert(columns[k] < a.cols && (k == 0 || columns[k - 1] < columns[k]));
+    subset.selected[columns[k]] = 1;
+    position[columns[k]] = static_cast<uint32_t>(k);
+  }
+  subset.columns = std::move(columns);
+  subset.row_ptr.reserve(static_cast<std::size_t>(a.rows) + 1);
+  subset.row_ptr.push_back(0);
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const uint32_t j = a.col_idx[k];
+      if (subset.selected[j] == 0) continue;
+      subset.col_idx.push_back(position[j]);
+      subset.values.push_back(a.values[k]);
+    }
+    subset.row_ptr.push_back(static_cast<int64_t>(subset.values.size()));
+  }
+  return subset;
+}
+
+std::vector<int64_t> ColumnNonzeros(const CsrView& a) {
+  std::vector<int64_t> counts(static_cast<std::size_t>(a.cols), 0);
+  const int64_t begin = a.rows == 0 ? 0 : a.row_ptr[0];
+  const int64_t end = a.rows == 0 ? 0 : a.row_ptr[a.rows];
+  for (int64_t k = begin; k < end; ++k) ++counts[a.col_idx[k]];
+  return counts;
 }
 
 double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept, std::span<const double> row_weights) {

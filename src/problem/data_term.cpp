@@ -69,6 +69,11 @@ void DataTerm::Margins(std::span<const double> x, std::span<double> margins) con
   MultiplyRowsBlocks(matrix_, blocks_, x, intercept_, margins);
 }
 
+void DataTerm::MarginsOn(const ColumnSubset& columns, std::span<const double> x, std::span<double> margins) const {
+  assert(columns.view().rows == matrix_.rows);
+  MultiplyRowsBlocks(columns.view(), blocks_, x, intercept_, margins);
+}
+
 double DataTerm::LossSum(std::span<const double> margins) const {
   if (multinomial_) return SoftmaxLoss(labels_, margins, classes_, weights_);
   return SumLoss(loss_, labels_, margins, weights_);
@@ -121,13 +126,24 @@ void DataTerm::AddGradient(std::span<const double> first, const DataCurvature* c
 
 void DataTerm::AddCurvatureProduct(const DataCurvature& curvature, std::span<const double> v,
                                    std::span<double> hv) const {
+  AddCurvatureProductWith(matrix_, curvature, v, hv);
+}
+
+void DataTerm::AddCurvatureProductOn(const ColumnSubset& columns, const DataCurvature& curvature,
+                                     std::span<const double> v, std::span<double> hv) const {
+  assert(columns.view().rows == matrix_.rows);
+  AddCurvatureProductWith(columns.view(), curvature, v, hv);
+}
+
+void DataTerm::AddCurvatureProductWith(const CsrView& matrix, const DataCurvature& curvature,
+                                       std::span<const double> v, std::span<double> hv) const {
   if (blocks_ == 1) {
-    AddNormalProduct(matrix_, curvature.second, v, intercept_, hv);
+    AddNormalProduct(matrix, curvature.second, v, intercept_, hv);
     return;
   }
   const auto b_count = static_cast<std::size_t>(blocks_);
   if (!multinomial_) {
-    AddNormalProductBlocks(matrix_, blocks_, v, intercept_, hv, [&](int64_t r, std::span<double> t) {
+    AddNormalProductBlocks(matrix, blocks_, v, intercept_, hv, [&](int64_t r, std::span<double> t) {
       const double* d = curvature.second.data() + static_cast<std::size_t>(r) * b_count;
       for (std::size_t b = 0; b < b_count; ++b) t[b] *= d[b];
     });
@@ -136,7 +152,7 @@ void DataTerm::AddCurvatureProduct(const DataCurvature& curvature, std::span<con
   // Per copy, (diag(p) - p p^T) t = p .* t - p (p . t), times scale c_r.
   const auto c_count = static_cast<std::size_t>(classes_);
   const std::size_t copies = b_count / c_count;
-  AddNormalProductBlocks(matrix_, blocks_, v, intercept_, hv, [&](int64_t r, std::span<double> t) {
+  AddNormalProductBlocks(matrix, blocks_, v, intercept_, hv, [&](int64_t r, std::span<double> t) {
     for (std::size_t k = 0; k < copies; ++k) {
       const std::size_t group = static_cast<std::size_t>(r) * copies + k;
       const double* p = curvature.probabilities.data() + group * c_count;

@@ -52,6 +52,7 @@ struct RoundFields {
   int64_t z_entry_bytes;  // 8: doubles, 4: float32 (lean)
   int64_t kind;           // RoundKind
   int64_t point_round;
+  int64_t on_support;
 };
 struct ReplyFields {
   int64_t status;
@@ -394,7 +395,8 @@ WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
                 resume == nullptr ? 0.0 : resume->rho_of_u,
                 0,
                 static_cast<int64_t>(request.kind),
-                request.point_round};
+                request.point_round,
+                request.on_support ? 1 : 0};
   Frame z = VectorFrame(request.z, request.lean, &f.z_entry_bytes);
   std::vector<Frame> payload{FieldsFrame(f), std::move(z)};
   if (point) {
@@ -424,6 +426,7 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   }
   request.kind = static_cast<RoundKind>(f.kind);
   request.point_round = f.point_round;
+  request.on_support = f.on_support != 0;
   NIMBUS_ASSIGN_OR_RETURN(request.z, ReadVector(message.payload[1], model_size, f.z_entry_bytes, MessageType::kRound, "z"));
   const bool point_allowed = request.kind == RoundKind::kHessianVector;
   if (f.resume < 0 || f.resume > 3 || (f.resume == 0) != (message.payload.size() == 2) ||

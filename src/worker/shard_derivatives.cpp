@@ -26,7 +26,12 @@ ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
 ShardDerivatives::Curvature& ShardDerivatives::HoldPoint(int64_t round, std::span<const double> x,
                                                           double* loss_sum) {
   margins_.resize(term_->margin_count());
-  term_->Margins(x, margins_);
+  if (const ColumnSubset* columns = WorkingColumnsCovering(x)) {
+    columns->Compact(x, term_->blocks(), term_->intercept(), compact_v_);
+    term_->MarginsOn(*columns, compact_v_, margins_);
+  } else {
+    term_->Margins(x, margins_);
+  }
   ++passes_;
   Curvature& slot = SlotForNewPoint();
   slot.round = round;
@@ -55,7 +60,7 @@ bool ShardDerivatives::Holds(int64_t round) const {
 }
 
 Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const double> point, std::span<const double> v,
-                                       std::span<double> hv) {
+                                       std::span<double> hv, bool on_support) {
   Curvature* held = nullptr;
   for (Curvature& c : held_) {
     if (c.round == point_round && point_round >= 0) held = &c;
@@ -70,10 +75,53 @@ Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const doub
     held = &HoldPoint(point_round, point, &loss_sum);
   }
   held->last_use = ++uses_;
-  Fill(hv, 0.0);
-  term_->AddCurvatureProduct(held->at, v, hv);
+  const ColumnSubset* columns = on_support ? WorkingColumnsFor(v) : nullptr;
+  if (columns == nullptr) {
+    Fill(hv, 0.0);
+    term_->AddCurvatureProduct(held->at, v, hv);
+  } else {
+    columns->Compact(v, term_->blocks(), term_->intercept(), compact_v_);
+    compact_hv_.assign(compact_v_.size(), 0.0);
+    term_->AddCurvatureProductOn(*columns, held->at, compact_v_, compact_hv_);
+    columns->Expand(compact_hv_, term_->blocks(), term_->intercept(), hv);
+  }
   ++passes_;
   return Status::Ok();
+}
+
+const ColumnSubset* ShardDerivatives::WorkingColumnsFor(std::span<const double> v) {
+  const CsrView& matrix = term_->matrix();
+  const auto blocks = static_cast<std::size_t>(term_->blocks());
+  if (column_nonzeros_.empty()) column_nonzeros_ = ColumnNonzeros(matrix);
+  std::vector<uint32_t> support;
+  int64_t nnz = 0;
+  for (std::size_t j = 0; j < column_nonzeros_.size(); ++j) {
+    const double* entries = v.data() + j * blocks;
+    if (std::all_of(entries, entries + blocks, [](double e) { return e == 0.0; })) continue;
+    support.push_back(static_cast<uint32_t>(j));
+    nnz += column_nonzeros_[j];
+  }
+  if (2 * nnz > matrix.nnz()) return nullptr;
+  const bool covered = std::all_of(support.begin(), support.end(), [&](uint32_t j) {
+    return j < working_.selected.size() && working_.selected[j] != 0;
+  });
+  // Kept while the support is inside it and it is not twice as large (a working set that shrank).
+  if (!covered || working_.nnz() > 2 * nnz + matrix.rows) {
+    working_ = SelectColumns(matrix, std::move(support));
+    ++passes_;
+  }
+  return &working_;
+}
+
+const ColumnSubset* ShardDerivatives::WorkingColumnsCovering(std::span<const double> x) const {
+  if (working_.selected.empty()) return nullptr;
+  const auto blocks = static_cast<std::size_t>(term_->blocks());
+  for (std::size_t j = 0; j < working_.selected.size(); ++j) {
+    if (working_.selected[j] != 0) continue;
+    const double* entries = x.data() + j * blocks;
+    if (!std::all_of(entries, entries + blocks, [](double e) { return e == 0.0; })) return nullptr;
+  }
+  return &working_;
 }
 
 }  // namespace nimbus

@@ -191,7 +191,7 @@ void ShardWorker::ServeNewton(const RoundRequest& request, std::span<const doubl
     const std::span<const double> point =
         needs_point ? Local(request.point, point_local_) : std::span<const double>();
     std::vector<double> hv(n);
-    if (Status done = derivatives_.HessianVector(request.point_round, point, v, hv); !done.ok()) {
+    if (Status done = derivatives_.HessianVector(request.point_round, point, v, hv, request.on_support); !done.ok()) {
       reply.status = ReplyStatus::kFailed;
       reply.error = done.message();
       return;

@@ -215,6 +215,36 @@ TEST(CsrViewTest, RowRangePointsIntoTheSameArrays) {
   EXPECT_EQ(inner.nnz(), m.row_ptr[7] - m.row_ptr[5]);
 }
 
+TEST(ColumnSubsetTest, SelectsTheColumnsAndCompactsModels) {
+  // [1 0 2 0]
+  // [0 3 0 4]
+  // [5 6 0 7]
+  const std::vector<int64_t> row_ptr{0, 2, 4, 7};
+  const std::vector<uint32_t> col_idx{0, 2, 1, 3, 0, 1, 3};
+  const std::vector<double> values{1, 2, 3, 4, 5, 6, 7};
+  const CsrView a{3, 4, row_ptr.data(), col_idx.data(), values.data()};
+  EXPECT_EQ(ColumnNonzeros(a), (std::vector<int64_t>{2, 2, 1, 2}));
+  const ColumnSubset s = SelectColumns(a, {1, 3});
+  EXPECT_EQ(s.row_ptr, (std::vector<int64_t>{0, 0, 2, 4}));
+  EXPECT_EQ(s.col_idx, (std::vector<uint32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(s.values, (std::vector<double>{3, 4, 6, 7}));
+  EXPECT_EQ(s.view().cols, 2);
+  EXPECT_EQ(s.nnz(), 4);
+  // Two classes, interleaved, then their intercepts.
+  const std::vector<double> full{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  std::vector<double> compact;
+  s.Compact(full, 2, true, compact);
+  EXPECT_EQ(compact, (std::vector<double>{3, 4, 7, 8, 9, 10}));
+  std::vector<double> back(10, -1.0);
+  s.Expand(compact, 2, true, back);
+  EXPECT_EQ(back, (std::vector<double>{0, 0, 3, 4, 0, 0, 7, 8, 9, 10}));
+  // The subset's product is the whole matrix's for x zero outside its columns: rows 2 and 3
+  // are 3 x1 + 4 x3 and 6 x1 + 7 x3.
+  std::vector<double> y(3);
+  MultiplyRows(s.view(), std::vector<double>{1.0, 2.0}, false, y);
+  EXPECT_EQ(y, (std::vector<double>{0.0, 11.0, 20.0}));
+}
+
 TEST(CsrViewTest, EmptyMatrix) {
   const int64_t row_ptr[1] = {0};
   CsrView empty;

@@ -203,6 +203,39 @@ TEST_P(DataTermTest, CurvatureTraceIsTheDiagonalsSumAtZero) {
   EXPECT_NEAR(term.CurvatureTraceAtZero(), trace, 1e-12 * trace);
 }
 
+// For a point and a direction that are zero outside some columns (L1 Newton's working set),
+// the margins and the curvature product from those columns alone are the whole data's.
+TEST_P(DataTermTest, MarginsAndProductsOnColumnsMatchTheWholeData) {
+  const DataTerm term = Term();
+  const ColumnSubset columns = SelectColumns(problem_.View(), {1, 4, 7});
+  const std::size_t b_count = Blocks(), cols = static_cast<std::size_t>(problem_.cols);
+  auto zero_elsewhere = [&](std::vector<double> x) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      if (j == 1 || j == 4 || j == 7) continue;
+      for (std::size_t b = 0; b < b_count; ++b) x[j * b_count + b] = 0.0;
+    }
+    return x;
+  };
+  const std::vector<double> x = zero_elsewhere(Point(21)), v = zero_elsewhere(Point(22));
+  std::vector<double> compact;
+  columns.Compact(x, spec_.blocks(), spec_.intercept, compact);
+  std::vector<double> margins(term.margin_count());
+  term.MarginsOn(columns, compact, margins);
+  const std::vector<double> expected = DenseMargins(x);
+  for (std::size_t k = 0; k < margins.size(); ++k) EXPECT_NEAR(margins[k], expected[k], 1e-12) << "margin " << k;
+
+  DataCurvature curvature;
+  Gradient(term, x, &curvature);
+  std::vector<double> whole(Size(), 0.0), on_columns(Size(), 0.0);
+  term.AddCurvatureProduct(curvature, v, whole);
+  columns.Compact(v, spec_.blocks(), spec_.intercept, compact);
+  std::vector<double> compact_product(compact.size(), 0.0);
+  term.AddCurvatureProductOn(columns, curvature, compact, compact_product);
+  columns.Expand(compact_product, spec_.blocks(), spec_.intercept, on_columns);
+  const std::vector<double> selected = zero_elsewhere(whole);  // other columns' entries are not computed
+  for (std::size_t k = 0; k < Size(); ++k) EXPECT_NEAR(on_columns[k], selected[k], 1e-12) << "entry " << k;
+}
+
 INSTANTIATE_TEST_SUITE_P(Classes, DataTermTest,
                          ::testing::Values(Case{"ovr", false, false, false}, Case{"ovr_intercept_weighted", false, true, true},
                                            Case{"softmax", true, false, false},

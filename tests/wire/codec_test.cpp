@@ -183,6 +183,10 @@ TEST(CodecTest, NewtonRoundsAndRepliesRoundTrip) {
   EXPECT_EQ(back.kind, RoundKind::kHessianVector);
   EXPECT_EQ(back.point_round, 4);
   EXPECT_TRUE(back.point.empty());
+  EXPECT_FALSE(back.on_support);
+  product.on_support = true;  // the working set's product
+  EXPECT_TRUE(UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), product)), 2).value().on_support);
+  product.on_support = false;
   product.point = Vector({0.5, -1.0});
   back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), product)), 2).value();
   EXPECT_EQ(back.point, product.point);

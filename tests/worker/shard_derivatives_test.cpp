@@ -88,5 +88,43 @@ TEST(ShardDerivatives, APointNotHeldMustComeWithTheRequest) {
   EXPECT_EQ(fresh.data_passes(), 3);
 }
 
+// L1 Newton's products on a working set: exact where the direction has an entry (and the
+// intercept), 0 elsewhere, from a copy of those columns made once; a point inside them takes
+// its margins from that copy too.
+TEST(ShardDerivatives, ProductsOnTheSupportMatchTheDenseReferenceThere) {
+  for (const Loss& loss : kAllLosses) {
+    SCOPED_TRACE(LossName(loss));
+    const auto p = MakeRandomProblem(80, 40, 4, 11, loss);
+    ShardDerivatives shard(p.View(), p.labels, loss, true, static_cast<int64_t>(kTotalRows));
+    const std::size_t n = p.Width(true);
+    auto on = [&](std::vector<double> x, std::vector<std::size_t> keep) {
+      std::vector<double> out(n, 0.0);
+      for (const std::size_t j : keep) out[j] = x[j];
+      return out;
+    };
+    const std::vector<std::size_t> working{2, 9, 17, 30, 40};  // 40: the intercept
+    const std::vector<double> x = on(RandomVector(n, 3, 0.5), working);
+    std::vector<double> gd(2 * n), hv(n);
+    shard.Evaluate(0, x, gd);
+    const std::vector<double> h = RefDataHessian(p, loss, true, kTotalRows, x);
+    const std::vector<double> v = on(RandomVector(n, 5, 1.0), {2, 9, 17, 40});  // a zero in W
+    ASSERT_TRUE(shard.HessianVector(0, {}, v, hv, true).ok());
+    const std::vector<double> expected = DenseProduct(h, v);
+    for (std::size_t j = 0; j < n; ++j) {
+      const bool in_support = j == 2 || j == 9 || j == 17 || j == 40;
+      EXPECT_NEAR(hv[j], in_support ? expected[j] : 0.0, 1e-12) << "entry " << j;
+    }
+    EXPECT_EQ(shard.data_passes(), 4);  // the evaluation's two, the copy of the columns and the product
+    // A point inside the copied columns: its value and gradient, the margins from the copy.
+    const std::vector<double> inside = on(RandomVector(n, 7, 0.5), {9, 17, 40});
+    EXPECT_NEAR(shard.Evaluate(1, inside, gd), RefDataLoss(p, loss, true, kTotalRows, inside), 1e-12);
+    const std::vector<double> gradient(gd.begin(), gd.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_LT(RefMaxAbsDiff(gradient, RefDataGradient(p, loss, true, kTotalRows, inside)), 1e-12);
+    // One outside them: the whole data.
+    const std::vector<double> outside = RandomVector(n, 8, 0.5);
+    EXPECT_NEAR(shard.Evaluate(2, outside, gd), RefDataLoss(p, loss, true, kTotalRows, outside), 1e-12);
+  }
+}
+
 }  // namespace
 }  // namespace nimbus

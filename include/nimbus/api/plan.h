@@ -60,11 +60,13 @@ Status SetProblem(const SolveOptions& options, Plan* plan);
 // (labels, row offsets, indices, values), the x-update's per-row arrays (per row and block
 // for `blocks` > 1: classes times cross-validation's copies), and about 20 vectors of the
 // worker's length (measured: 1.5 GB per worker at d = 10^7 in the dense form); in the general
-// form that length is at most the shard's nonzeros (times the blocks).
-double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t blocks = 1);
+// form that length is at most the shard's nonzeros (times the blocks). With
+// `working_columns` (L1 Newton) a copy of at most half the nonzeros besides.
+double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t blocks = 1,
+                         bool working_columns = false);
 // Fails, naming the first shard that would not fit, if a worker could need more than
 // `limit_mb` megabytes (0: no limit). Checked before any worker starts.
-Status CheckWorkerMemory(const Plan& plan, bool general_form, double limit_mb);
+Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_columns, double limit_mb);
 // An in-memory plan split anew into `workers` row blocks.
 Status Repartition(Plan& plan, int workers);
 

@@ -98,6 +98,32 @@ void AddNormalProductBlocks(const CsrView& a, int64_t classes, std::span<const d
   }
 }
 
+// Some columns of a matrix as a matrix of its own, with the same rows: its column k is column
+// columns[k] of the original. For a model that is zero outside those columns, a kernel on it
+// with the model compacted to them (Compact) gives the original's products while reading only
+// their nonzeros: L1 Newton's working set is often a small part of the data.
+struct ColumnSubset {
+  std::vector<uint32_t> columns;  // ascending
+  std::vector<char> selected;     // per column of the original: whether it is one of them
+  std::vector<int64_t> row_ptr;
+  std::vector<uint32_t> col_idx;
+  std::vector<double> values;
+
+  CsrView view() const;
+  int64_t nnz() const { return static_cast<int64_t>(values.size()); }
+  // compact = the entries of `full` (C weights per original column, then C intercepts with
+  // `with_intercept`) on these columns, in the same layout.
+  void Compact(std::span<const double> full, int64_t classes, bool with_intercept, std::vector<double>& compact) const;
+  // full = `compact` scattered back to its columns, zero elsewhere.
+  void Expand(std::span<const double> compact, int64_t classes, bool with_intercept, std::span<double> full) const;
+};
+
+// The columns `columns` (ascending, below a.cols) of a: one pass.
+ColumnSubset SelectColumns(const CsrView& a, std::vector<uint32_t> columns);
+
+// The number of nonzeros in each column of a.
+std::vector<int64_t> ColumnNonzeros(const CsrView& a);
+
 // sum_r c_r (||a_r||^2 + 1 with an intercept), c_r = 1 without row weights: the trace of
 // A^T C A.
 double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept, std::span<const double> row_weights = {});

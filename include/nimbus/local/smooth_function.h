@@ -21,6 +21,10 @@ class SmoothFunction {
   virtual void Gradient(std::span<const double> x, std::span<double> gradient) = 0;
   // hv = H v at the last Gradient() point.
   virtual void HessianVector(std::span<const double> v, std::span<double> hv) = 0;
+  // hv = H v where v has an entry, for a caller that reads no other: a function may leave the
+  // rest 0 (each block's features where some block of v has an entry count as v's). By default
+  // the whole product.
+  virtual void HessianVectorOnSupport(std::span<const double> v, std::span<double> hv) { HessianVector(v, hv); }
   // The diagonal of H at the last Gradient() point (a preconditioner).
   virtual void HessianDiagonal(std::span<double> diagonal) = 0;
 };

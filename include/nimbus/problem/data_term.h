@@ -67,12 +67,22 @@ class DataTerm {
                    std::span<double> diagonal) const;
   // hv += A^T D A v: one pass.
   void AddCurvatureProduct(const DataCurvature& curvature, std::span<const double> v, std::span<double> hv) const;
+  // Margins and AddCurvatureProduct for a point or direction that is zero outside some
+  // columns, given compacted to them (ColumnSubset::Compact; hv comes out compacted too):
+  // one pass over those columns' nonzeros only. `columns` is a subset of this term's matrix.
+  void MarginsOn(const ColumnSubset& columns, std::span<const double> x, std::span<double> margins) const;
+  void AddCurvatureProductOn(const ColumnSubset& columns, const DataCurvature& curvature, std::span<const double> v,
+                             std::span<double> hv) const;
+  const CsrView& matrix() const { return matrix_; }
+  bool intercept() const { return intercept_; }
   // The trace of the data term's Hessian at x = 0 (times N): the curvature scale ADMM's first
   // rho comes from.
   double CurvatureTraceAtZero() const;
 
  private:
   DataTerm(const CsrView& matrix, Loss loss, bool intercept, int64_t classes, int64_t copies, bool multinomial);
+  void AddCurvatureProductWith(const CsrView& matrix, const DataCurvature& curvature, std::span<const double> v,
+                               std::span<double> hv) const;
 
   CsrView matrix_;
   Loss loss_;

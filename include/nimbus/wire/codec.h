@@ -25,7 +25,7 @@ namespace nimbus {
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
 // 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton);
 // 5: class weights in ASSIGN
-inline constexpr uint16_t kWireVersion = 7;
+inline constexpr uint16_t kWireVersion = 8;
 inline constexpr std::size_t kWireHeaderBytes = 72;
 inline constexpr std::size_t kMaxPayloadFrames = 4;
 

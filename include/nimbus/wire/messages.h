@@ -105,6 +105,9 @@ struct RoundRequest {
   // worker that evaluated it.
   int64_t point_round = -1;
   SharedVector point;
+  // kHessianVector: w is needed only on the features where z has an entry (L1 Newton's working
+  // set), so a worker may compute it there alone, from those columns.
+  bool on_support = false;
 };
 
 // What a worker reports about iteration k (its x_i from the round before, and z^k).

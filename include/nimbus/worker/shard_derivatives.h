@@ -5,6 +5,12 @@
 //   Evaluate(round, x)          f_i(x), grad f_i(x) = A^T l'(Ax) / N, diag H_i(x) = (A.^2)^T l''(Ax) / N
 //   HessianVector(round, v)     H_i(x) v = A^T diag(l''(Ax)) A v / N  at the point of that round
 //
+// L1 Newton works on a working set of coordinates, often a small part of the features. Its
+// products are asked for on the direction's support only, and a point inside that support
+// needs only its columns for its margins: both then read a copy of the shard restricted to
+// those columns (ColumnSubset), made once per working set, when they hold at most half the
+// shard's nonzeros.
+//
 // The curvature l''(Ax) at two points is kept, always including the last one evaluated: a
 // trust-region step whose trial point is rejected goes on with products at the point before
 // it. A worker that does not hold a point (a replacement) is given it and pays one pass to
@@ -38,8 +44,10 @@ class ShardDerivatives {
   double Evaluate(int64_t round, std::span<const double> x, std::span<double> gradient_and_diagonal);
   // hv = H_i v at the point of `point_round`. `point` is that point, needed only when it is
   // not one of the two held (else empty): an error if it is needed and missing.
+  // With `on_support`, hv is exact only on the features where v has an entry (in some block, and
+  // the intercepts) and 0 elsewhere: what a solve restricted to a working set needs.
   Status HessianVector(int64_t point_round, std::span<const double> point, std::span<const double> v,
-                       std::span<double> hv);
+                       std::span<double> hv, bool on_support = false);
   // Whether the curvature at the point of `round` is held.
   bool Holds(int64_t round) const;
   // Passes over the shard's nonzeros so far.
@@ -56,6 +64,12 @@ class ShardDerivatives {
   // The curvature at x, as the point of `round`, in the slot SlotForNewPoint gives (one pass
   // for the margins; l' per row is left in first_, the loss summed over rows in *loss_sum).
   Curvature& HoldPoint(int64_t round, std::span<const double> x, double* loss_sum);
+  // The working columns for a product with v on its support: those v has an entry in, kept
+  // from an earlier product if they cover them and are not much more. nullptr when they hold
+  // more than half the shard's nonzeros (the whole shard is then about as fast).
+  const ColumnSubset* WorkingColumnsFor(std::span<const double> v);
+  // The working columns if they cover x's nonzeros (nullptr if not).
+  const ColumnSubset* WorkingColumnsCovering(std::span<const double> x) const;
 
   std::shared_ptr<const DataTerm> term_;
   double inverse_rows_;
@@ -64,6 +78,9 @@ class ShardDerivatives {
   int64_t uses_ = 0;
   int64_t last_evaluated_ = -1;  // never replaced by a point that came with a request
   std::vector<double> margins_, first_, scratch_;
+  std::vector<int64_t> column_nonzeros_;  // made at the first product on a support
+  ColumnSubset working_;
+  std::vector<double> compact_v_, compact_hv_;
   int64_t passes_ = 0;
 };
 
