@@ -1,0 +1,230 @@
+// nimbus._nimbus: the library facade (include/nimbus/nimbus.h) for Python. The estimators in
+// nimbus/linear_model.py turn scikit-learn's parameters into these calls; this file only
+// moves arrays and options across and releases the GIL while the workers run.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "nimbus/nimbus.h"
+
+namespace py = pybind11;
+
+namespace nimbus {
+namespace {
+
+// C-contiguous arrays of exactly these types: the caller (linear_model.py) converts, so that
+// nothing here copies the data.
+template <typename T>
+using Strict = py::array_t<T, py::array::c_style>;
+
+// The rows as a CsrView over the caller's arrays (which must stay alive during the solve).
+CsrView RowsOf(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, const Strict<double>& values,
+               int64_t n_features) {
+  const int64_t rows = indptr.size() - 1;
+  if (rows < 1) throw py::value_error("X: no rows");
+  if (indices.size() != values.size()) throw py::value_error("X: indices and data differ in length");
+  CsrView matrix;
+  matrix.rows = rows;
+  matrix.cols = n_features;
+  matrix.row_ptr = indptr.data();
+  matrix.col_idx = indices.data();
+  matrix.values = values.data();
+  if (matrix.row_ptr[rows] != static_cast<int64_t>(values.size())) {
+    throw py::value_error("X: indptr does not end at the number of stored entries");
+  }
+  if (Status structure = CheckCsrStructure(matrix); !structure.ok()) throw py::value_error("X: " + structure.message());
+  return matrix;
+}
+
+template <typename T>
+T Get(const py::dict& options, const char* key, T fallback) {
+  return options.contains(key) && !options[key].is_none() ? options[key].cast<T>() : fallback;
+}
+
+// SolveOptions from the estimator's dict (keys named as SolveOptions' fields).
+SolveOptions OptionsOf(const py::dict& options) {
+  SolveOptions solve;
+  if (options.contains("l1") && !options["l1"].is_none()) solve.l1 = options["l1"].cast<double>();
+  if (options.contains("l2") && !options["l2"].is_none()) solve.l2 = options["l2"].cast<double>();
+  solve.intercept = Get<bool>(options, "intercept", false);
+  solve.multiclass = Get<std::string>(options, "multiclass", solve.multiclass);
+  solve.algorithm = Get<std::string>(options, "algorithm", solve.algorithm);
+  solve.gradient_tolerance = Get<double>(options, "gradient_tolerance", solve.gradient_tolerance);
+  solve.admm.max_iterations = Get<int>(options, "max_iterations", solve.admm.max_iterations);
+  solve.class_weights.balanced = Get<bool>(options, "class_weight_balanced", false);
+  if (options.contains("class_weight") && !options["class_weight"].is_none()) {
+    solve.class_weights.by_label = options["class_weight"].cast<std::map<double, double>>();
+  }
+  RuntimeOptions& runtime = solve.runtime;
+  runtime.kind = Get<std::string>(options, "runtime", runtime.kind);
+  runtime.workers = Get<int64_t>(options, "workers", runtime.workers);
+  runtime.worker_program = Get<std::string>(options, "worker_program", runtime.worker_program);
+  runtime.launch = Get<std::string>(options, "launch", runtime.launch);
+  runtime.hosts = Get<std::string>(options, "hosts", runtime.hosts);
+  runtime.listen = Get<std::string>(options, "listen", runtime.listen);
+  runtime.advertise = Get<std::string>(options, "advertise", runtime.advertise);
+  runtime.lambda_function = Get<std::string>(options, "lambda_function", runtime.lambda_function);
+  runtime.lambda_endpoint = Get<std::string>(options, "lambda_endpoint", runtime.lambda_endpoint);
+  runtime.max_restarts = Get<int64_t>(options, "max_restarts", runtime.max_restarts);
+  return solve;
+}
+
+// A model as the estimator keeps it: coef (classes x features, dense), intercepts, and what
+// its solve's summary says.
+py::dict OutcomeOf(const Model& model, const Summary& s, int64_t n_features) {
+  const auto classes = static_cast<std::size_t>(model.classes);
+  const std::vector<double> dense = model.WeightsFor(n_features);
+  const auto features = static_cast<std::size_t>(n_features);
+  py::array_t<double> coef({classes, features});
+  auto c = coef.mutable_unchecked<2>();
+  for (std::size_t j = 0; j < features; ++j) {
+    for (std::size_t k = 0; k < classes; ++k) c(k, j) = dense[j * classes + k];
+  }
+  py::array_t<double> intercept(static_cast<py::ssize_t>(classes));
+  auto b = intercept.mutable_unchecked<1>();
+  for (std::size_t k = 0; k < classes; ++k) b(k) = model.bias(static_cast<int64_t>(k));
+  py::dict out;
+  out["coef"] = coef;
+  out["intercept"] = intercept;
+  out["multinomial"] = model.multinomial;
+  out["iterations"] = s.iterations;
+  out["rounds"] = s.rounds;
+  out["objective"] = s.objective;
+  out["termination"] = std::string(TerminationName(s.termination));
+  out["message"] = s.message;
+  out["solve_seconds"] = s.solve_seconds;
+  out["cost_dollars"] = s.cost_dollars;
+  return out;
+}
+
+// A fold's figure of the name cross-validation scores it by.
+double FigureOf(const Evaluation& fold, const std::string& name) {
+  if (name == "accuracy") return fold.accuracy;
+  if (name == "log_loss") return fold.log_loss;
+  if (name == "auc") return fold.auc;
+  if (name == "mse") return fold.mean_squared_error;
+  return fold.r_squared;
+}
+
+TrainingData DataOf(const CsrView& matrix, const Strict<double>& labels, const std::optional<Strict<double>>& weights) {
+  if (labels.size() != matrix.rows) {
+    throw py::value_error("y: " + std::to_string(labels.size()) + " labels for " + std::to_string(matrix.rows) + " rows");
+  }
+  TrainingData data = TrainingData::Csr(matrix, std::span<const double>(labels.data(), labels.size()));
+  if (!weights) return data;
+  if (weights->size() != matrix.rows) throw py::value_error("sample_weight: one weight per row is needed");
+  return std::move(data).WithSampleWeights(std::span<const double>(weights->data(), weights->size()));
+}
+
+// The iteration callback: prints with `verbose` > 0; Ctrl-C (a pending KeyboardInterrupt)
+// stops the solve at the next iteration and sets *interrupted (the caller raises it).
+IterationCallback InterruptibleProgress(int verbose, bool* interrupted) {
+  return [verbose, interrupted](const IterationInfo& info) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      *interrupted = true;
+      return false;
+    }
+    if (verbose > 0) {
+      py::print("nimbus: iteration", info.iteration, "objective", info.objective, "residual", info.primal_residual,
+                "seconds", info.elapsed_seconds);
+    }
+    return true;
+  };
+}
+
+// Solves on the caller's CSR arrays, the GIL released while the workers run.
+py::dict Fit(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, const Strict<double>& values,
+             int64_t n_features, const Strict<double>& labels, const std::optional<Strict<double>>& sample_weight,
+             const py::dict& options) {
+  const CsrView matrix = RowsOf(indptr, indices, values, n_features);
+  const TrainingData data = DataOf(matrix, labels, sample_weight);
+  SolveOptions solve = OptionsOf(options);
+  bool interrupted = false;
+  solve.on_iteration = InterruptibleProgress(Get<int>(options, "verbose", 0), &interrupted);
+  Result<SolveResult> result = [&] {
+    py::gil_scoped_release released;
+    return Solve(data, solve);
+  }();
+  if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt the handler raised
+  if (!result.ok()) throw py::value_error(result.status().message());
+  if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
+  return OutcomeOf(result->model, result->summary, n_features);
+}
+
+// Cross-validation along a grid on the caller's CSR arrays: every lambda's mean and standard
+// deviation of each score, each fold's scores, the best and 1-SE points, and each point's
+// model on all the data.
+py::dict CrossValidateArrays(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices,
+                             const Strict<double>& values, int64_t n_features, const Strict<double>& labels,
+                             const std::optional<Strict<double>>& sample_weight, const py::dict& options,
+                             const py::dict& cv_options) {
+  const CsrView matrix = RowsOf(indptr, indices, values, n_features);
+  TrainingData data = DataOf(matrix, labels, sample_weight);
+  SolveOptions solve = OptionsOf(options);
+  CvOptions cv;
+  cv.folds = Get<int64_t>(cv_options, "folds", cv.folds);
+  cv.seed = Get<uint64_t>(cv_options, "seed", cv.seed);
+  cv.metric = Get<std::string>(cv_options, "metric", cv.metric);
+  cv.path.penalty = Get<std::string>(cv_options, "penalty", cv.path.penalty);
+  cv.path.length = Get<int64_t>(cv_options, "length", cv.path.length);
+  cv.path.lambdas = Get<std::vector<double>>(cv_options, "lambdas", {});
+  bool interrupted = false;
+  const int verbose = Get<int>(options, "verbose", 0);
+  solve.on_iteration = InterruptibleProgress(verbose, &interrupted);
+  cv.on_point = [&](const CvPoint& point) {
+    if (verbose <= 0) return;
+    py::gil_scoped_acquire gil;
+    py::print("nimbus: lambda", point.lambda, "rounds", point.summary.rounds, "seconds", point.summary.solve_seconds);
+  };
+  Result<CvResult> result = [&] {
+    py::gil_scoped_release released;
+    return CrossValidate(data, solve, cv);
+  }();
+  if (interrupted) throw py::error_already_set();
+  if (!result.ok()) throw py::value_error(result.status().message());
+  py::list points;
+  for (const CvPoint& point : result->points) {
+    if (!point.summary.ok()) throw std::runtime_error("nimbus: " + point.summary.message);
+    py::dict entry = OutcomeOf(point.model, point.summary, n_features);
+    entry["lambda"] = point.lambda;
+    py::dict scores, folds;  // name: (mean, std), and name: each fold's
+    for (const auto& [name, score] : point.scores) {
+      scores[py::str(name)] = py::make_tuple(score.mean, score.std);
+      std::vector<double> per_fold;
+      for (const Evaluation& fold : point.folds) per_fold.push_back(FigureOf(fold, name));
+      folds[py::str(name)] = per_fold;
+    }
+    entry["scores"] = scores;
+    entry["folds"] = folds;
+    points.append(entry);
+  }
+  py::dict out;
+  out["points"] = points;
+  out["best"] = result->best;
+  out["one_se"] = result->one_se;
+  out["metric"] = result->metric;
+  out["lambda_max"] = result->lambda_max;
+  out["fold_of_rows"] = py::array_t<uint8_t>(static_cast<py::ssize_t>(result->fold_of_rows.size()),
+                                             result->fold_of_rows.data());
+  out["wall_seconds"] = result->wall_seconds;
+  out["cost_dollars"] = result->cost_dollars;
+  return out;
+}
+
+}  // namespace
+}  // namespace nimbus
+
+PYBIND11_MODULE(_nimbus, m) {
+  m.doc() = "nimbus's library facade (use nimbus.LogisticRegression)";
+  m.def("fit", &nimbus::Fit, py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n_features"),
+        py::arg("y"), py::arg("sample_weight"), py::arg("options"),
+        "Solves on CSR arrays (int64 indptr, uint32 indices, float64 data) with the options dict.");
+  m.def("cross_validate", &nimbus::CrossValidateArrays, py::arg("indptr"), py::arg("indices"), py::arg("data"),
+        py::arg("n_features"), py::arg("y"), py::arg("sample_weight"), py::arg("options"), py::arg("cv_options"),
+        "K-fold cross-validation along a grid (folds, seed, metric, penalty, length, lambdas in cv_options).");
+  m.def("runtime_available", &nimbus::RuntimeAvailable, py::arg("kind"));
+}

@@ -1,0 +1,290 @@
+"""scikit-learn estimators over nimbus's solver.
+
+nimbus minimizes F(w) = (1/N) sum_r c_r loss(y_r, x_r . w + b) + l1 ||w||_1 + (l2/2) ||w||^2.
+scikit-learn's LogisticRegression minimizes C sum_r s_r loss_r + r ||w||_1 + (1 - r)/2 ||w||^2
+(r = 1 for 'l1', 0 for 'l2', l1_ratio for 'elasticnet'), which is C N times F with
+l1 = r / (C N) and l2 = (1 - r) / (C N): the same model.
+"""
+
+import os
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.linear_model._base import LinearClassifierMixin, SparseCoefMixin
+from sklearn.utils.extmath import softmax
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from . import _nimbus
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The worker program of the process runtime: the nimbus binary the package carries.
+WORKER_PROGRAM = os.path.join(_PACKAGE_DIR, "bin", "nimbus")
+
+_PENALTIES = ("l1", "l2", "elasticnet")
+_MULTI_CLASS = ("auto", "ovr", "multinomial")
+_SOLVERS = ("auto", "newton", "admm")
+_RUNTIMES = ("threads", "process", "command", "lambda", "mpi")
+
+
+def csr_arrays(X):
+    """The arrays of a CSR matrix as nimbus reads them: int64 indptr, uint32 indices (a view
+    of int32 ones, not a copy) and float64 data, with each row's indices ascending and unique.
+    Only indptr is copied when it is int32 (rows + 1 entries)."""
+    X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()  # sorts the indices too
+    indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+    indices = X.indices
+    if indices.dtype == np.int64:
+        if indices.size and indices.max() >= 2**32:
+            raise ValueError("X: a column index does not fit in 32 bits")
+        indices = indices.astype(np.uint32)
+    else:
+        indices = np.ascontiguousarray(indices).view(np.uint32)
+    data = np.ascontiguousarray(X.data, dtype=np.float64)
+    return indptr, indices, data
+
+
+class _NimbusClassifier(LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
+    """What the estimators share: parameter checks, the options nimbus gets, the data as CSR
+    arrays, and the model kept (coef_, intercept_, classes_)."""
+
+    def _check_parameters(self):
+        if self.penalty not in self._penalties:
+            raise ValueError("penalty: must be one of %s, got %r" % (", ".join(self._penalties), self.penalty))
+        if self.penalty == "elasticnet" and (self.l1_ratio is None or not 0 <= self.l1_ratio <= 1):
+            raise ValueError("l1_ratio: must be in [0, 1] with penalty='elasticnet', got %r" % (self.l1_ratio,))
+        if not (isinstance(self.tol, (int, float, np.number)) and 0 < self.tol < 1):
+            raise ValueError("tol: must be in (0, 1), got %r" % (self.tol,))
+        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
+            raise ValueError("max_iter: must be an integer >= 0, got %r" % (self.max_iter,))
+        if self.solver not in _SOLVERS:
+            raise ValueError("solver: must be one of %s, got %r" % (", ".join(_SOLVERS), self.solver))
+        if self.multi_class not in _MULTI_CLASS:
+            raise ValueError("multi_class: must be one of %s, got %r" % (", ".join(_MULTI_CLASS), self.multi_class))
+        if self.runtime not in _RUNTIMES:
+            raise ValueError("runtime: must be one of %s, got %r" % (", ".join(_RUNTIMES), self.runtime))
+        if self.n_workers is not None and not (isinstance(self.n_workers, (int, np.integer)) and self.n_workers >= 1):
+            raise ValueError("n_workers: must be an integer >= 1 or None, got %r" % (self.n_workers,))
+
+    def _solver_options(self, n_classes):
+        """Everything but the regularization, which the caller sets."""
+        options = {
+            "intercept": bool(self.fit_intercept),
+            "gradient_tolerance": float(self.tol),
+            "max_iterations": int(self.max_iter),
+            "algorithm": self.solver,
+            "multiclass": "ovr" if self.multi_class == "ovr" or n_classes <= 2 else "multinomial",
+            "runtime": self.runtime,
+            "verbose": int(self.verbose),
+        }
+        if self.n_workers is not None:
+            options["workers"] = int(self.n_workers)
+        if self.runtime == "process":
+            options["worker_program"] = WORKER_PROGRAM
+        options.update(self.runtime_options or {})
+        if isinstance(self.class_weight, str):
+            if self.class_weight != "balanced":
+                raise ValueError("class_weight: must be a dict, 'balanced' or None, got %r" % (self.class_weight,))
+            options["class_weight_balanced"] = True
+        elif self.class_weight is not None:
+            # nimbus sees the class indices 0 .. C-1 as labels.
+            weights = {}
+            for label, weight in dict(self.class_weight).items():
+                found = np.flatnonzero(self.classes_ == label)
+                if found.size == 0:
+                    raise ValueError("class_weight: the label %r does not occur in y" % (label,))
+                weights[float(found[0])] = float(weight)
+            options["class_weight"] = weights
+        return options
+
+    def _prepare(self, X, y, sample_weight):
+        """The arrays nimbus solves on: (indptr, indices, data, n_features, labels, weights),
+        with classes_ and n_features_in_ set."""
+        self._check_parameters()
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64, order="C",
+                                   accept_large_sparse=True)
+        check_classification_targets(y)
+        self.classes_, encoded = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError("this solver needs samples of at least 2 classes in the data, but the data contains "
+                             "only one class: %r" % (self.classes_[0],))
+        weights = None
+        if sample_weight is not None:
+            weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+            if weights.shape != (X.shape[0],):
+                raise ValueError("sample_weight: expected %d weights, got shape %r" % (X.shape[0], weights.shape))
+        indptr, indices, data = csr_arrays(X)
+        return indptr, indices, data, X.shape[1], encoded.astype(np.float64), weights
+
+    def _keep(self, outcome):
+        self.coef_ = outcome["coef"]
+        self.intercept_ = outcome["intercept"]
+        self.n_iter_ = np.array([outcome["iterations"]], dtype=np.int32)
+        self.objective_ = outcome["objective"]
+        self.solve_summary_ = {k: outcome[k] for k in ("termination", "message", "rounds", "solve_seconds",
+                                                        "cost_dollars")}
+        self._multinomial = bool(outcome["multinomial"])
+
+    def predict_proba(self, X):
+        """Class probabilities: the sigmoid of the decision value for two classes, each
+        class's sigmoid normalized over the classes for one-vs-rest, the softmax for
+        multinomial models."""
+        check_is_fitted(self)
+        if self._multinomial:
+            return softmax(self.decision_function(X).copy())
+        return super()._predict_proba_lr(X)
+
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
+
+
+class LogisticRegression(_NimbusClassifier):
+    """Logistic regression solved by nimbus on threads, local processes, AWS Lambda functions
+    or MPI ranks, with scikit-learn's parameters and their meaning.
+
+    Parameters
+    ----------
+    penalty : 'l1', 'l2' or 'elasticnet'
+    C : float, inverse of the regularization strength (scikit-learn's meaning)
+    l1_ratio : float in [0, 1], for 'elasticnet'
+    fit_intercept : bool; the intercept is not penalized
+    tol : float in (0, 1), the stop test: the norm of the minimum subgradient relative to
+        its value at the start (nimbus's --gradient-tolerance)
+    max_iter : int, Newton steps (or ADMM iterations)
+    solver : 'auto' (distributed Newton), 'newton' or 'admm' (consensus ADMM)
+    class_weight : None, a dict {label: weight} or 'balanced'
+    multi_class : 'auto' (multinomial for three classes or more), 'ovr' or 'multinomial'
+    n_workers : int or None, the workers (None: the runtime's default, this machine's cores
+        for threads)
+    runtime : 'threads', 'process', 'command', 'lambda' or 'mpi'
+    runtime_options : dict of nimbus's runtime options (lambda_function, lambda_endpoint,
+        launch, hosts, listen, advertise, worker_program, max_restarts)
+    verbose : int, > 0 prints each iteration
+    """
+
+    def __init__(self, penalty="l2", *, C=1.0, l1_ratio=None, fit_intercept=True, tol=1e-5, max_iter=1000,
+                 solver="auto", class_weight=None, multi_class="auto", n_workers=None, runtime="threads",
+                 runtime_options=None, verbose=0):
+        self.penalty = penalty
+        self.C = C
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver = solver
+        self.class_weight = class_weight
+        self.multi_class = multi_class
+        self.n_workers = n_workers
+        self.runtime = runtime
+        self.runtime_options = runtime_options
+        self.verbose = verbose
+
+    _penalties = _PENALTIES
+
+    def fit(self, X, y, sample_weight=None):
+        """Fits the model on X (a numpy array or a scipy.sparse matrix) and labels y."""
+        if not (isinstance(self.C, (int, float, np.number)) and self.C > 0 and np.isfinite(self.C)):
+            raise ValueError("C: must be a positive number, got %r" % (self.C,))
+        indptr, indices, data, n_features, labels, weights = self._prepare(X, y, sample_weight)
+        options = self._solver_options(self.classes_.size)
+        ratio = {"l1": 1.0, "l2": 0.0}.get(self.penalty, self.l1_ratio)
+        scale = 1.0 / (self.C * labels.size)
+        options.update(l1=ratio * scale, l2=(1.0 - ratio) * scale)
+        self._keep(_nimbus.fit(indptr, indices, data, n_features, labels, weights, options))
+        return self
+
+
+# scikit-learn's scoring names -> nimbus's metrics, and whether scikit-learn negates it.
+_SCORINGS = {"accuracy": ("accuracy", 1.0), "neg_log_loss": ("log_loss", -1.0), "roc_auc": ("auc", 1.0)}
+
+
+class LogisticRegressionCV(_NimbusClassifier):
+    """Logistic regression with C chosen by K-fold cross-validation, nimbus's `cv`: the folds'
+    problems and the one on all the data are solved side by side, as copies of one problem in
+    the same passes over the data, at each C of the grid in turn (each warm-started from the
+    one before).
+
+    Parameters as LogisticRegression's, and
+    Cs : int or list of floats. An int: that many values from the smallest C whose L1 model
+        is zero (nimbus's lambda_max; 1000 times below that for L2) upwards, evenly in log,
+        over 3 decades (L1) or 6 (L2). A list: those values.
+    cv : int, the folds (stratified by label, shuffled with random_state)
+    penalty : 'l1' or 'l2'
+    scoring : None (accuracy), 'accuracy', 'neg_log_loss' or 'roc_auc' (two classes)
+    refit : True: the model is the one on all the data at the best C (the only choice)
+    random_state : int, the folds' seed (None: 1)
+
+    Attributes as LogisticRegression's, and C_ (the best C, per class as scikit-learn keeps
+    it), Cs_, scores_: {class: array (folds, Cs)} of the scoring per fold (one entry, for
+    classes_[1], with two classes), and folds_, the fold each row is held out in.
+    """
+
+    _penalties = ("l1", "l2")
+
+    def __init__(self, *, Cs=10, cv=5, penalty="l2", scoring=None, fit_intercept=True, tol=1e-5, max_iter=1000,
+                 solver="auto", class_weight=None, multi_class="auto", refit=True, random_state=None,
+                 n_workers=None, runtime="threads", runtime_options=None, verbose=0):
+        self.Cs = Cs
+        self.cv = cv
+        self.penalty = penalty
+        self.scoring = scoring
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver = solver
+        self.class_weight = class_weight
+        self.multi_class = multi_class
+        self.refit = refit
+        self.random_state = random_state
+        self.n_workers = n_workers
+        self.runtime = runtime
+        self.runtime_options = runtime_options
+        self.verbose = verbose
+
+    l1_ratio = None  # no elastic net here
+
+    def _cv_options(self, n_samples):
+        if not (isinstance(self.cv, (int, np.integer)) and self.cv >= 2):
+            raise ValueError("cv: must be an integer number of folds >= 2, got %r" % (self.cv,))
+        if self.scoring is not None and self.scoring not in _SCORINGS:
+            raise ValueError("scoring: must be None or one of %s, got %r" % (", ".join(_SCORINGS), self.scoring))
+        if self.refit is not True:
+            raise ValueError("refit: only True (the model on all the data at the best C) is supported")
+        options = {"folds": int(self.cv), "seed": 1 if self.random_state is None else int(self.random_state),
+                   "metric": _SCORINGS[self.scoring or "accuracy"][0], "penalty": self.penalty}
+        if isinstance(self.Cs, (int, np.integer)):
+            if self.Cs < 1:
+                raise ValueError("Cs: must be >= 1, got %r" % (self.Cs,))
+            options["length"] = int(self.Cs)
+        else:
+            Cs = np.asarray(self.Cs, dtype=np.float64)
+            if Cs.ndim != 1 or Cs.size == 0 or not np.all(Cs > 0) or not np.all(np.isfinite(Cs)):
+                raise ValueError("Cs: must be an int or a list of positive numbers, got %r" % (self.Cs,))
+            options["lambdas"] = sorted(1.0 / (Cs * n_samples), reverse=True)
+        return options
+
+    def fit(self, X, y, sample_weight=None):
+        """Cross-validates along the grid and keeps the model on all the data at the best C."""
+        indptr, indices, data, n_features, labels, weights = self._prepare(X, y, sample_weight)
+        cv_options = self._cv_options(labels.size)
+        result = _nimbus.cross_validate(indptr, indices, data, n_features, labels, weights,
+                                        self._solver_options(self.classes_.size), cv_options)
+        points = result["points"]  # largest lambda (smallest C) first
+        self.Cs_ = np.array([1.0 / (p["lambda"] * labels.size) for p in points])
+        best = points[result["best"]]
+        self._keep(best)
+        blocks = self.coef_.shape[0]
+        self.C_ = np.full(blocks, self.Cs_[result["best"]])
+        sign = _SCORINGS[self.scoring or "accuracy"][1]
+        per_fold = sign * np.array([p["folds"][result["metric"]] for p in points]).T  # folds x Cs
+        keys = self.classes_[1:] if self.classes_.size == 2 else self.classes_
+        self.scores_ = {key: per_fold for key in keys}
+        self.folds_ = result["fold_of_rows"]  # the fold each row is held out in
+        self.cv_summary_ = {"lambda_max": result["lambda_max"], "best": result["best"], "one_se": result["one_se"],
+                            "metric": result["metric"], "wall_seconds": result["wall_seconds"],
+                            "cost_dollars": result["cost_dollars"]}
+        return self

@@ -1,0 +1,248 @@
+"""nimbus.LogisticRegression against scikit-learn's own solvers, on data nimbus did not make.
+
+Objectives are scikit-learn's, C sum_r s_r log(1 + exp(-y_r m_r)) + penalty(w), written out
+here from the formula; each fit must end within 1e-5 relative of the reference solver's.
+"""
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MaxAbsScaler
+
+import nimbus
+from nimbus.linear_model import csr_arrays
+
+def objective(model, X, y, C, penalty, l1_ratio=None, sample_weight=None):
+    """scikit-learn's binary objective at a fitted model's coef_ and intercept_."""
+    signs = np.where(y == model.classes_[1], 1.0, -1.0)
+    margins = X @ model.coef_.ravel() + np.atleast_1d(model.intercept_)[0]
+    weights = np.ones_like(signs) if sample_weight is None else sample_weight
+    loss = C * np.sum(weights * np.logaddexp(0.0, -signs * margins))
+    w = model.coef_.ravel()
+    ratio = {"l1": 1.0, "l2": 0.0}.get(penalty, l1_ratio)
+    return loss + ratio * np.abs(w).sum() + (1.0 - ratio) * 0.5 * w @ w
+
+
+def relative_gap(ours, reference):
+    return (ours - reference) / abs(reference)
+
+
+def test_l1_matches_liblinear(heart):
+    X, y = heart
+    C = 0.5
+    ours = nimbus.LogisticRegression(penalty="l1", C=C, fit_intercept=False, n_workers=2).fit(X, y)
+    reference = SkLogisticRegression(penalty="l1", C=C, fit_intercept=False, solver="liblinear", tol=1e-10,
+                                     max_iter=10000).fit(X, y)
+    gap = relative_gap(objective(ours, X, y, C, "l1"), objective(reference, X, y, C, "l1"))
+    assert gap < 1e-5, gap
+    assert np.count_nonzero(ours.coef_) < X.shape[1]  # an l1 model drops some features
+    np.testing.assert_array_equal(ours.classes_, [-1.0, 1.0])
+    assert ours.coef_.shape == (1, X.shape[1]) and ours.n_features_in_ == X.shape[1]
+
+
+@pytest.mark.parametrize("data", ["fashion", "text"])
+@pytest.mark.parametrize("penalty", ["l1", "l2"])
+def test_real_data_matches_scikit_learn(data, penalty, request):
+    """L1 against liblinear (which penalizes an intercept: none here), L2 with an intercept
+    against lbfgs, on 3,000 Fashion-MNIST images and 3,000 rows of the text-like set."""
+    X, y = request.getfixturevalue(data)
+    C = 1.0
+    intercept = penalty == "l2"
+    ours = nimbus.LogisticRegression(penalty=penalty, C=C, fit_intercept=intercept, n_workers=2).fit(X, y)
+    if penalty == "l1":
+        reference = SkLogisticRegression(penalty="l1", C=C, fit_intercept=False, solver="liblinear", tol=1e-8,
+                                         max_iter=100000).fit(X, y)
+    else:
+        reference = SkLogisticRegression(C=C, solver="lbfgs", tol=1e-10, max_iter=100000).fit(X, y)
+    gap = relative_gap(objective(ours, X, y, C, penalty), objective(reference, X, y, C, penalty))
+    assert gap < 1e-5, gap
+    assert ours.solve_summary_["termination"] == "converged"
+
+
+def test_l2_with_intercept_and_weights_matches_lbfgs(heart):
+    X, y = heart
+    C = 2.0
+    weights = np.linspace(0.5, 1.5, X.shape[0])
+    ours = nimbus.LogisticRegression(C=C, n_workers=2).fit(X, y, sample_weight=weights)
+    reference = SkLogisticRegression(C=C, solver="lbfgs", tol=1e-12, max_iter=100000).fit(
+        X.toarray(), y, sample_weight=weights)
+    gap = relative_gap(objective(ours, X, y, C, "l2", sample_weight=weights),
+                       objective(reference, X, y, C, "l2", sample_weight=weights))
+    assert abs(gap) < 1e-5, gap
+    np.testing.assert_allclose(ours.predict_proba(X), reference.predict_proba(X.toarray()), atol=1e-4)
+    assert ours.score(X, y) == pytest.approx(reference.score(X.toarray(), y), abs=0.01)
+
+
+def test_csr_arrays_view_the_matrix_without_copying(heart):
+    X, _ = heart
+    indptr, indices, data = csr_arrays(X)
+    assert np.shares_memory(indices, X.indices) and np.shares_memory(data, X.data)
+    assert indptr.dtype == np.int64 and indices.dtype == np.uint32
+
+
+def test_three_classes_multinomial_matches_lbfgs(heart):
+    X, y = heart
+    # A third class: the positive rows whose first feature is below its median.
+    labels = np.where((y > 0) & (X[:, 0].toarray().ravel() < np.median(X[:, 0].toarray())), 2.0, y)
+    C = 1.0
+    ours = nimbus.LogisticRegression(C=C, multi_class="multinomial", n_workers=2).fit(X, labels)
+    reference = SkLogisticRegression(C=C, multi_class="multinomial", solver="lbfgs", tol=1e-12,
+                                     max_iter=100000).fit(X.toarray(), labels)
+
+    def softmax_objective(model):
+        m = X @ model.coef_.T + model.intercept_
+        rows = np.arange(X.shape[0])
+        index = np.searchsorted(model.classes_, labels)
+        loss = np.sum(np.logaddexp.reduce(m, axis=1) - m[rows, index])
+        return C * loss + 0.5 * np.sum(model.coef_ ** 2)
+
+    assert abs(relative_gap(softmax_objective(ours), softmax_objective(reference))) < 1e-5
+    probabilities = ours.predict_proba(X)
+    assert probabilities.shape == (X.shape[0], 3)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(ours.predict(X), ours.classes_[probabilities.argmax(axis=1)])
+
+
+def test_pickles_and_works_in_pipelines_and_searches(heart):
+    X, y = heart
+    model = nimbus.LogisticRegression(C=0.3, n_workers=1).fit(X, y)
+    back = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    pipeline = make_pipeline(MaxAbsScaler(), nimbus.LogisticRegression(n_workers=1))
+    assert cross_val_score(pipeline, X, y, cv=3).mean() > 0.7
+    search = GridSearchCV(nimbus.LogisticRegression(n_workers=1), {"C": [0.01, 1.0]}, cv=3).fit(X, y)
+    assert search.best_params_["C"] in (0.01, 1.0)
+
+
+def test_bad_input_raises_value_error_with_nimbus_message(heart):
+    X, y = heart
+    with pytest.raises(ValueError, match="class_weight: the label 7.0 does not occur"):
+        nimbus.LogisticRegression(class_weight={7.0: 2.0}).fit(X, y)
+    weights = np.ones(X.shape[0])
+    weights[3] = -1.0
+    with pytest.raises(ValueError, match="weight"):
+        nimbus.LogisticRegression().fit(X, y, sample_weight=weights)
+    with pytest.raises(ValueError, match="penalty"):
+        nimbus.LogisticRegression(penalty="l3").fit(X, y)
+    with pytest.raises(ValueError, match="only one class"):
+        nimbus.LogisticRegression().fit(X, np.ones(X.shape[0]))
+
+
+@pytest.mark.skipif(not os.path.exists(nimbus.linear_model.WORKER_PROGRAM), reason="no worker program")
+def test_process_runtime_matches_threads(heart):
+    X, y = heart
+    threads = nimbus.LogisticRegression(penalty="l1", C=0.5, n_workers=2).fit(X, y)
+    processes = nimbus.LogisticRegression(penalty="l1", C=0.5, n_workers=2, runtime="process").fit(X, y)
+    np.testing.assert_allclose(processes.coef_, threads.coef_, atol=1e-8)
+    assert sp.issparse(X)
+
+
+INTERRUPTED_FIT = """
+import sys, numpy as np, scipy.sparse as sp, nimbus
+rng = np.random.default_rng(1)
+X = sp.random(20000, 2000, density=0.02, format="csr", random_state=1)
+y = np.where(X @ rng.standard_normal(2000) + 0.5 * rng.standard_normal(20000) > 0, 1.0, -1.0)
+model = nimbus.LogisticRegression(penalty="l1", C=1e4, tol=1e-12, max_iter=100000, n_workers=2,
+                                  runtime="process", solver="admm", verbose=1)
+try:
+    model.fit(X, y)
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_ends_a_fit_and_its_worker_processes(tmp_path):
+    """SIGINT to the process group (what a terminal's Ctrl-C sends) during a long fit on
+    worker processes: the fit raises KeyboardInterrupt, and no worker is left behind."""
+    script = tmp_path / "fit.py"
+    script.write_text(INTERRUPTED_FIT)
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, start_new_session=True, env=dict(os.environ))
+    lines = []
+    try:
+        for line in child.stdout:  # bounded: the child ends by itself or by the signal
+            lines.append(line)
+            if line.startswith("nimbus: iteration 3 "):
+                os.killpg(child.pid, signal.SIGINT)
+                break
+        rest, _ = child.communicate(timeout=120)
+        lines.append(rest)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    output = "".join(lines)
+    assert "interrupted" in output, output
+    assert child.returncode == 0, output
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _workers_running():
+        time.sleep(0.1)
+    assert not _workers_running(), "worker processes outlived the fit"
+
+
+def _workers_running():
+    """Whether a process of the package's worker program is running (this suite runs one
+    test at a time, and only this test's fit starts them now)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[0] == nimbus.linear_model.WORKER_PROGRAM.encode() and b"worker" in argv[1:2]:
+            return True
+    return False
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning", "ignore:Line Search failed")
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_cv_scores_are_those_of_separate_fits_on_the_same_folds(heart, penalty):
+    """Each fold's log loss at one C equals that of scikit-learn's fit on the fold's training
+    rows (liblinear for L1, without an intercept; newton-cg for L2, which lbfgs does not solve
+    to 1e-7 here), scored on its held-out rows."""
+    X, y = heart
+    C = 0.7
+    intercept = penalty == "l2"
+    cv = nimbus.LogisticRegressionCV(Cs=[C], cv=4, penalty=penalty, scoring="neg_log_loss",
+                                     fit_intercept=intercept, tol=1e-9, n_workers=2).fit(X, y)
+    folds = cv.folds_
+    assert sorted(np.unique(folds)) == [0, 1, 2, 3]
+    losses = -cv.scores_[1.0][:, 0]
+    for k in range(4):
+        train, held = folds != k, folds == k
+        if penalty == "l1":
+            reference = SkLogisticRegression(penalty="l1", C=C * y.size / train.sum(), fit_intercept=False,
+                                             solver="liblinear", tol=1e-10, max_iter=100000)
+        else:
+            reference = SkLogisticRegression(C=C * y.size / train.sum(), solver="newton-cg", tol=1e-10, max_iter=1000)
+        reference.fit(X[train], y[train])
+        p = reference.predict_proba(X[held])[:, 1]
+        expected = -np.mean(np.where(y[held] > 0, np.log(p), np.log1p(-p)))
+        assert losses[k] == pytest.approx(expected, rel=1e-7), k
+    np.testing.assert_allclose(cv.Cs_, [C])
+    # The model is the one on all the data at the best (the only) C.
+    alone = nimbus.LogisticRegression(penalty=penalty, C=C, fit_intercept=intercept, tol=1e-9, n_workers=2).fit(X, y)
+    np.testing.assert_allclose(cv.coef_, alone.coef_, atol=1e-6)
+
+
+def test_cv_over_a_grid_chooses_the_best_mean_score(heart):
+    X, y = heart
+    cv = nimbus.LogisticRegressionCV(Cs=6, penalty="l1", n_workers=2).fit(X, y)
+    assert cv.Cs_.shape == (6,) and np.all(np.diff(cv.Cs_) > 0)
+    means = cv.scores_[1.0].mean(axis=0)
+    assert cv.C_[0] == cv.Cs_[np.argmax(means)]
+    assert np.count_nonzero(cv.coef_) > 0
+    with pytest.raises(ValueError, match="cv: must be an integer"):
+        nimbus.LogisticRegressionCV(cv=1).fit(X, y)
+    with pytest.raises(ValueError, match="scoring"):
+        nimbus.LogisticRegressionCV(scoring="f1").fit(X, y)
