@@ -130,7 +130,7 @@ IterationCallback InterruptibleProgress(int verbose, bool* interrupted) {
     }
     if (verbose > 0) {
       py::print("nimbus: iteration", info.iteration, "objective", info.objective, "residual", info.primal_residual,
-                "seconds", info.elapsed_seconds);
+                "seconds", info.elapsed_seconds, py::arg("flush") = true);
     }
     return true;
   };
@@ -178,7 +178,8 @@ py::dict CrossValidateArrays(const Strict<int64_t>& indptr, const Strict<uint32_
   cv.on_point = [&](const CvPoint& point) {
     if (verbose <= 0) return;
     py::gil_scoped_acquire gil;
-    py::print("nimbus: lambda", point.lambda, "rounds", point.summary.rounds, "seconds", point.summary.solve_seconds);
+    py::print("nimbus: lambda", point.lambda, "rounds", point.summary.rounds, "seconds", point.summary.solve_seconds,
+              py::arg("flush") = true);
   };
   Result<CvResult> result = [&] {
     py::gil_scoped_release released;

@@ -246,3 +246,13 @@ def test_cv_over_a_grid_chooses_the_best_mean_score(heart):
         nimbus.LogisticRegressionCV(cv=1).fit(X, y)
     with pytest.raises(ValueError, match="scoring"):
         nimbus.LogisticRegressionCV(scoring="f1").fit(X, y)
+
+
+def test_verbose_prints_each_iteration(heart, capsys):
+    X, y = heart
+    model = nimbus.LogisticRegression(penalty="l1", C=0.5, n_workers=1, verbose=1).fit(X, y)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("nimbus: iteration")]
+    # (L1 Newton reports after each cycle on an active set, which may make several steps.)
+    assert len(lines) >= 2, lines
+    assert int(lines[-1].split()[2]) == model.n_iter_[0], lines
+    assert "objective" in lines[-1]
