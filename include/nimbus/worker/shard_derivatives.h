@@ -44,8 +44,9 @@ class ShardDerivatives {
   double Evaluate(int64_t round, std::span<const double> x, std::span<double> gradient_and_diagonal);
   // hv = H_i v at the point of `point_round`. `point` is that point, needed only when it is
   // not one of the two held (else empty): an error if it is needed and missing.
-  // With `on_support`, hv is exact only on the features where v has an entry (in some block, and
-  // the intercepts) and 0 elsewhere: what a solve restricted to a working set needs.
+  // With `on_support`, hv is needed only on the features where v has an entry (in some block,
+  // and the intercepts): what a solve restricted to a working set reads. Other entries may
+  // then be 0.
   Status HessianVector(int64_t point_round, std::span<const double> point, std::span<const double> v,
                        std::span<double> hv, bool on_support = false);
   // Whether the curvature at the point of `round` is held.
