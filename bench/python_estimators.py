@@ -2,7 +2,8 @@
 """nimbus.LogisticRegression against scikit-learn's liblinear and saga solvers: the time each
 takes to reach the objective nimbus reaches with its defaults, on the suite's data.
 
-    PYTHONPATH=build/python bench/python_estimators.py [OUTDIR] [--sets fashion,zipf,debian] [--max-iter 200]
+    PYTHONPATH=build/python bench/python_estimators.py [OUTDIR] [--sets fashion,zipf,debian]
+        [--penalties l1,l2] [--max-iter 200]
 
 OUTDIR (default /tmp/nimbus-bench-solvers) holds the suite's LIBSVM files (bench/data/build.sh
 makes them; bench/solvers.sh runs it). For each set and penalty, lambda = 1e-4 (C = 1/(N
@@ -70,6 +71,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("outdir", nargs="?", default="/tmp/nimbus-bench-solvers")
     parser.add_argument("--sets", default="fashion,zipf,debian")
+    parser.add_argument("--penalties", default="l1,l2")
     parser.add_argument("--max-iter", type=int, default=200,
                         help="scikit-learn's max_iter: liblinear's Newton steps, saga's epochs (default 200)")
     args = parser.parse_args()
@@ -82,7 +84,7 @@ def main():
         X = X.tocsr()
         signs = np.where(y == np.max(y), 1.0, -1.0)
         C = 1.0 / (X.shape[0] * LAMBDA)
-        for penalty in ("l1", "l2"):
+        for penalty in args.penalties.split(","):
             ours = nimbus.LogisticRegression(penalty=penalty, C=C, fit_intercept=False, n_workers=2)
             seconds = timed_fit(ours, X, y)
             target = objective(ours, X, signs, C, penalty)
