@@ -202,7 +202,7 @@ Status CheckPlanFits(const Plan& plan, const SolveOptions& options) {
   const double limit_mb = runtime.worker_memory_mb >= 0 ? runtime.worker_memory_mb
                           : runtime.kind == "lambda"    ? options.prices.function_memory_gb * 1000
                                                         : 0;
-  const bool working_columns = options.algorithm == "newton" && plan.spec.regularizer.l1 > 0;
+  const bool working_columns = ChooseMaster(options).algorithm == "newton" && plan.spec.regularizer.l1 > 0;
   NIMBUS_RETURN_IF_ERROR(CheckWorkerMemory(plan, options.general_form, working_columns, limit_mb));
   if (options.admm.barrier > plan.workers) {
     return InvalidArgument("--barrier: " + std::to_string(options.admm.barrier) + " of " +
