@@ -6,7 +6,10 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "nimbus/nimbus.h"
 
@@ -26,12 +29,7 @@ CsrView RowsOf(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, c
   const int64_t rows = indptr.size() - 1;
   if (rows < 1) throw py::value_error("X: no rows");
   if (indices.size() != values.size()) throw py::value_error("X: indices and data differ in length");
-  CsrView matrix;
-  matrix.rows = rows;
-  matrix.cols = n_features;
-  matrix.row_ptr = indptr.data();
-  matrix.col_idx = indices.data();
-  matrix.values = values.data();
+  const CsrView matrix{rows, n_features, indptr.data(), indices.data(), values.data()};
   if (matrix.row_ptr[rows] != static_cast<int64_t>(values.size())) {
     throw py::value_error("X: indptr does not end at the number of stored entries");
   }
@@ -47,17 +45,15 @@ T Get(const py::dict& options, const char* key, T fallback) {
 // SolveOptions from the estimator's dict (keys named as SolveOptions' fields).
 SolveOptions OptionsOf(const py::dict& options) {
   SolveOptions solve;
-  if (options.contains("l1") && !options["l1"].is_none()) solve.l1 = options["l1"].cast<double>();
-  if (options.contains("l2") && !options["l2"].is_none()) solve.l2 = options["l2"].cast<double>();
+  solve.l1 = Get<std::optional<double>>(options, "l1", solve.l1);
+  solve.l2 = Get<std::optional<double>>(options, "l2", solve.l2);
   solve.intercept = Get<bool>(options, "intercept", false);
   solve.multiclass = Get<std::string>(options, "multiclass", solve.multiclass);
   solve.algorithm = Get<std::string>(options, "algorithm", solve.algorithm);
   solve.gradient_tolerance = Get<double>(options, "gradient_tolerance", solve.gradient_tolerance);
   solve.admm.max_iterations = Get<int>(options, "max_iterations", solve.admm.max_iterations);
   solve.class_weights.balanced = Get<bool>(options, "class_weight_balanced", false);
-  if (options.contains("class_weight") && !options["class_weight"].is_none()) {
-    solve.class_weights.by_label = options["class_weight"].cast<std::map<double, double>>();
-  }
+  solve.class_weights.by_label = Get<std::map<double, double>>(options, "class_weight", {});
   RuntimeOptions& runtime = solve.runtime;
   runtime.kind = Get<std::string>(options, "runtime", runtime.kind);
   runtime.workers = Get<int64_t>(options, "workers", runtime.workers);
@@ -98,15 +94,6 @@ py::dict OutcomeOf(const Model& model, const Summary& s, int64_t n_features) {
   out["solve_seconds"] = s.solve_seconds;
   out["cost_dollars"] = s.cost_dollars;
   return out;
-}
-
-// A fold's figure of the name cross-validation scores it by.
-double FigureOf(const Evaluation& fold, const std::string& name) {
-  if (name == "accuracy") return fold.accuracy;
-  if (name == "log_loss") return fold.log_loss;
-  if (name == "auc") return fold.auc;
-  if (name == "mse") return fold.mean_squared_error;
-  return fold.r_squared;
 }
 
 TrainingData DataOf(const CsrView& matrix, const Strict<double>& labels, const std::optional<Strict<double>>& weights) {
@@ -195,9 +182,7 @@ py::dict CrossValidateArrays(const Strict<int64_t>& indptr, const Strict<uint32_
     py::dict scores, folds;  // name: (mean, std), and name: each fold's
     for (const auto& [name, score] : point.scores) {
       scores[py::str(name)] = py::make_tuple(score.mean, score.std);
-      std::vector<double> per_fold;
-      for (const Evaluation& fold : point.folds) per_fold.push_back(FigureOf(fold, name));
-      folds[py::str(name)] = per_fold;
+      folds[py::str(name)] = score.folds;
     }
     entry["scores"] = scores;
     entry["folds"] = folds;

@@ -266,6 +266,7 @@ struct CvOptions {
 
 struct CvScore {
   double mean = 0, std = 0;  // over the folds (std with K - 1 degrees of freedom)
+  std::vector<double> folds;  // each fold's, fold 0 first
 };
 
 struct CvPoint {

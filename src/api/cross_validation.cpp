@@ -62,18 +62,18 @@ std::map<std::string, double> FiguresOf(const Evaluation& e, const ProblemSpec& 
   return figures;
 }
 
-// Mean and standard deviation (K - 1 degrees of freedom) of each figure over the folds.
+// Each figure per fold, and its mean and standard deviation (K - 1 degrees of freedom).
 std::map<std::string, CvScore> ScoresOf(const std::vector<Evaluation>& folds, const ProblemSpec& spec) {
   std::map<std::string, std::vector<double>> values;
   for (const Evaluation& e : folds) {
     for (const auto& [name, value] : FiguresOf(e, spec)) values[name].push_back(value);
   }
   std::map<std::string, CvScore> scores;
-  for (const auto& [name, v] : values) {
+  for (auto& [name, v] : values) {
     double mean = 0, squares = 0;
     for (const double x : v) mean += x / static_cast<double>(v.size());
     for (const double x : v) squares += (x - mean) * (x - mean);
-    scores[name] = {mean, v.size() > 1 ? std::sqrt(squares / static_cast<double>(v.size() - 1)) : 0.0};
+    scores[name] = {mean, v.size() > 1 ? std::sqrt(squares / static_cast<double>(v.size() - 1)) : 0.0, std::move(v)};
   }
   return scores;
 }

@@ -6,6 +6,15 @@
 #include "nimbus/core/vector_ops.h"
 
 namespace nimbus {
+namespace {
+
+// Whether feature j has an entry in some block of x (B entries per feature, interleaved).
+bool FeatureHasEntry(std::span<const double> x, std::size_t j, std::size_t blocks) {
+  const double* entries = x.data() + j * blocks;
+  return std::any_of(entries, entries + blocks, [](double e) { return e != 0.0; });
+}
+
+}  // namespace
 
 ShardDerivatives::ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
                                    int64_t total_rows, std::span<const double> weights)
@@ -96,8 +105,7 @@ const ColumnSubset* ShardDerivatives::WorkingColumnsFor(std::span<const double> 
   std::vector<uint32_t> support;
   int64_t nnz = 0;
   for (std::size_t j = 0; j < column_nonzeros_.size(); ++j) {
-    const double* entries = v.data() + j * blocks;
-    if (std::all_of(entries, entries + blocks, [](double e) { return e == 0.0; })) continue;
+    if (!FeatureHasEntry(v, j, blocks)) continue;
     support.push_back(static_cast<uint32_t>(j));
     nnz += column_nonzeros_[j];
   }
@@ -117,9 +125,7 @@ const ColumnSubset* ShardDerivatives::WorkingColumnsCovering(std::span<const dou
   if (working_.selected.empty()) return nullptr;
   const auto blocks = static_cast<std::size_t>(term_->blocks());
   for (std::size_t j = 0; j < working_.selected.size(); ++j) {
-    if (working_.selected[j] != 0) continue;
-    const double* entries = x.data() + j * blocks;
-    if (!std::all_of(entries, entries + blocks, [](double e) { return e == 0.0; })) return nullptr;
+    if (working_.selected[j] == 0 && FeatureHasEntry(x, j, blocks)) return nullptr;
   }
   return &working_;
 }
