@@ -24,7 +24,7 @@ namespace {
 
 struct TrainFlags {
   ProblemFlags problem;  // problem.options: what the flags below end up as
-  std::string out, model_format = "json", trace, summary_json;
+  std::string out, model_format = "json", trace, summary_json, warm_start;
   std::string local_solver = "newton-cg";
   bool no_adaptive_rho = false, quiet = false, verbose = false, resume = false;
   double target_objective = 0;
@@ -142,6 +142,9 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
                    "                            allreduce (mpirun -n K: every rank a worker, z from an allreduce)",
                    &options.runtime.topology);
   AddAlgorithmOptions(parser, &options);
+  parser.AddString("warm-start", "MODEL", "start from this model (nimbus's or liblinear's, of the same classes)\n"
+                   "                            instead of zero; the answer is the same, reached sooner from near it",
+                   &flags->warm_start);
   parser.AddString("out", "MODEL", "write the model here", &flags->out);
   parser.AddString("model-format", "FORMAT", "json, or liblinear (readable by liblinear-predict)", &flags->model_format);
   parser.AddString("trace", "FILE.jsonl", "write one JSON line per round and per worker event", &flags->trace);
@@ -220,6 +223,11 @@ Status ApplyTrainFlags(const ArgParser& parser, TrainFlags* flags) {
   if (!flags->inject_crash.empty()) NIMBUS_RETURN_IF_ERROR(ParseCrashSpec(flags->inject_crash, &faults));
   if (!flags->inject_delay.empty()) NIMBUS_RETURN_IF_ERROR(ParseDelaySpec(flags->inject_delay, &faults));
   if (!flags->inject_slow.empty()) NIMBUS_RETURN_IF_ERROR(ParseSlowSpec(flags->inject_slow, &faults));
+  if (!flags->warm_start.empty() && !flags->resume) {  // a resumed run starts from its checkpoint
+    Result<Model> start = ReadModel(flags->warm_start);
+    if (!start.ok()) return start.status().WithContext("--warm-start");
+    options.warm_start = std::make_shared<const Model>(std::move(start).value());
+  }
   // Output places are checked before the solve, so a long run does not end in a failed write.
   for (const std::string* path : {&flags->out, &flags->summary_json, &flags->trace}) {
     if (!path->empty()) NIMBUS_RETURN_IF_ERROR(CheckWritableLocation(*path));

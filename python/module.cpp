@@ -5,8 +5,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +44,31 @@ T Get(const py::dict& options, const char* key, T fallback) {
   return options.contains(key) && !options[key].is_none() ? options[key].cast<T>() : fallback;
 }
 
+// The estimator's previous fit (warm_start): coef (C x features) and C intercepts, as a model
+// of the class indices 0 .. C-1 nimbus sees as labels (two classes: one vector, 1 the +1 class).
+std::shared_ptr<const Model> WarmStartOf(const py::dict& options) {
+  if (!options.contains("warm_start_coef") || options["warm_start_coef"].is_none()) return nullptr;
+  const auto coef = options["warm_start_coef"].cast<py::array_t<double, py::array::c_style | py::array::forcecast>>();
+  const auto intercept = options["warm_start_intercept"].cast<py::array_t<double, py::array::forcecast>>();
+  if (coef.ndim() != 2 || intercept.ndim() != 1 || intercept.shape(0) != coef.shape(0)) {
+    throw py::value_error("warm start: coef must be classes x features and intercept one per class");
+  }
+  auto model = std::make_shared<Model>();
+  model->classes = coef.shape(0);
+  model->cols = coef.shape(1);
+  model->intercept = true;
+  DistinctLabels labels;
+  for (int64_t k = 0; k < std::max<int64_t>(model->classes, 2); ++k) labels.Add(static_cast<double>(k));
+  model->labels = labels.Encoding();
+  auto c = coef.unchecked<2>();
+  auto b = intercept.unchecked<1>();
+  for (py::ssize_t j = 0; j < coef.shape(1); ++j) {
+    for (py::ssize_t k = 0; k < coef.shape(0); ++k) model->weights.push_back(c(k, j));
+  }
+  for (py::ssize_t k = 0; k < coef.shape(0); ++k) model->weights.push_back(b(k));
+  return model;
+}
+
 // SolveOptions from the estimator's dict (keys named as SolveOptions' fields).
 SolveOptions OptionsOf(const py::dict& options) {
   SolveOptions solve;
@@ -54,6 +81,7 @@ SolveOptions OptionsOf(const py::dict& options) {
   solve.admm.max_iterations = Get<int>(options, "max_iterations", solve.admm.max_iterations);
   solve.class_weights.balanced = Get<bool>(options, "class_weight_balanced", false);
   solve.class_weights.by_label = Get<std::map<double, double>>(options, "class_weight", {});
+  solve.warm_start = WarmStartOf(options);
   RuntimeOptions& runtime = solve.runtime;
   runtime.kind = Get<std::string>(options, "runtime", runtime.kind);
   runtime.workers = Get<int64_t>(options, "workers", runtime.workers);
@@ -65,6 +93,13 @@ SolveOptions OptionsOf(const py::dict& options) {
   runtime.lambda_function = Get<std::string>(options, "lambda_function", runtime.lambda_function);
   runtime.lambda_endpoint = Get<std::string>(options, "lambda_endpoint", runtime.lambda_endpoint);
   runtime.max_restarts = Get<int64_t>(options, "max_restarts", runtime.max_restarts);
+  runtime.shard_dir = Get<std::string>(options, "shard_dir", runtime.shard_dir);
+  runtime.lambda_pass_credentials = Get<bool>(options, "lambda_pass_credentials", runtime.lambda_pass_credentials);
+  runtime.insecure = Get<bool>(options, "insecure", runtime.insecure);
+  runtime.heartbeat = Get<double>(options, "heartbeat", runtime.heartbeat);
+  runtime.max_lifetime = Get<double>(options, "max_lifetime", runtime.max_lifetime);
+  runtime.round_timeout_floor = Get<double>(options, "round_timeout_floor", runtime.round_timeout_floor);
+  runtime.worker_memory_mb = Get<double>(options, "worker_memory_mb", runtime.worker_memory_mb);
   return solve;
 }
 

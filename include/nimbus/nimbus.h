@@ -160,6 +160,12 @@ struct SolveOptions {
   WorkerOptions worker;          // the x-update's solver and (tests) injected faults
   RuntimeOptions runtime;
   CheckpointOptions checkpoint;
+  // Start from this model (a previous solve's, or one read with ReadModel) instead of zero:
+  // its weights of the features the data has (0 for the others; its intercepts if both have
+  // them). It must have the data's classes. Newton's stop test still scales the residual at
+  // zero (one more round), so the answer is the one a cold start would give. A resumed run
+  // (checkpoint.resume) carries on from its checkpoint instead.
+  std::shared_ptr<const Model> warm_start;
   Prices prices;                 // for the summary's cost estimate
   // Observers, called on the solving thread.
   IterationCallback on_iteration;                        // return false to stop

@@ -26,6 +26,10 @@ _PENALTIES = ("l1", "l2", "elasticnet")
 _MULTI_CLASS = ("auto", "ovr", "multinomial")
 _SOLVERS = ("auto", "newton", "admm")
 _RUNTIMES = ("threads", "process", "command", "lambda", "mpi")
+# runtime_options' keys: RuntimeOptions' fields (docs/python.md says what each does).
+RUNTIME_OPTIONS = ("lambda_function", "lambda_endpoint", "lambda_pass_credentials", "shard_dir", "launch", "hosts",
+                   "listen", "advertise", "insecure", "worker_program", "max_restarts", "heartbeat", "max_lifetime",
+                   "round_timeout_floor", "worker_memory_mb")
 
 
 def csr_arrays(X):
@@ -85,6 +89,9 @@ class _NimbusClassifier(LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
             options["workers"] = int(self.n_workers)
         if self.runtime == "process":
             options["worker_program"] = WORKER_PROGRAM
+        unknown = sorted(set(self.runtime_options or {}) - set(RUNTIME_OPTIONS))
+        if unknown:
+            raise ValueError("runtime_options: unknown option %r (known: %s)" % (unknown[0], ", ".join(RUNTIME_OPTIONS)))
         options.update(self.runtime_options or {})
         if isinstance(self.class_weight, str):
             if self.class_weight != "balanced":
@@ -158,17 +165,20 @@ class LogisticRegression(_NimbusClassifier):
     solver : 'auto' (distributed Newton), 'newton' or 'admm' (consensus ADMM)
     class_weight : None, a dict {label: weight} or 'balanced'
     multi_class : 'auto' (multinomial for three classes or more), 'ovr' or 'multinomial'
+    warm_start : bool, start from the previous fit's coef_ and intercept_ (same classes and
+        features) instead of zero; the stop test is still relative to zero, so the answer is
+        a cold start's, reached in fewer steps from near it
     n_workers : int or None, the workers (None: the runtime's default, this machine's cores
         for threads)
     runtime : 'threads', 'process', 'command', 'lambda' or 'mpi'
-    runtime_options : dict of nimbus's runtime options (lambda_function, lambda_endpoint,
-        launch, hosts, listen, advertise, worker_program, max_restarts)
+    runtime_options : dict of nimbus's runtime options (RUNTIME_OPTIONS: lambda_function,
+        lambda_endpoint, shard_dir (s3://bucket/prefix for Lambda workers), launch, hosts, ...)
     verbose : int, > 0 prints each iteration
     """
 
     def __init__(self, penalty="l2", *, C=1.0, l1_ratio=None, fit_intercept=True, tol=1e-5, max_iter=1000,
-                 solver="auto", class_weight=None, multi_class="auto", n_workers=None, runtime="threads",
-                 runtime_options=None, verbose=0):
+                 solver="auto", class_weight=None, multi_class="auto", warm_start=False, n_workers=None,
+                 runtime="threads", runtime_options=None, verbose=0):
         self.penalty = penalty
         self.C = C
         self.l1_ratio = l1_ratio
@@ -178,6 +188,7 @@ class LogisticRegression(_NimbusClassifier):
         self.solver = solver
         self.class_weight = class_weight
         self.multi_class = multi_class
+        self.warm_start = warm_start
         self.n_workers = n_workers
         self.runtime = runtime
         self.runtime_options = runtime_options
@@ -185,12 +196,29 @@ class LogisticRegression(_NimbusClassifier):
 
     _penalties = _PENALTIES
 
+    def _previous_fit(self):
+        """(classes_, coef_ dense, intercept_) of the fit a warm start starts from, or None."""
+        if not self.warm_start or not hasattr(self, "coef_"):
+            return None
+        coef = self.coef_.toarray() if sp.issparse(self.coef_) else np.asarray(self.coef_)
+        return self.classes_, coef, np.asarray(self.intercept_, dtype=np.float64)
+
+    def _warm_start_options(self, previous, n_features):
+        classes, coef, intercept = previous
+        if not np.array_equal(classes, self.classes_) or coef.shape[1] != n_features:
+            raise ValueError("warm_start: the previous fit had classes %r and %d features; this data has classes %r "
+                             "and %d features" % (list(classes), coef.shape[1], list(self.classes_), n_features))
+        return {"warm_start_coef": coef, "warm_start_intercept": intercept}
+
     def fit(self, X, y, sample_weight=None):
         """Fits the model on X (a numpy array or a scipy.sparse matrix) and labels y."""
         if not (isinstance(self.C, (int, float, np.number)) and self.C > 0 and np.isfinite(self.C)):
             raise ValueError("C: must be a positive number, got %r" % (self.C,))
+        previous = self._previous_fit()  # before _prepare sets classes_ anew
         indptr, indices, data, n_features, labels, weights = self._prepare(X, y, sample_weight)
         options = self._solver_options(self.classes_.size)
+        if previous is not None:
+            options.update(self._warm_start_options(previous, n_features))
         ratio = {"l1": 1.0, "l2": 0.0}.get(self.penalty, self.l1_ratio)
         scale = 1.0 / (self.C * labels.size)
         options.update(l1=ratio * scale, l2=(1.0 - ratio) * scale)

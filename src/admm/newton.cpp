@@ -104,6 +104,17 @@ class DistributedObjective final : public SmoothFunction {
     tested_ = TestedResiduals{violation, 0, tolerance, 0};
     has_tested_ = true;
   }
+  // ||v(0)||, the minimum subgradient's norm at the zero model, by one round; it becomes the
+  // stop test's reference. 0 if a worker failed (the run has then failed).
+  double ReferenceAtZero() {
+    const Vector zero(n_, 0.0);
+    const Point* point = Evaluate(zero);
+    if (point == nullptr) return 0;
+    const double reference = OptimalityResidual(spec_, zero, point->gradient, v_);
+    first_tolerance_ = tolerance_scale_ * reference;
+    has_tested_ = false;  // the trace's first test is the first iterate's
+    return reference;
+  }
 
  private:
   struct Point {
@@ -653,11 +664,12 @@ Result<Solution> NewtonMaster::Solve() {
 LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Summary& summary) {
   const MasterState* resume = resume_.get();
   // The stop test's reference ||v(0)||: a resumed run's, or a warm start's; else the first point's.
-  const double known_reference = resume ? resume->gradient_reference : warm_.gradient_reference;
+  double known_reference = resume ? resume->gradient_reference : warm_.gradient_reference;
   const int64_t first_round = resume ? resume->next_round : warm_.first_round;
   DistributedObjective objective(spec_, *executor_, ready, options_.round_timeout_seconds, first_round,
                                  resume ? 0 : first_round, options_.gradient_tolerance,
                                  options_.gradient_tolerance * known_reference, summary, trace_);
+  if (!resume && warm_.reference_at_zero && known_reference == 0) known_reference = objective.ReferenceAtZero();
   const int64_t steps_before = resume ? resume->iterations : 0;
   if (resume) summary.resumed_at_round = resume->next_round;
   const double seconds_before = resume ? resume->solve_seconds : 0;

@@ -75,6 +75,9 @@ Status CheckPathOptions(const SolveOptions& options, const PathOptions& path) {
   if (options.regularizer != nullptr) return InvalidArgument("path: a program's own regularizer has no lambda to vary");
   if (!options.checkpoint.location.empty()) return InvalidArgument("--checkpoint: not for a path (each point is short)");
   if (options.runtime.kind == "mpi") return InvalidArgument("--runtime mpi: not for a path (yet)");
+  if (options.warm_start != nullptr) {
+    return InvalidArgument("--warm-start: a path starts from no weight and warm-starts each point from the one before");
+  }
   const bool varied_given = path.penalty == "l1" ? options.l1.has_value() : options.l2.has_value();
   if (varied_given) {
     const std::string fixed = path.penalty == "l1" ? "--l2" : "--l1";

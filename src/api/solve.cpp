@@ -137,6 +137,9 @@ Status SolveOptions::Validate() const {
   if (checkpoint.resume && checkpoint.location.empty()) {
     return InvalidArgument("--resume: needs --checkpoint DIR|s3://BUCKET/PREFIX, where the run writes its checkpoints");
   }
+  if (warm_start != nullptr && allreduce) {
+    return InvalidArgument("--warm-start: not with --topology allreduce (every rank would need the model)");
+  }
   NIMBUS_RETURN_IF_ERROR(admm.Validate());
   NIMBUS_RETURN_IF_ERROR(NewtonOptionsOf(*this).Validate());
   NIMBUS_RETURN_IF_ERROR(worker.Validate());
@@ -254,6 +257,23 @@ Status SetCheckpointing(const SolveOptions& options, Master* master) {
   return Status::Ok();
 }
 
+// A start from the caller's model: its weights of the plan's columns. The model must have
+// the plan's classes, so that its class k is the data's.
+Status SetWarmStart(const Plan& plan, const SolveOptions& options, Master* master) {
+  if (options.warm_start == nullptr) return Status::Ok();
+  const Model& model = *options.warm_start;
+  if (model.classes != plan.spec.classes || model.labels.ClassValues() != plan.labels.ClassValues()) {
+    return InvalidArgument("--warm-start: the model is of " + model.labels.Describe() + " (" +
+                           std::to_string(model.classes) + " weight vectors), the data of " + plan.labels.Describe() +
+                           " (" + std::to_string(plan.spec.classes) + ")");
+  }
+  WarmStart warm;
+  warm.x = model.ColumnWeights(plan.columns, plan.spec.cols, plan.spec.intercept);
+  warm.reference_at_zero = true;
+  master->WarmStartFrom(std::move(warm));
+  return Status::Ok();
+}
+
 // The solve on a planned problem: this process is the master (rank 0 under mpirun).
 Result<SolveResult> SolvePlanned(const Plan& plan, const SolveOptions& options) {
   NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options));
@@ -262,6 +282,7 @@ Result<SolveResult> SolvePlanned(const Plan& plan, const SolveOptions& options) 
   if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
   std::unique_ptr<Master> master = MakeMaster(plan.spec, options, runtime.executor.get(), trace.get());
   NIMBUS_RETURN_IF_ERROR(SetCheckpointing(options, master.get()));
+  NIMBUS_RETURN_IF_ERROR(SetWarmStart(plan, options, master.get()));
   if (options.on_start) {
     NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers,
                                                        runtime.executor->name(), ChooseMaster(options).algorithm}));

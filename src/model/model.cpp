@@ -237,15 +237,19 @@ double Model::Weight(int64_t feature, int64_t of_class) const {
 }
 
 std::vector<double> Model::ColumnWeights(const Dataset& data) const {
+  return ColumnWeights(data.columns, data.cols(), intercept);
+}
+
+std::vector<double> Model::ColumnWeights(const ColumnMap& columns, int64_t column_count, bool with_intercept) const {
   const auto c_count = static_cast<std::size_t>(classes);
-  std::vector<double> w((static_cast<std::size_t>(data.cols()) + (intercept ? 1 : 0)) * c_count, 0.0);
+  std::vector<double> w((static_cast<std::size_t>(column_count) + (with_intercept ? 1 : 0)) * c_count, 0.0);
   auto copy = [&](std::size_t from, int64_t column) {
     std::copy_n(weights.begin() + static_cast<std::ptrdiff_t>(from * c_count), c_count,
                 w.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(column) * c_count));
   };
-  std::size_t next = 0;  // both ascend: a merge of the data's features with the model's
-  for (int64_t column = 0; column < data.cols(); ++column) {
-    const int64_t feature = data.columns.FeatureOf(column);
+  std::size_t next = 0;  // both ascend: a merge of the columns' features with the model's
+  for (int64_t column = 0; column < column_count; ++column) {
+    const int64_t feature = columns.FeatureOf(column);
     if (features.empty()) {
       if (feature < cols) copy(static_cast<std::size_t>(feature), column);
       continue;
@@ -253,7 +257,9 @@ std::vector<double> Model::ColumnWeights(const Dataset& data) const {
     while (next < features.size() && features[next] < feature) ++next;
     if (next < features.size() && features[next] == feature) copy(next, column);
   }
-  if (intercept) std::copy(weights.end() - static_cast<std::ptrdiff_t>(c_count), weights.end(), w.end() - static_cast<std::ptrdiff_t>(c_count));
+  if (intercept && with_intercept) {
+    std::copy(weights.end() - static_cast<std::ptrdiff_t>(c_count), weights.end(), w.end() - static_cast<std::ptrdiff_t>(c_count));
+  }
   return w;
 }
 

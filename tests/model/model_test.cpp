@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -48,6 +49,24 @@ TEST(ModelFeaturesTest, WeightsAreLookedUpByFeature) {
   EXPECT_EQ(model.bias(), 0.25);
   // l1 (0.5 + 2) + l2/2 (0.25 + 4); the intercept is not penalized.
   EXPECT_DOUBLE_EQ(model.Penalty(), 0.01 * 2.5 + 0.05 * 4.25);
+}
+
+// A warm start's weights: the columns' features looked up in the model (columns renumbered
+// to features 4, 50 and 2^31 - 2; or not renumbered), with the intercept where both have one.
+TEST(ModelFeaturesTest, ColumnWeightsFollowTheColumnsFeatures) {
+  const Model model = HashedModel();
+  ColumnMap renumbered;
+  renumbered.features = std::make_shared<const std::vector<uint32_t>>(std::vector<uint32_t>{4, 50, 2147483646});
+  renumbered.source_cols = kLargestIndex;
+  EXPECT_EQ(model.ColumnWeights(renumbered, 3, true), (std::vector<double>{0.5, 0.0, -2.0, 0.25}));
+  EXPECT_EQ(model.ColumnWeights(renumbered, 3, false), (std::vector<double>{0.5, 0.0, -2.0}));
+  EXPECT_EQ(model.ColumnWeights(ColumnMap{}, 6, false), (std::vector<double>{0, 0, 0, 0, 0.5, 0}));
+  Model dense;  // two classes of weights per feature, no intercept
+  dense.classes = 2;
+  dense.cols = 2;
+  dense.weights = {1, 2, 3, 4};
+  EXPECT_EQ(dense.ColumnWeights(renumbered, 3, true), (std::vector<double>(8, 0.0)));
+  EXPECT_EQ(dense.ColumnWeights(ColumnMap{}, 3, true), (std::vector<double>{1, 2, 3, 4, 0, 0, 0, 0}));
 }
 
 TEST(ModelFeaturesTest, JsonListsTheFeaturesByTheirOwnNumbersAndReadsBack) {

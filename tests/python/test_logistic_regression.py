@@ -90,27 +90,57 @@ def test_csr_arrays_view_the_matrix_without_copying(heart):
     assert indptr.dtype == np.int64 and indices.dtype == np.uint32
 
 
+def three_classes(X, y):
+    """heart_scale's labels with a third class: the positive rows whose first feature is below
+    its median."""
+    first = X[:, 0].toarray().ravel()
+    return np.where((y > 0) & (first < np.median(first)), 2.0, y)
+
+
+def softmax_objective(model, X, labels, C):
+    """scikit-learn's multinomial objective with an l2 penalty at a fitted model."""
+    m = X @ model.coef_.T + model.intercept_
+    rows = np.arange(X.shape[0])
+    index = np.searchsorted(model.classes_, labels)
+    loss = np.sum(np.logaddexp.reduce(m, axis=1) - m[rows, index])
+    return C * loss + 0.5 * np.sum(model.coef_ ** 2)
+
+
 def test_three_classes_multinomial_matches_lbfgs(heart):
     X, y = heart
-    # A third class: the positive rows whose first feature is below its median.
-    labels = np.where((y > 0) & (X[:, 0].toarray().ravel() < np.median(X[:, 0].toarray())), 2.0, y)
+    labels = three_classes(X, y)
     C = 1.0
     ours = nimbus.LogisticRegression(C=C, multi_class="multinomial", n_workers=2).fit(X, labels)
     reference = SkLogisticRegression(C=C, multi_class="multinomial", solver="lbfgs", tol=1e-12,
                                      max_iter=100000).fit(X.toarray(), labels)
-
-    def softmax_objective(model):
-        m = X @ model.coef_.T + model.intercept_
-        rows = np.arange(X.shape[0])
-        index = np.searchsorted(model.classes_, labels)
-        loss = np.sum(np.logaddexp.reduce(m, axis=1) - m[rows, index])
-        return C * loss + 0.5 * np.sum(model.coef_ ** 2)
-
-    assert abs(relative_gap(softmax_objective(ours), softmax_objective(reference))) < 1e-5
+    assert abs(relative_gap(softmax_objective(ours, X, labels, C), softmax_objective(reference, X, labels, C))) < 1e-5
     probabilities = ours.predict_proba(X)
     assert probabilities.shape == (X.shape[0], 3)
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_array_equal(ours.predict(X), ours.classes_[probabilities.argmax(axis=1)])
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_warm_start_from_another_C_reaches_lbfgs_in_fewer_steps(heart, classes):
+    """A second fit with warm_start=True starts from the first's coef_ and intercept_: it ends
+    at scikit-learn's optimum for the new C (not nearer the old one's), in fewer Newton steps
+    than a fit from zero."""
+    X, y = heart
+    labels = y if classes == 2 else three_classes(X, y)
+    C = 1.0
+    model = nimbus.LogisticRegression(C=4 * C, warm_start=True, n_workers=2).fit(X, labels)
+    cold = nimbus.LogisticRegression(C=C, n_workers=2).fit(X, labels)
+    model.set_params(C=C).fit(X, labels)
+    reference = SkLogisticRegression(C=C, solver="lbfgs", tol=1e-12, max_iter=100000).fit(X.toarray(), labels)
+    if classes == 2:
+        gap = relative_gap(objective(model, X, labels, C, "l2"), objective(reference, X, labels, C, "l2"))
+    else:
+        gap = relative_gap(softmax_objective(model, X, labels, C), softmax_objective(reference, X, labels, C))
+    assert abs(gap) < 1e-5, gap
+    assert model.n_iter_[0] < cold.n_iter_[0], (model.n_iter_, cold.n_iter_)
+    with pytest.raises(ValueError, match="warm_start: the previous fit had classes .* and 13 features; this data has "
+                                         "classes .* and 5 features"):
+        model.fit(X[:, :5], labels)
 
 
 def test_pickles_and_works_in_pipelines_and_searches(heart):
@@ -136,6 +166,10 @@ def test_bad_input_raises_value_error_with_nimbus_message(heart):
         nimbus.LogisticRegression(penalty="l3").fit(X, y)
     with pytest.raises(ValueError, match="only one class"):
         nimbus.LogisticRegression().fit(X, np.ones(X.shape[0]))
+    with pytest.raises(ValueError, match="runtime_options: unknown option 'lambda_fuction'"):
+        nimbus.LogisticRegression(runtime_options={"lambda_fuction": "f"}).fit(X, y)
+    with pytest.raises(ValueError, match="--runtime lambda: needs --lambda-function"):
+        nimbus.LogisticRegression(runtime="lambda").fit(X, y)
 
 
 @pytest.mark.skipif(not os.path.exists(nimbus.linear_model.WORKER_PROGRAM), reason="no worker program")

@@ -82,7 +82,8 @@ struct Solution {
   Summary summary;
 };
 
-// Where a solve starts that does not resume: the previous point of a regularization path.
+// Where a solve starts that does not resume: the previous point of a regularization path,
+// or a model of the caller's.
 struct WarmStart {
   std::vector<double> x;          // the first iterate (ADMM: z); empty: zero
   // Rounds are numbered from here: workers kept from a previous solve (Newton's) hold the
@@ -90,6 +91,9 @@ struct WarmStart {
   int64_t first_round = 0;
   // Newton: ||v(0)||, the norm its stop test scales (0: the first iterate's, as from zero).
   double gradient_reference = 0;
+  // Newton, without a reference: take it at the zero model (one more round), so that a start
+  // near the optimum is not held to a tighter test than a start from zero.
+  bool reference_at_zero = false;
 };
 
 class Master {

@@ -42,6 +42,9 @@ struct Model {
   // intercepts if any. Linear in the data's columns and the model's features; nothing is
   // sized by the feature space.
   std::vector<double> ColumnWeights(const Dataset& data) const;
+  // The same for `column_count` columns that `columns` maps to features, with C intercepts at
+  // the end if `with_intercept` (the model's own, or 0 where it has none).
+  std::vector<double> ColumnWeights(const ColumnMap& columns, int64_t column_count, bool with_intercept) const;
   // l1 ||w||_1 + (l2/2) ||w||^2 over every feature weight held (the intercept is not penalized).
   double Penalty() const { return regularizer.Value(weights, static_cast<std::size_t>(held() * classes)); }
   // Dense: every feature's weights up to max(cols, data_cols), then the intercepts. For small
