@@ -64,6 +64,10 @@ std::string Summary::FullReport() const {
                   static_cast<long long>(worker_restarts), static_cast<long long>(messages_dropped),
                   static_cast<double>(bytes_sent) / 1e6, static_cast<double>(bytes_received) / 1e6);
   }
+  if (reconnects > 0) {
+    out += Format("  links            %lld reconnects, %lld rounds sent again\n", static_cast<long long>(reconnects),
+                  static_cast<long long>(rounds_resent));
+  }
   if (security == "curve") {
     out += Format("  security         CurveZMQ with this run's keys, %lld connections refused\n",
                   static_cast<long long>(clients_refused));
@@ -118,6 +122,8 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("lean_rounds", lean_rounds)
       .Field("worker_restarts", worker_restarts)
       .Field("messages_dropped", messages_dropped)
+      .Field("reconnects", reconnects)
+      .Field("rounds_resent", rounds_resent)
       .Field("bytes_sent", bytes_sent)
       .Field("bytes_received", bytes_received)
       .Field("security", security)

@@ -135,6 +135,7 @@ void RemoteExecutor::Launch(int worker) {
   slot.phase = Phase::kLaunching;
   slot.fresh = true;
   slot.last_evaluated = -1;
+  slot.link_reconnects = 0;
   slot.launched_at = MonotonicSeconds();
   slot.launched_wall = WallSeconds();
   slot.last_heard = slot.launched_at;
@@ -202,12 +203,13 @@ void RemoteExecutor::SendRound(int worker) {
   }
   Envelope envelope = EnvelopeFor(worker, MessageType::kRound);
   envelope.round = request.round;
+  const bool again = slot.phase == Phase::kBusy;
   if (Status sent = transport_->Send(slot.peer, PackRound(envelope, request), &slot.round_bytes); !sent.ok()) {
-    Fail(worker, "cannot send it the round: " + sent.message());
+    // Sent again after a reconnect: the round deadline still catches a worker that is gone.
+    if (!again) Fail(worker, "cannot send it the round: " + sent.message());
     return;
   }
   slot.phase = Phase::kBusy;
-  slot.fresh = false;
   slot.round_deadline = MonotonicSeconds() + RoundTimeout();
 }
 
@@ -221,6 +223,12 @@ void RemoteExecutor::DropOldInvocation(int worker, const Incoming& incoming) {
   }
 }
 
+Status RemoteExecutor::SendAssign(int worker) {
+  return SendTo(worker, PackAssign(EnvelopeFor(worker, MessageType::kAssign),
+                                   MakeAssignBody(shards_[static_cast<std::size_t>(worker)], spec_, worker_options_,
+                                                  options_.heartbeat_seconds, options_.master_timeout_seconds)));
+}
+
 void RemoteExecutor::HandleHello(int worker, const Incoming& incoming, double now) {
   Slot& slot = slots_[static_cast<std::size_t>(worker)];
   if (!slot.peer.empty() && slot.peer != incoming.peer) {
@@ -231,7 +239,7 @@ void RemoteExecutor::HandleHello(int worker, const Incoming& incoming, double no
     (void)transport_->Send(incoming.peer, PackBye(bye, {"duplicate invocation"}));
     return;
   }
-  if (slot.phase != Phase::kLaunching) return;
+  if (slot.phase != Phase::kLaunching) return ResendAfter(worker, "HELLO");
   Result<HelloBody> hello = UnpackHello(incoming.message);
   if (!hello.ok()) {
     transport_->CountStale(hello.status().message());
@@ -241,11 +249,7 @@ void RemoteExecutor::HandleHello(int worker, const Incoming& incoming, double no
   slot.clock_offset = WallSeconds() - hello->send_wall;
   slot.last_heard = now;
   slot.ready.reset();
-  if (Status sent = SendTo(worker, PackAssign(EnvelopeFor(worker, MessageType::kAssign),
-                                              MakeAssignBody(shards_[static_cast<std::size_t>(worker)], spec_,
-                                                             worker_options_, options_.heartbeat_seconds,
-                                                             options_.master_timeout_seconds)));
-      !sent.ok()) {
+  if (Status sent = SendAssign(worker); !sent.ok()) {
     Fail(worker, "cannot send it its assignment: " + sent.message());
     return;
   }
@@ -257,6 +261,7 @@ void RemoteExecutor::HandleHello(int worker, const Incoming& incoming, double no
 void RemoteExecutor::HandleReady(int worker, const Incoming& incoming) {
   Slot& slot = slots_[static_cast<std::size_t>(worker)];
   Result<ReadyBody> ready = UnpackReady(incoming.message);
+  if (ready.ok() && slot.phase == Phase::kBusy) return ResendAfter(worker, "READY");
   if (!ready.ok() || slot.phase != Phase::kLoading) {
     transport_->CountStale(ready.ok() ? "an unexpected READY" : ready.status().message());
     return;
@@ -279,6 +284,9 @@ void RemoteExecutor::HandleReply(int worker, const Incoming& incoming) {
   Result<WorkerReply> reply = UnpackReply(incoming.message, slot.ready && slot.ready->support
                                                                 ? slot.ready->support->size()
                                                                 : spec_.model_size());
+  if (reply.ok() && slot.phase == Phase::kBusy && slot.round && reply->round < slot.round->round) {
+    return ResendAfter(worker, "REPLY");
+  }
   if (!reply.ok() || slot.phase != Phase::kBusy || !slot.round || reply->round != slot.round->round) {
     transport_->CountStale(reply.ok() ? "a reply to a round that is not out" : reply.status().message());
     return;
@@ -306,6 +314,7 @@ void RemoteExecutor::HandleReply(int worker, const Incoming& incoming) {
   }
   slot.round.reset();
   slot.restarts = 0;
+  slot.fresh = false;  // (a first round sent again after a reconnect still carries the kept state)
   slot.phase = Phase::kIdle;
   replies_.push_back(std::move(reply).value());
 }
@@ -332,8 +341,25 @@ void RemoteExecutor::HandleHeartbeat(int worker, const Incoming& incoming) {
   Slot& slot = slots_[static_cast<std::size_t>(worker)];
   // Each heartbeat is another sample of (master clock - worker clock + one-way delay);
   // the smallest is the best estimate of the offset.
-  if (Result<HeartbeatBody> beat = UnpackHeartbeat(incoming.message); beat.ok()) {
-    slot.clock_offset = std::min(slot.clock_offset, WallSeconds() - beat->send_wall);
+  Result<HeartbeatBody> beat = UnpackHeartbeat(incoming.message);
+  if (!beat.ok()) return;
+  slot.clock_offset = std::min(slot.clock_offset, WallSeconds() - beat->send_wall);
+  if (beat->link_reconnects <= slot.link_reconnects) return;
+  stats_.reconnects += beat->link_reconnects - slot.link_reconnects;
+  slot.link_reconnects = beat->link_reconnects;
+  Event(worker, "reconnected", "its link to the master broke and was made again");
+}
+
+// After a reconnect a worker sends its last message again (HELLO, READY or its last REPLY):
+// what the master sent after it was lost, and goes again.
+void RemoteExecutor::ResendAfter(int worker, const std::string& what) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  transport_->CountStale("a repeated " + what + " (after a reconnect)");
+  if (slot.phase == Phase::kLoading) {
+    (void)SendAssign(worker);
+  } else if (slot.phase == Phase::kBusy && slot.round) {
+    ++stats_.rounds_resent;
+    SendRound(worker);
   }
 }
 
@@ -542,6 +568,8 @@ void RemoteExecutor::Stop() {
 void RemoteExecutor::AddCounters(Summary& summary) const {
   const RemoteStats s = stats();
   summary.worker_restarts += s.restarts;
+  summary.reconnects += s.reconnects;
+  summary.rounds_resent += s.rounds_resent;
   summary.messages_dropped += static_cast<int64_t>(s.transport.dropped_malformed + s.transport.dropped_foreign +
                                                    s.transport.dropped_stale);
   summary.bytes_sent += static_cast<int64_t>(s.transport.bytes_sent);

@@ -7,7 +7,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <cstdio>
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "nimbus/cloud/s3.h"
@@ -99,8 +101,8 @@ class WorkerSession {
     StartHeartbeats(routing_id_ + ".hb");
 
     const double hello_wall = WallSeconds();
-    if (Status sent = link_->Send("", PackHello(Envelope_(MessageType::kHello),
-                                                {options_.process_start_wall, hello_wall, ::getpid()}));
+    if (Status sent = SendKept(PackHello(Envelope_(MessageType::kHello),
+                                         {options_.process_start_wall, hello_wall, ::getpid()}));
         !sent.ok()) {
       return Error("cannot say HELLO: " + sent.message());
     }
@@ -109,7 +111,7 @@ class WorkerSession {
     Result<AssignBody> body = UnpackAssign(*assign);
     if (!body.ok()) return Fatal("bad assignment: " + body.status().message());
     master_timeout_ = body->master_timeout_seconds;
-    heartbeat_seconds_.store(body->heartbeat_seconds);
+    SetHeartbeatInterval(body->heartbeat_seconds);
 
     // The cold start: load the shard.
     double load_seconds = 0;
@@ -121,7 +123,7 @@ class WorkerSession {
     ReadyBody ready{worker_->Ready(load_seconds)};
     ready.ready.process_start_wall = options_.process_start_wall;
     ready.ready.hello_wall = hello_wall;
-    if (Status sent = link_->Send("", PackReady(Envelope_(MessageType::kReady), ready)); !sent.ok()) {
+    if (Status sent = SendKept(PackReady(Envelope_(MessageType::kReady), ready)); !sent.ok()) {
       return Error("cannot say READY: " + sent.message());
     }
     return ServeRounds();
@@ -149,6 +151,12 @@ class WorkerSession {
       }
       Result<RoundRequest> request = UnpackRound(*message, model_size);
       if (!request.ok()) return Fatal("bad round: " + request.status().message());
+      if (request->round <= last_answered_round_) {
+        // Sent again after a reconnect: the reply may have been lost with the old connection.
+        // A round is served once (ADMM's state moves with it); its answer may go twice.
+        if (request->round == last_answered_round_) (void)link_->Send("", *last_sent_);
+        continue;
+      }
       if (faults_.Crashes(options_.worker, options_.invocation - 1, request->round)) {
         std::fprintf(stderr, "%s: injected crash in round %lld\n", name_.c_str(), static_cast<long long>(request->round));
         ::raise(SIGKILL);  // as abrupt as a killed function: no BYE, no reply
@@ -157,7 +165,9 @@ class WorkerSession {
       WorkerReply reply = worker_->Serve(*request, options_.invocation);
       reply.timings.receive_wall = receive_wall;
       reply.timings.send_wall = WallSeconds();
-      if (Status sent = link_->Send("", PackReply(Envelope_(MessageType::kReply, request->round), reply, request->lean)); !sent.ok()) {
+      last_answered_round_ = request->round;
+      if (Status sent = SendKept(PackReply(Envelope_(MessageType::kReply, request->round), reply, request->lean));
+          !sent.ok()) {
         return Error("cannot send its reply: " + sent.message());
       }
       longest_round = std::max(longest_round, round_watch.ElapsedSeconds());
@@ -176,11 +186,36 @@ class WorkerSession {
     }
   }
 
-  // The next message of `type`; heartbeats are skipped, BYE ends the wait as Cancelled.
+  // Sends `message` and keeps it: should the link break, it goes again.
+  Status SendKept(WireMessage message) {
+    last_sent_ = std::move(message);
+    return link_->Send("", *last_sent_);
+  }
+
+  // ZeroMQ makes a broken link again by itself, but what was crossing it is lost. Sending the
+  // last message again tells the master where this worker is; the master answers it with
+  // what it sent after (the assignment, the round), and keeps one copy of anything doubled.
+  void ResendIfReconnected() {
+    const int64_t reconnects = link_->Reconnects();
+    if (reconnects <= link_reconnects_.load()) return;
+    link_reconnects_.store(reconnects);
+    std::fprintf(stderr, "%s: the link to the master was made again; sending its last message again\n", name_.c_str());
+    if (last_sent_) (void)link_->Send("", *last_sent_);
+  }
+
+  // The next message of `type`; heartbeats are skipped, BYE ends the wait as Cancelled. Looks
+  // for a broken and remade link every heartbeat interval meanwhile.
   Result<WireMessage> Await(MessageType type, double timeout_seconds) {
     Deadline deadline = Deadline::After(timeout_seconds);
     while (true) {
-      NIMBUS_ASSIGN_OR_RETURN(Incoming incoming, link_->Receive(deadline));
+      ResendIfReconnected();
+      Result<Incoming> received =
+          link_->Receive(Deadline::After(std::min(deadline.RemainingSeconds(), heartbeat_seconds_.load())));
+      if (!received.ok() && received.status().code() == StatusCode::kDeadlineExceeded &&
+          deadline.RemainingSeconds() > 0) {
+        continue;
+      }
+      NIMBUS_ASSIGN_OR_RETURN(Incoming incoming, std::move(received));
       const Envelope& envelope = incoming.message.envelope;
       if (envelope.worker != static_cast<uint32_t>(options_.worker) || envelope.invocation != options_.invocation) {
         continue;
@@ -204,10 +239,22 @@ class WorkerSession {
     heartbeat_thread_ = std::thread([this, hb = std::shared_ptr<DealerTransport>(std::move(link).value())] {
       std::unique_lock lock(heartbeat_mutex_);
       while (!stop_) {
-        (void)hb->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat), {WallSeconds()}));
-        heartbeat_wake_.wait_for(lock, std::chrono::duration<double>(heartbeat_seconds_.load()), [this] { return stop_; });
+        (void)hb->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat), {WallSeconds(), link_reconnects_.load()}));
+        heartbeat_wake_.wait_for(lock, std::chrono::duration<double>(heartbeat_seconds_.load()),
+                                 [this] { return stop_ || rearmed_; });
+        rearmed_ = false;
       }
     });
+  }
+
+  // The master's interval, from ASSIGN: the wait under way (the default's) starts again with it.
+  void SetHeartbeatInterval(double seconds) {
+    heartbeat_seconds_.store(seconds);
+    {
+      std::lock_guard lock(heartbeat_mutex_);
+      rearmed_ = true;
+    }
+    heartbeat_wake_.notify_all();
   }
 
   void StopHeartbeats() {
@@ -252,12 +299,16 @@ class WorkerSession {
   std::thread heartbeat_thread_;
   std::mutex heartbeat_mutex_;
   std::condition_variable heartbeat_wake_;
-  bool stop_ = false;  // guarded by heartbeat_mutex_
+  bool stop_ = false;     // guarded by heartbeat_mutex_
+  bool rearmed_ = false;  // the interval changed: the wait starts again (guarded too)
   std::atomic<double> heartbeat_seconds_{1.0};
   double master_timeout_ = 60;
   ProblemSpec spec_;
   FaultInjection faults_;
   std::unique_ptr<ShardWorker> worker_;
+  int64_t last_answered_round_ = -1;
+  std::optional<WireMessage> last_sent_;  // HELLO, READY or the last REPLY: for a master that lost it
+  std::atomic<int64_t> link_reconnects_{0};  // read by the heartbeat thread
 };
 
 }  // namespace

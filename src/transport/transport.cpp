@@ -363,11 +363,39 @@ Result<std::unique_ptr<DealerTransport>> DealerTransport::Connect(std::shared_pt
   zmq_setsockopt(socket, ZMQ_ROUTING_ID, routing_id.data(), routing_id.size());
   const int send_timeout_ms = 10000;
   zmq_setsockopt(socket, ZMQ_SNDTIMEO, &send_timeout_ms, sizeof send_timeout_ms);
+  NIMBUS_RETURN_IF_ERROR(transport->WatchHandshakes());
   if (zmq_connect(socket, endpoint.c_str()) != 0) return ZmqError("cannot connect to " + endpoint);
   return transport;
 }
 
-DealerTransport::~DealerTransport() { zmq_close(socket_); }
+// Before the connection is made, so that its first handshake is seen too.
+Status DealerTransport::WatchHandshakes() {
+  static std::atomic<uint64_t> monitors{0};
+  const std::string address = "inproc://nimbus-dealer-monitor-" + std::to_string(monitors.fetch_add(1));
+  if (zmq_socket_monitor(socket_, address.c_str(), ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0) {
+    return ZmqError("cannot monitor the link");
+  }
+  monitor_ = NewSocket(*context_, ZMQ_PAIR);
+  if (monitor_ == nullptr || zmq_connect(monitor_, address.c_str()) != 0) return ZmqError("cannot monitor the link");
+  return Status::Ok();
+}
+
+int64_t DealerTransport::Reconnects() {
+  // Each event is two frames: 6 bytes (event, value), then the endpoint.
+  zmq_msg_t frame;
+  zmq_msg_init(&frame);
+  while (zmq_msg_recv(&frame, monitor_, ZMQ_DONTWAIT) >= 0) {
+    if (!zmq_msg_more(&frame)) ++handshakes_;
+  }
+  zmq_msg_close(&frame);
+  return std::max<int64_t>(0, handshakes_ - 1);
+}
+
+DealerTransport::~DealerTransport() {
+  if (monitor_ != nullptr) zmq_close(monitor_);
+  zmq_socket_monitor(socket_, nullptr, 0);
+  zmq_close(socket_);
+}
 
 Status DealerTransport::SendFrames(const std::string& /*peer*/, const std::vector<Frame>& frames) {
   for (std::size_t i = 0; i < frames.size(); ++i) {

@@ -68,6 +68,7 @@ struct ReplyFields {
 };
 struct HeartbeatFields {
   double send_wall;
+  int64_t link_reconnects;
 };
 
 template <typename Fields>
@@ -526,13 +527,14 @@ Result<ByeBody> UnpackBye(const WireMessage& message) {
 }
 
 WireMessage PackHeartbeat(const Envelope& envelope, const HeartbeatBody& body) {
-  return Make(envelope, MessageType::kHeartbeat, {FieldsFrame(HeartbeatFields{body.send_wall})});
+  return Make(envelope, MessageType::kHeartbeat, {FieldsFrame(HeartbeatFields{body.send_wall, body.link_reconnects})});
 }
 
 Result<HeartbeatBody> UnpackHeartbeat(const WireMessage& message) {
   NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kHeartbeat, 1, 1));
   NIMBUS_ASSIGN_OR_RETURN(const HeartbeatFields f, ReadFields<HeartbeatFields>(message, MessageType::kHeartbeat, 0));
-  return HeartbeatBody{f.send_wall};
+  if (f.link_reconnects < 0) return BadBody(MessageType::kHeartbeat, "a negative reconnect count");
+  return HeartbeatBody{f.send_wall, f.link_reconnects};
 }
 
 }  // namespace nimbus

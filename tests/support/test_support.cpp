@@ -158,37 +158,32 @@ bool Accepts(int port) {
 
 }  // namespace
 
-MotoServer::MotoServer(int authenticate_after) {
-  const int port = FreePort();
-  endpoint_ = "http://127.0.0.1:" + std::to_string(port);
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv, const std::string& log,
+                                     const std::vector<std::string>& extra_environment) {
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
-  if (authenticate_after > 0) environment.push_back("INITIAL_NO_AUTH_ACTION_COUNT=" + std::to_string(authenticate_after));
-  std::vector<char*> env;
+  environment.insert(environment.end(), extra_environment.begin(), extra_environment.end());
+  std::vector<char*> env, args;
   for (std::string& e : environment) env.push_back(e.data());
   env.push_back(nullptr);
-  const std::string log = log_dir_.File("moto.log");
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  const std::string port_text = std::to_string(port);
-  std::vector<char*> argv{const_cast<char*>("moto_server"), const_cast<char*>("-H"), const_cast<char*>("127.0.0.1"),
-                          const_cast<char*>("-p"), const_cast<char*>(port_text.c_str()), nullptr};
   pid_t pid = -1;
-  const int error = posix_spawnp(&pid, "moto_server", &actions, nullptr, argv.data(), env.data());
+  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   if (error != 0) {
-    ADD_FAILURE() << "cannot start moto_server (it comes with the machine image's Python): " << std::strerror(error);
+    ADD_FAILURE() << "cannot start " << argv[0] << ": " << std::strerror(error);
     return;
   }
   pid_ = pid;
-  for (int i = 0; i < 300 && !Accepts(port); ++i) ::usleep(50000);  // up to 15 s
-  if (!Accepts(port)) ADD_FAILURE() << "moto_server did not start: " << ReadTextFile(log);
 }
 
-MotoServer::~MotoServer() {
-  if (pid_ <= 0) return;
+BackgroundProcess::~BackgroundProcess() {
+  if (pid_ <= 0 || exited_) return;
   ::kill(pid_, SIGTERM);
   int status = 0;
   for (int i = 0; i < 100; ++i) {
@@ -198,6 +193,30 @@ MotoServer::~MotoServer() {
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, &status, 0);
 }
+
+bool BackgroundProcess::Exited() {
+  int status = 0;
+  if (!exited_ && pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) exited_ = true;
+  return exited_ || pid_ <= 0;
+}
+
+MotoServer::MotoServer(int authenticate_after) {
+  const int port = FreePort();
+  endpoint_ = "http://127.0.0.1:" + std::to_string(port);
+  std::vector<std::string> environment;
+  if (authenticate_after > 0) environment.push_back("INITIAL_NO_AUTH_ACTION_COUNT=" + std::to_string(authenticate_after));
+  const std::string log = log_dir_.File("moto.log");
+  process_ = std::make_unique<BackgroundProcess>(
+      std::vector<std::string>{"moto_server", "-H", "127.0.0.1", "-p", std::to_string(port)}, log, environment);
+  if (!process_->started()) {
+    ADD_FAILURE() << "moto_server comes with the machine image's Python (PATH: $HOME/.pyenv/shims)";
+    return;
+  }
+  for (int i = 0; i < 300 && !Accepts(port); ++i) ::usleep(50000);  // up to 15 s
+  if (!Accepts(port)) ADD_FAILURE() << "moto_server did not start: " << ReadTextFile(log);
+}
+
+MotoServer::~MotoServer() = default;
 
 void MotoServer::ExportEnvironment(const std::string& access_key, const std::string& secret_key) const {
   ::setenv("AWS_ENDPOINT_URL", endpoint_.c_str(), 1);

@@ -1,6 +1,7 @@
 // Test helpers: temporary directories, running the nimbus binary and liblinear, small files.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,25 @@ bool FileExists(const std::string& path);
 // The names in a directory, sorted.
 std::vector<std::string> ListDirectory(const std::string& path);
 
+// A program running beside a test (a server, a proxy), with this process's environment and
+// `extra_environment` ("NAME=value"), its output and errors in `log`. Ended on destruction:
+// SIGTERM, then SIGKILL after 2 s.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv, const std::string& log,
+                    const std::vector<std::string>& extra_environment = {});
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+  bool started() const { return pid_ > 0; }
+  int pid() const { return pid_; }
+  bool Exited();  // it has ended (and was reaped)
+
+ private:
+  int pid_ = -1;
+  bool exited_ = false;
+};
+
 // A moto_server (the AWS emulator in the machine image's Python) on 127.0.0.1 and a free port,
 // stopped on destruction. With `authenticate_after` > 0 it checks signatures and IAM
 // permissions after that many requests (the first ones may create users and keys).
@@ -57,7 +77,7 @@ class MotoServer {
 
  private:
   TempDir log_dir_;
-  int pid_ = -1;
+  std::unique_ptr<BackgroundProcess> process_;
   std::string endpoint_;
 };
 

@@ -97,7 +97,7 @@ TEST_F(TransportTest, ForeignAndMalformedMessagesAreDroppedAndCounted) {
   envelope.run_id = kRun;
   std::vector<Frame> wrong_version = Encode(PackHello(envelope, {1, 2, 3}));
   std::string header(wrong_version[0].text());
-  header[4] = 9;
+  header[4] = static_cast<char>(kWireVersion + 1);  // a version this build does not speak
   wrong_version[0] = Frame::Adopt(header);
   send_raw(wrong_version);
   std::vector<Frame> truncated = Encode(PackHello(envelope, {1, 2, 3}));

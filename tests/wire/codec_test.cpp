@@ -34,13 +34,14 @@ std::shared_ptr<const std::vector<double>> Vector(std::vector<double> values) {
 }
 
 TEST(CodecTest, HeaderCarriesTheEnvelope) {
-  const WireMessage received = Transmit(PackHeartbeat(TestEnvelope(MessageType::kHeartbeat), {12.5}));
+  const WireMessage received = Transmit(PackHeartbeat(TestEnvelope(MessageType::kHeartbeat), {12.5, 3}));
   EXPECT_EQ(received.envelope.type, MessageType::kHeartbeat);
   EXPECT_EQ(received.envelope.run_id, 0x1234567890abcdefULL);
   EXPECT_EQ(received.envelope.worker, 3u);
   EXPECT_EQ(received.envelope.invocation, 7u);
   EXPECT_EQ(received.envelope.round, 42);
   EXPECT_EQ(UnpackHeartbeat(received)->send_wall, 12.5);
+  EXPECT_EQ(UnpackHeartbeat(received)->link_reconnects, 3);
   // The header is the documented 72 bytes, little-endian, starting with "NMBW".
   const std::vector<Frame> frames = Encode(PackHeartbeat(TestEnvelope(MessageType::kHeartbeat), {0}));
   ASSERT_EQ(frames[0].size(), kWireHeaderBytes);
@@ -351,6 +352,8 @@ TEST(CodecTest, BodiesOfTheWrongShapeAreRefused) {
   WireMessage hello = Transmit(PackHello(TestEnvelope(MessageType::kHello), {1, 2, 3}));
   hello.payload[0] = Frame::Copy("short");
   EXPECT_FALSE(UnpackHello(hello).ok());
+  // A heartbeat counting a negative number of reconnects.
+  EXPECT_FALSE(UnpackHeartbeat(Transmit(PackHeartbeat(TestEnvelope(MessageType::kHeartbeat), {1, -1}))).ok());
   // A reply whose status is not one we know.
   WorkerReply reply;
   reply.w = std::vector<double>{1, 2};

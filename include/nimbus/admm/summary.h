@@ -42,6 +42,8 @@ struct Summary {
   int lean_rounds = 0;        // rounds whose z and w went as float32 (lean messages)
   int64_t worker_restarts = 0;   // new invocations after failures or lifetime hand-overs
   int64_t messages_dropped = 0;  // malformed, foreign or stale messages the master ignored
+  int64_t reconnects = 0;        // workers' links to the master that broke and were made again
+  int64_t rounds_resent = 0;     // rounds sent again after a reconnect (the first copy may be lost)
   int64_t bytes_sent = 0;        // by the master, over the wire
   int64_t bytes_received = 0;
   // How workers are admitted: "curve" (the run's CurveZMQ keys), "plaintext" (--insecure,

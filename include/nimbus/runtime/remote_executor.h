@@ -61,6 +61,8 @@ AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec,
 struct RemoteStats {
   int64_t restarts = 0;          // new invocations after a failure or a hand-over
   int64_t handovers = 0;         // of those, workers that left at their lifetime cap
+  int64_t reconnects = 0;        // workers' links that broke and were made again
+  int64_t rounds_resent = 0;     // rounds sent again after such a reconnect
   int64_t stale_messages = 0;    // from old or duplicate invocations, or for old rounds
   int64_t refused_clients = 0;   // handshakes refused for a key other than the run's
   TransportStats transport;
@@ -112,6 +114,7 @@ class RemoteExecutor final : public Executor {
     int restarts = 0;                   // within the current round (or the start)
     bool fresh = true;                  // has not served a round yet: send it the kept state
     int64_t last_evaluated = -1;        // the last Newton evaluation this invocation answered
+    int64_t link_reconnects = 0;        // as its heartbeats last said
     std::string last_failure;
   };
 
@@ -120,6 +123,8 @@ class RemoteExecutor final : public Executor {
   void SendRound(int worker);
   void Handle(Incoming incoming);
   void DropOldInvocation(int worker, const Incoming& incoming);
+  Status SendAssign(int worker);
+  void ResendAfter(int worker, const std::string& what);
   void HandleHello(int worker, const Incoming& incoming, double now);
   void HandleReady(int worker, const Incoming& incoming);
   void HandleReply(int worker, const Incoming& incoming);

@@ -157,16 +157,23 @@ class DealerTransport final : public Transport {
                                                           const std::string& endpoint, const std::string& routing_id,
                                                           uint64_t run_id, const ClientCredentials& credentials = {});
   ~DealerTransport() override;
+  // How often the connection broke and was made again since Connect (ZeroMQ reconnects by
+  // itself, and what was crossing the broken connection is lost). Reads the socket's monitor:
+  // call it from one thread only (any one; the counting socket is not the link's).
+  int64_t Reconnects();
 
  protected:
   Status SendFrames(const std::string& peer, const std::vector<Frame>& frames) override;
   Result<RawIncoming> ReceiveFrames(Deadline deadline) override;
 
  private:
+  Status WatchHandshakes();
   DealerTransport(std::shared_ptr<ZmqContext> context, void* socket, uint64_t run_id)
       : Transport(run_id), context_(std::move(context)), socket_(socket) {}
   std::shared_ptr<ZmqContext> context_;
   void* socket_;
+  void* monitor_ = nullptr;  // the socket's handshakes, as ZeroMQ monitor events
+  int64_t handshakes_ = 0;
 };
 
 }  // namespace nimbus

@@ -24,8 +24,9 @@ namespace nimbus {
 
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
 // 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton);
-// 5: class weights in ASSIGN
-inline constexpr uint16_t kWireVersion = 8;
+// 5: class weights in ASSIGN; 8: products on a direction's support; 9: a heartbeat counts
+// its worker's reconnects
+inline constexpr uint16_t kWireVersion = 9;
 inline constexpr std::size_t kWireHeaderBytes = 72;
 inline constexpr std::size_t kMaxPayloadFrames = 4;
 
@@ -120,6 +121,9 @@ struct ByeBody {
 
 struct HeartbeatBody {
   double send_wall = 0;
+  // A worker's: the times its link to the master broke and was made again (what crossed the
+  // broken connection may be lost). 0 from the master.
+  int64_t link_reconnects = 0;
 };
 
 WireMessage PackHello(const Envelope& envelope, const HelloBody& body);

@@ -1,0 +1,133 @@
+// Worker processes whose streams pass through nimbus-fault-proxy: delays, narrow links,
+// resets and blackholes, in 20 seeded schedules and a few chosen ones. Every run ends by itself
+// at the fault-free objective, and its summary accounts for what the faults cost: rounds sent
+// again after a reset, workers replaced after a partition past their deadline, their late
+// messages dropped.
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+#include "network/network_support.h"
+
+namespace nimbus::testing {
+namespace {
+
+std::string Text(const std::vector<std::string>& streams) {
+  std::ostringstream out;
+  for (const std::string& s : streams) out << " --stream " << s;
+  return out.str();
+}
+
+std::string Describe(const ProxiedRun& run, const std::vector<std::string>& streams) {
+  std::ostringstream out;
+  out << "schedule:" << Text(streams) << "\nsummary: " << run.summary.dump() << "\nproxy:";
+  for (const Json& e : run.events) out << "\n  " << e.dump();
+  out << "\nstderr: " << run.result.err;
+  return out.str();
+}
+
+class FaultProxySchedules : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(FaultProxySchedules, EndAtTheFaultFreeObjectiveWithTheFaultsCounted) {
+  const std::vector<std::string> streams = Schedule(GetParam());
+  const ProxiedRun run = RunThroughProxy(streams, GetParam());
+  const std::string context = Describe(run, streams);
+  ExpectFaultFreeObjective(run, context);
+  if (HasFatalFailure()) return;
+  // A reset as a ROUND arrives loses that round: the worker, reconnected, says its last
+  // message again and the master sends the round again, or (should that fail too) replaces it.
+  const int round_resets = run.Count("reset", "round");
+  EXPECT_GE(run.summary["rounds_resent"].get<int>() + run.summary["worker_restarts"].get<int>(), round_resets)
+      << context;
+  if (round_resets > 0) {
+    EXPECT_GE(run.summary["reconnects"].get<int>(), 1) << context;
+  }
+  // A link held past the round deadline (2 s) at a round: its worker is replaced.
+  int long_partitions = 0;
+  for (const Json& e : run.events) {
+    if (e["event"] == "blackhole" && e["why"] == "round" && e["hold_seconds"].get<double>() > 2) ++long_partitions;
+  }
+  EXPECT_GE(run.summary["worker_restarts"].get<int>(), long_partitions) << context;
+  std::printf("seed %llu: %d resets, %d blackholes; summary: %d restarts, %d reconnects, %d rounds sent again, "
+              "%d messages dropped, %d rounds\n", static_cast<unsigned long long>(GetParam()), run.Count("reset"),
+              run.Count("blackhole"), run.summary["worker_restarts"].get<int>(), run.summary["reconnects"].get<int>(),
+              run.summary["rounds_resent"].get<int>(), run.summary["messages_dropped"].get<int>(),
+              run.summary["rounds"].get<int>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, FaultProxySchedules, ::testing::Range<uint64_t>(1, 21),
+                         [](const ::testing::TestParamInfo<uint64_t>& info) {
+                           return "seed_" + std::to_string(info.param);
+                         });
+
+// Through the proxy and nothing else: the same answer, nothing counted, every stream closed
+// in order at the end.
+TEST(FaultProxy, AFaultlessProxyChangesNothing) {
+  const ProxiedRun run = RunThroughProxy({}, 1);
+  ExpectFaultFreeObjective(run, Describe(run, {}));
+  EXPECT_EQ(run.summary["worker_restarts"], 0);
+  EXPECT_EQ(run.summary["reconnects"], 0);
+  EXPECT_EQ(run.summary["messages_dropped"], 0);
+  EXPECT_EQ(run.Count("open"), 6);  // each worker's link and heartbeat stream
+  EXPECT_EQ(run.Count("close"), 6);
+}
+
+// Every worker's link is reset as its 5th round arrives: each worker reconnects and says its
+// last REPLY again, the master sends the round again, and no worker is replaced.
+TEST(FaultProxy, ARoundLostWithAResetIsSentAgainWithoutAReplacement) {
+  const std::vector<std::string> streams = {"*=reset-round:5"};
+  const ProxiedRun run = RunThroughProxy(streams, 1);
+  const std::string context = Describe(run, streams);
+  ExpectFaultFreeObjective(run, context);
+  EXPECT_GE(run.Count("reset", "round"), 3) << context;
+  EXPECT_EQ(run.summary["worker_restarts"], 0) << context;
+  EXPECT_GE(run.summary["rounds_resent"].get<int>(), 3) << context;
+  EXPECT_GE(run.summary["reconnects"].get<int>(), 3) << context;
+}
+
+// A link reset after 30,000 bytes, in the middle of a message: the same recovery.
+TEST(FaultProxy, AResetInTheMiddleOfAMessageIsRecovered) {
+  const std::vector<std::string> streams = {"0=reset-byte:30000", "*=delay:1"};
+  const ProxiedRun run = RunThroughProxy(streams, 1);
+  const std::string context = Describe(run, streams);
+  ExpectFaultFreeObjective(run, context);
+  EXPECT_EQ(run.Count("reset", "byte"), 1) << context;
+  EXPECT_GE(run.summary["reconnects"].get<int>() + run.summary["worker_restarts"].get<int>(), 1) << context;
+}
+
+// Delays and a narrow link only slow the run: nothing is lost, nothing counted.
+TEST(FaultProxy, DelayJitterAndARateCapOnlySlowTheRun) {
+  const std::vector<std::string> streams = {"*=delay:5,jitter:3,rate:50"};
+  const ProxiedRun run = RunThroughProxy(streams, 2);
+  ExpectFaultFreeObjective(run, Describe(run, streams));
+  EXPECT_EQ(run.summary["worker_restarts"], 0);
+  EXPECT_EQ(run.summary["rounds_resent"], 0);
+}
+
+// A link blackholed for 0.3 s (within the round deadline and with heartbeats flowing on the
+// other stream): late, but not replaced.
+TEST(NetworkPartition, AShortPartitionOnlyDelaysTheRound) {
+  const std::vector<std::string> streams = {"0=blackhole-round:3:300", "*=delay:1"};
+  const ProxiedRun run = RunThroughProxy(streams, 1);
+  const std::string context = Describe(run, streams);
+  ExpectFaultFreeObjective(run, context);
+  EXPECT_EQ(run.Count("blackhole", "round"), 1) << context;
+  EXPECT_EQ(run.summary["worker_restarts"], 0) << context;
+}
+
+// A partition that falls while a worker computes its 3rd round: what it sends is held for
+// 2.2 s, past the 2 s round deadline. It is replaced, and its answer, delivered when the
+// partition heals (the 10 ms delays keep the run going past that), is dropped as an old
+// invocation's.
+TEST(NetworkPartition, AWorkerPartitionedPastItsDeadlineIsReplacedAndItsLateMessagesDropped) {
+  const std::vector<std::string> streams = {"0=delay:10,blackhole-up-round:3:2200", "*=delay:10"};
+  const ProxiedRun run = RunThroughProxy(streams, 1);
+  const std::string context = Describe(run, streams);
+  ExpectFaultFreeObjective(run, context);
+  ASSERT_EQ(run.Count("blackhole", "round"), 1) << context << "\n(stream 0 is the first worker's link)";
+  EXPECT_GE(run.summary["worker_restarts"].get<int>(), 1) << context;
+  EXPECT_GE(run.summary["messages_dropped"].get<int>(), 1) << context;
+}
+
+}  // namespace
+}  // namespace nimbus::testing
