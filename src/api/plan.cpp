@@ -301,7 +301,11 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   std::vector<ShardAssignment> shards;
   for (std::size_t i = 0; i < manifest.shards.size(); ++i) {
     const ShardEntry& entry = manifest.shards[i];
-    shards.push_back({store_uri, entry.key, entry.checksum, {}});
+    // (With an l1 term, L1 Newton's copy of the working columns counted: the larger need.)
+    const auto estimate = static_cast<int64_t>(WorkerMemoryBytes(
+        entry.rows, entry.nnz, static_cast<int64_t>(plan.spec.model_size()), worker_options.general_form,
+        plan.spec.blocks(), plan.spec.regularizer.l1 > 0));
+    shards.push_back({store_uri, entry.key, entry.checksum, {}, entry.rows, entry.nnz, estimate});
     if (plan.data && !plan.data->folds.empty()) {  // the same row blocks as the shards written
       const auto [begin, end] = plan.ranges[i];
       shards.back().folds.assign(plan.data->folds.begin() + begin, plan.data->folds.begin() + end);
@@ -327,6 +331,8 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   options.max_restarts = static_cast<int>(flags.max_restarts);
   options.max_lifetime_seconds = flags.max_lifetime;
   options.insecure = flags.insecure;
+  options.memory_advice = std::string(worker_options.general_form ? "" : "or the general form (--consensus general), ") +
+                          (flags.kind == "lambda" ? "or more memory for the function" : "or more memory per worker");
   NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory state_directory, TemporaryDirectory::Create("nimbus-state"));
   options.spill_directory = state_directory.path();
   runtime.state_directory = std::move(state_directory);

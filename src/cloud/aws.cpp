@@ -138,6 +138,15 @@ Result<AwsConfig> LoadAwsConfig(const std::string& service) {
   return config;
 }
 
+namespace {
+
+// curl's progress callback: non-zero abandons the transfer.
+int AbandonIfCancelled(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(cancel)->load() ? 1 : 0;
+}
+
+}  // namespace
+
 Result<HttpResponse> HttpSend(const HttpRequest& request) {
   InitCurlOnce();
   CURL* curl = curl_easy_init();
@@ -159,6 +168,11 @@ Result<HttpResponse> HttpSend(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
   if (request.timeout_seconds > 0) {
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout_seconds * 1000));
+  }
+  if (request.cancel) {
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, AbandonIfCancelled);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel.get());
   }
   if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   if (!request.body.empty() || request.method == "PUT" || request.method == "POST") {
@@ -237,12 +251,14 @@ Result<HttpResponse> AwsClient::Send(const Call& call) const {
     request.url = url;
     request.body = call.body;
     request.timeout_seconds = call.timeout_seconds;
+    request.cancel = call.cancel;
     for (const auto& header : signing.headers) {
       if (header.first != "host") request.headers.push_back(header);
     }
     request.headers.emplace_back("Authorization", signature.authorization);
     Result<HttpResponse> response = HttpSend(request);
     if (response.ok() && !Retryable(response->status, response->body)) return response;
+    if (call.cancel && call.cancel->load()) return Unavailable(call.method + " " + url + ": abandoned");
     last_error = response.ok() ? Unavailable(call.method + " " + url + ": HTTP " + std::to_string(response->status) +
                                              " " + AwsErrorOf(response->body).first)
                                : response.status();

@@ -30,6 +30,22 @@ Status LambdaClient::InvokeAsync(const std::string& function, const std::string&
   return Status::Ok();
 }
 
+Result<LambdaClient::Ended> LambdaClient::Invoke(const std::string& function, const std::string& payload,
+                                                 double timeout_seconds,
+                                                 std::shared_ptr<const std::atomic<bool>> cancel) const {
+  AwsClient::Call call;
+  call.method = "POST";
+  call.path = "/2015-03-31/functions/" + function + "/invocations";
+  call.headers = {{"x-amz-invocation-type", "RequestResponse"}, {"content-type", "application/json"}};
+  call.body = payload;
+  call.timeout_seconds = timeout_seconds;
+  call.cancel = std::move(cancel);
+  NIMBUS_ASSIGN_OR_RETURN(HttpResponse response, client_.Send(call));
+  if (response.status != 200) return LambdaError("invoke " + function, response);
+  const auto error = response.headers.find("x-amz-function-error");
+  return Ended{error == response.headers.end() ? "" : error->second, response.body};
+}
+
 Status LambdaClient::CreateFunction(const std::string& function, const std::string& role_arn,
                                     const std::string& zip_bytes, int memory_mb, int timeout_seconds) const {
   JsonWriter json;

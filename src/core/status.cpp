@@ -1,5 +1,6 @@
 #include "nimbus/core/status.h"
 
+#include <cerrno>
 #include <cstring>
 
 namespace nimbus {
@@ -14,6 +15,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kFailedPrecondition: return "failed precondition";
     case StatusCode::kDeadlineExceeded: return "deadline exceeded";
     case StatusCode::kUnavailable: return "unavailable";
+    case StatusCode::kResourceExhausted: return "resource exhausted";
     case StatusCode::kInternal: return "internal error";
   }
   return "unknown";
@@ -30,7 +32,8 @@ Status Status::WithContext(const std::string& context) const {
 }
 
 Status ErrnoError(const std::string& what, int error_number) {
-  return IoError(what + ": " + std::strerror(error_number));
+  const std::string message = what + ": " + std::strerror(error_number);
+  return error_number == ENOMEM ? ResourceExhausted(message) : IoError(message);
 }
 
 }  // namespace nimbus

@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -43,12 +46,54 @@ void Post(const std::string& url, const std::string& body, const std::string& er
   }
 }
 
-// The launcher's handle: the function's process is out of sight.
+// Lambda's longest function timeout, and a margin: how long an invocation is waited for.
+constexpr double kLongestInvocationSeconds = 900 + 60;
+
+// How an invocation ended, in words: what the function returned, or its error (Lambda's
+// "Runtime exited with error: signal: killed" when it killed the runtime).
+std::string HowItEnded(const Result<LambdaClient::Ended>& ended) {
+  if (!ended.ok()) return "the invocation failed: " + ended.status().message();
+  if (ended->function_error.empty()) return "the function returned " + ended->payload;
+  const Json error = Json::parse(ended->payload, nullptr, false);
+  if (error.is_object() && error.contains("errorMessage") && error["errorMessage"].is_string()) {
+    return "the function failed: " + error.value("errorType", std::string("?")) + ": " +
+           error["errorMessage"].get<std::string>();
+  }
+  return "the function failed (" + ended->function_error + "): " + ended->payload;
+}
+
+// A synchronous invocation, waited for by a thread of its own: the master cannot see the
+// function, but hears how it ended. It cannot end the function either: a worker the master
+// gave up on leaves on its own (BYE, or the master timeout).
 class LambdaInvocation final : public Invocation {
  public:
-  bool Exited(std::string* /*how*/) override { return false; }
-  void Kill() override {}  // a worker the master gave up on leaves after the master timeout
+  LambdaInvocation(const LambdaClient& client, std::string function, std::string payload)
+      : cancel_(std::make_shared<std::atomic<bool>>(false)) {
+    waiter_ = std::thread([this, client, function = std::move(function), payload = std::move(payload)] {
+      Result<LambdaClient::Ended> ended = client.Invoke(function, payload, kLongestInvocationSeconds, cancel_);
+      std::lock_guard lock(mutex_);
+      how_ = HowItEnded(ended);
+      ended_ = true;
+    });
+  }
+  ~LambdaInvocation() override {
+    cancel_->store(true);  // the wait is abandoned within about a second
+    waiter_.join();
+  }
+  bool Exited(std::string* how) override {
+    std::lock_guard lock(mutex_);
+    if (ended_ && how != nullptr) *how = how_;
+    return ended_;
+  }
+  void Kill() override {}
   int64_t pid() const override { return -1; }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  std::mutex mutex_;
+  bool ended_ = false;  // guarded by mutex_
+  std::string how_;
+  std::thread waiter_;
 };
 
 class LambdaLauncher final : public Launcher {
@@ -65,8 +110,7 @@ class LambdaLauncher final : public Launcher {
     event.invocation = request.invocation;
     event.credentials = pass_credentials_;
     event.keys = request.credentials;
-    NIMBUS_RETURN_IF_ERROR(client_.InvokeAsync(function_, event.ToJson()));
-    return std::unique_ptr<Invocation>(std::make_unique<LambdaInvocation>());
+    return std::unique_ptr<Invocation>(std::make_unique<LambdaInvocation>(client_, function_, event.ToJson()));
   }
 
  private:

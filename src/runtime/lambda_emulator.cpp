@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -113,6 +114,9 @@ class LambdaEmulator::Impl {
 
 Status LambdaEmulator::Impl::Start() {
   NIMBUS_RETURN_IF_ERROR(options_.Validate());
+  // A synchronous invocation holds its request's thread until the function ends: one thread
+  // per instance the concurrency allows, and some for the rest.
+  invoke_api_.new_task_queue = [this] { return new httplib::ThreadPool(static_cast<size_t>(options_.concurrency) + 8); };
   invoke_api_.Post(R"(/2015-03-31/functions/([^/]+)/invocations)", [this](const httplib::Request& request,
                                                                            httplib::Response& response) {
     if (request.matches[1] != options_.function) {
@@ -187,7 +191,8 @@ void LambdaEmulator::Impl::Fail(Event event, const std::string& why) {
   if (event.result) {
     event.result->done = true;
     event.result->error = true;
-    event.result->payload = ErrorJson("Runtime.ExitError", why);
+    // A function error's payload, as Lambda gives it (not a service error's shape).
+    event.result->payload = nlohmann::json{{"errorType", "Runtime.ExitError"}, {"errorMessage", why}}.dump();
   }
 }
 
@@ -300,8 +305,11 @@ void LambdaEmulator::Impl::Dispatch() {
         ++stats_.crashes;
         Event event = std::move(*instance.current);
         instance.current.reset();
-        Fail(std::move(event), WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                                   : "exited with status " + std::to_string(WEXITSTATUS(status)));
+        // In Lambda's words (a killed runtime, as when it runs out of memory: "signal: killed").
+        const std::string how = WIFSIGNALED(status) ? std::string("signal: ") + (WTERMSIG(status) == SIGKILL ? "killed" : "terminated")
+                                                    : "exit status " + std::to_string(WEXITSTATUS(status));
+        const std::string why = "RequestId: " + event.id + " Error: Runtime exited with error: " + how;
+        Fail(std::move(event), why);
       }
       instance.ending = true;
       instance.api->stop();

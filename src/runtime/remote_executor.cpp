@@ -5,6 +5,7 @@
 #include <random>
 
 #include "nimbus/core/json_writer.h"
+#include "nimbus/runtime/worker_process.h"
 
 namespace nimbus {
 namespace {
@@ -157,6 +158,34 @@ void RemoteExecutor::Launch(int worker) {
   Event(worker, "launched", "pid " + std::to_string(slot.process->pid()));
 }
 
+namespace {
+
+std::string Megabytes(int64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MB"; }
+
+// Out of memory, by the worker's own word (a BYE "fatal: out of memory"), by Lambda's
+// ("Runtime.OutOfMemory"), or by a SIGKILL to a worker with a memory limit: what the kernel's
+// OOM killer sends (Lambda's runtime then says "signal: killed").
+bool OutOfMemory(const std::string& how, int64_t memory_limit) {
+  if (how.find(kOutOfMemory) != std::string::npos || how.find("OutOfMemory") != std::string::npos) return true;
+  const bool killed = how.find("signal 9") != std::string::npos || how.find("signal: killed") != std::string::npos;
+  return killed && memory_limit > 0;
+}
+
+}  // namespace
+
+std::string RemoteExecutor::Ended(int worker, const std::string& how) const {
+  const Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  if (!OutOfMemory(how, slot.memory_limit)) return how;
+  const ShardAssignment& shard = shards_[static_cast<std::size_t>(worker)];
+  std::string report = "ran out of memory (" + how + "): shard " + shard.key + " (" + std::to_string(shard.rows) +
+                       " rows, " + std::to_string(shard.nnz) + " nonzeros) needs about " +
+                       Megabytes(shard.memory_estimate_bytes) + " of data in a worker, besides the program, and " +
+                       (slot.memory_limit > 0 ? "the worker's limit is " + Megabytes(slot.memory_limit)
+                                              : std::string("the worker had less")) +
+                       ". Use more workers (smaller shards)";
+  return report + (options_.memory_advice.empty() ? "" : ", " + options_.memory_advice);
+}
+
 void RemoteExecutor::Fail(int worker, const std::string& why) {
   Slot& slot = slots_[static_cast<std::size_t>(worker)];
   slot.last_failure = why;
@@ -246,6 +275,7 @@ void RemoteExecutor::HandleHello(int worker, const Incoming& incoming, double no
     return;
   }
   slot.peer = incoming.peer;
+  slot.memory_limit = hello->memory_limit_bytes;
   slot.clock_offset = WallSeconds() - hello->send_wall;
   slot.last_heard = now;
   slot.ready.reset();
@@ -334,7 +364,7 @@ void RemoteExecutor::HandleBye(int worker, const Incoming& incoming) {
   }
   // A worker that cannot do its part at all (its shard is missing, say) is not retried.
   if (reason.starts_with("fatal")) slot.restarts = options_.max_restarts;
-  Fail(worker, "said BYE: " + reason);
+  Fail(worker, Ended(worker, "said BYE: " + reason));
 }
 
 void RemoteExecutor::HandleHeartbeat(int worker, const Incoming& incoming) {
@@ -414,7 +444,7 @@ void RemoteExecutor::CheckWorkers() {
     if (slot.phase == Phase::kGone) continue;
     std::string how;
     if (slot.process && slot.process->Exited(&how)) {
-      Fail(worker, "its process ended (" + how + ") while " + PhaseName(static_cast<int>(slot.phase)));
+      Fail(worker, Ended(worker, "its process ended (" + how + ") while " + PhaseName(static_cast<int>(slot.phase))));
     } else if (slot.phase == Phase::kLaunching && now - slot.launched_at > options_.launch_timeout_seconds) {
       Fail(worker, "did not say HELLO within " + std::to_string(options_.launch_timeout_seconds) + " s of its launch");
     } else if (slot.phase == Phase::kBusy && now > slot.round_deadline) {

@@ -1,16 +1,22 @@
 #include "nimbus/runtime/worker_process.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <cstdio>
-#include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
@@ -76,6 +82,34 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
   return std::make_unique<ShardWorker>(worker, std::move(shard).value(), *spec, options);
 }
 
+int64_t ProcessMemoryLimitBytes() {
+  std::vector<int64_t> limits;
+  rlimit address_space{};
+  if (::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY) {
+    limits.push_back(static_cast<int64_t>(address_space.rlim_cur));
+  }
+  // The cgroup's: v2 ("0::/PATH" in /proc/self/cgroup, /sys/fs/cgroup/PATH/memory.max) or v1
+  // ("N:memory:/PATH", /sys/fs/cgroup/memory/PATH/memory.limit_in_bytes; "no limit" is near 2^63).
+  std::ifstream cgroup("/proc/self/cgroup");
+  for (std::string line; std::getline(cgroup, line);) {
+    std::string file;
+    if (line.starts_with("0::")) file = "/sys/fs/cgroup" + line.substr(3) + "/memory.max";
+    if (const auto at = line.find(":memory:"); at != std::string::npos) {
+      file = "/sys/fs/cgroup/memory" + line.substr(at + 8) + "/memory.limit_in_bytes";
+    }
+    std::ifstream max(file);
+    std::string value;
+    if (!file.empty() && max >> value && value != "max" && std::atoll(value.c_str()) < (int64_t{1} << 62)) {
+      limits.push_back(std::atoll(value.c_str()));
+    }
+  }
+  if (const char* lambda_mb = std::getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"); lambda_mb != nullptr) {
+    limits.push_back(std::atoll(lambda_mb) * 1024 * 1024);
+  }
+  std::erase_if(limits, [](int64_t limit) { return limit <= 0; });
+  return limits.empty() ? 0 : *std::min_element(limits.begin(), limits.end());
+}
+
 namespace {
 
 class WorkerSession {
@@ -92,7 +126,18 @@ class WorkerSession {
   }
   ~WorkerSession() { StopHeartbeats(); }
 
+  // A failed allocation anywhere (loading the shard, serving a round) ends the worker with a
+  // BYE that says so: the master reports it as out of memory and does not retry in vain.
   int Run() {
+    try {
+      return Serve();
+    } catch (const std::bad_alloc&) {
+      return Fatal(std::string(kOutOfMemory) + " (" + doing_ + ")");
+    }
+  }
+
+ private:
+  int Serve() {
     context_ = ZmqContext::Create();
     Result<std::unique_ptr<DealerTransport>> link =
         DealerTransport::Connect(context_, options_.connect, routing_id_, options_.run_id, options_.credentials);
@@ -101,8 +146,8 @@ class WorkerSession {
     StartHeartbeats(routing_id_ + ".hb");
 
     const double hello_wall = WallSeconds();
-    if (Status sent = SendKept(PackHello(Envelope_(MessageType::kHello),
-                                         {options_.process_start_wall, hello_wall, ::getpid()}));
+    if (Status sent = SendKept(PackHello(Envelope_(MessageType::kHello), {options_.process_start_wall, hello_wall,
+                                                                          ::getpid(), ProcessMemoryLimitBytes()}));
         !sent.ok()) {
       return Error("cannot say HELLO: " + sent.message());
     }
@@ -114,8 +159,12 @@ class WorkerSession {
     SetHeartbeatInterval(body->heartbeat_seconds);
 
     // The cold start: load the shard.
+    doing_ = "loading its shard";
     double load_seconds = 0;
     Result<std::unique_ptr<ShardWorker>> worker = MakeAssignedWorker(options_.worker, *body, &spec_, &load_seconds);
+    if (!worker.ok() && worker.status().code() == StatusCode::kResourceExhausted) {
+      return Fatal(std::string(kOutOfMemory) + " (" + worker.status().message() + ")");
+    }
     if (!worker.ok()) return Fatal(worker.status().message());
     worker_ = std::move(worker).value();
     faults_ = worker_->options().faults;
@@ -129,7 +178,6 @@ class WorkerSession {
     return ServeRounds();
   }
 
- private:
   Envelope Envelope_(MessageType type, int64_t round = -1) const {
     Envelope envelope;
     envelope.type = type;
@@ -162,6 +210,7 @@ class WorkerSession {
         ::raise(SIGKILL);  // as abrupt as a killed function: no BYE, no reply
       }
       Stopwatch round_watch;
+      doing_ = "serving round " + std::to_string(request->round);
       WorkerReply reply = worker_->Serve(*request, options_.invocation);
       reply.timings.receive_wall = receive_wall;
       reply.timings.send_wall = WallSeconds();
@@ -306,6 +355,7 @@ class WorkerSession {
   ProblemSpec spec_;
   FaultInjection faults_;
   std::unique_ptr<ShardWorker> worker_;
+  std::string doing_ = "starting";  // what it was doing, should memory run out
   int64_t last_answered_round_ = -1;
   std::optional<WireMessage> last_sent_;  // HELLO, READY or the last REPLY: for a master that lost it
   std::atomic<int64_t> link_reconnects_{0};  // read by the heartbeat thread

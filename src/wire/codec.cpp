@@ -30,6 +30,7 @@ struct HelloFields {
   double process_start_wall;
   double send_wall;
   int64_t pid;
+  int64_t memory_limit_bytes;
 };
 struct AssignFields {
   uint64_t shard_checksum;
@@ -271,13 +272,15 @@ Result<WireMessage> Decode(std::vector<Frame> frames) {
 }
 
 WireMessage PackHello(const Envelope& envelope, const HelloBody& body) {
-  return Make(envelope, MessageType::kHello, {FieldsFrame(HelloFields{body.process_start_wall, body.send_wall, body.pid})});
+  return Make(envelope, MessageType::kHello, {FieldsFrame(HelloFields{body.process_start_wall, body.send_wall, body.pid,
+                                                                        body.memory_limit_bytes})});
 }
 
 Result<HelloBody> UnpackHello(const WireMessage& message) {
   NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kHello, 1, 1));
   NIMBUS_ASSIGN_OR_RETURN(const HelloFields f, ReadFields<HelloFields>(message, MessageType::kHello, 0));
-  return HelloBody{f.process_start_wall, f.send_wall, f.pid};
+  if (f.memory_limit_bytes < 0) return BadBody(MessageType::kHello, "a negative memory limit");
+  return HelloBody{f.process_start_wall, f.send_wall, f.pid, f.memory_limit_bytes};
 }
 
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {

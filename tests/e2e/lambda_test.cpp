@@ -134,11 +134,18 @@ TEST(LambdaEmulator, AFunctionKilledMidRunIsReinvokedAndTheAnswerHolds) {
     if (pids.size() > 1) ::kill(static_cast<pid_t>(pids[1]), SIGKILL);
   });
   Train(Concat({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--inject-delay", "40", "--heartbeat",
-                "0.2", "--out", dir.File("lambda.json"), "--summary-json", dir.File("s.json")},
+                "0.2", "--out", dir.File("lambda.json"), "--summary-json", dir.File("s.json"), "--trace",
+                dir.File("trace.jsonl")},
                lambda.TrainArgs()));
   killer.join();
   const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
   EXPECT_GE(summary["worker_restarts"].get<int>(), 1);
+  // The Invoke response said how: Lambda's words for a killed runtime, which the master reports
+  // as running out of memory (what kills a function's runtime, most often).
+  const std::string trace = ReadTextFile(dir.File("trace.jsonl"));
+  EXPECT_NE(trace.find("ran out of memory (its process ended (the function failed: Runtime.ExitError: RequestId: "),
+            std::string::npos) << trace;
+  EXPECT_NE(trace.find("Runtime exited with error: signal: killed"), std::string::npos) << trace;
   EXPECT_GE(lambda.emulator().stats().crashes, 1);
   const double threads = ObjectiveOf(dir.File("threads.json"), HeartScalePath(), 0.01, 0);
   EXPECT_NEAR(ObjectiveOf(dir.File("lambda.json"), HeartScalePath(), 0.01, 0), threads, 1e-9 * threads);

@@ -2,7 +2,9 @@
 // HTTP through libcurl, and signed requests with retries.
 #pragma once
 
+#include <atomic>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +36,8 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   double timeout_seconds = 120;  // 0: none (a long poll)
+  // Set: the exchange is abandoned (looked at about once a second).
+  std::shared_ptr<const std::atomic<bool>> cancel;
 };
 
 struct HttpResponse {
@@ -60,6 +64,7 @@ class AwsClient {
     std::string body;
     bool sign_payload = true;  // false: "UNSIGNED-PAYLOAD" (S3 only)
     double timeout_seconds = 120;
+    std::shared_ptr<const std::atomic<bool>> cancel;  // as HttpRequest's; no retry once set
   };
   Result<HttpResponse> Send(const Call& call) const;
 

@@ -17,6 +17,7 @@ enum class StatusCode {
   kFailedPrecondition,  // the call makes no sense in the current state
   kDeadlineExceeded,    // a wait ran past its deadline
   kUnavailable,         // a worker or service is gone
+  kResourceExhausted,   // out of memory: an allocation or a mapping was refused
   kInternal,            // a bug: an invariant did not hold
 };
 
@@ -57,8 +58,12 @@ inline Status DeadlineExceeded(std::string message) {
 }
 inline Status Unavailable(std::string message) { return Status(StatusCode::kUnavailable, std::move(message)); }
 inline Status Internal(std::string message) { return Status(StatusCode::kInternal, std::move(message)); }
+inline Status ResourceExhausted(std::string message) {
+  return Status(StatusCode::kResourceExhausted, std::move(message));
+}
 
-// An IoError whose message ends with strerror(errno) of the failed call.
+// An IoError whose message ends with strerror(errno) of the failed call (ResourceExhausted
+// for ENOMEM).
 Status ErrnoError(const std::string& what, int error_number);
 
 template <typename T>

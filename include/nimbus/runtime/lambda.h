@@ -41,8 +41,9 @@ struct LambdaWorkerEvent {
 // the Runtime API is gone.
 int RunLambdaBootstrap(double deadline_margin_seconds = 2.0);
 
-// Starts workers as asynchronous invocations of `function` (InvocationType Event). The master
-// cannot see a function's process: a dead one shows as silence or a missed deadline.
+// Starts workers as invocations of `function` (InvocationType RequestResponse, each waited
+// for by a thread): the master hears how each ended, "Runtime exited with error: signal:
+// killed" when Lambda killed it (reported as out of memory).
 std::unique_ptr<Launcher> MakeLambdaLauncher(std::string function, AwsConfig config,
                                              std::optional<AwsCredentials> pass_credentials = std::nullopt);
 

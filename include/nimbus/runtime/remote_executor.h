@@ -27,6 +27,8 @@ namespace nimbus {
 
 struct RemoteOptions {
   std::string name = "process";          // the runtime's name in summaries
+  // What a worker that runs out of memory is told to try, after "use more workers".
+  std::string memory_advice;
   std::string listen = "tcp://127.0.0.1:0";
   std::string advertise;                 // the address workers dial (default: the bound one)
   uint64_t run_id = 0;                   // 0: drawn at random
@@ -52,6 +54,10 @@ struct ShardAssignment {
   std::string key;
   uint64_t checksum = 0;
   std::vector<uint8_t> folds;  // cross-validation: the fold each of its rows is held out in (empty: none)
+  // For a worker that runs out of memory, the report: the shard's size and what a worker
+  // needs for it (api/plan.h: WorkerMemoryBytes).
+  int64_t rows = 0, nnz = 0;
+  int64_t memory_estimate_bytes = 0;
 };
 
 // What ASSIGN tells a worker: its shard, the problem, its solver and the liveness settings.
@@ -115,11 +121,14 @@ class RemoteExecutor final : public Executor {
     bool fresh = true;                  // has not served a round yet: send it the kept state
     int64_t last_evaluated = -1;        // the last Newton evaluation this invocation answered
     int64_t link_reconnects = 0;        // as its heartbeats last said
+    int64_t memory_limit = 0;           // bytes, as its HELLO said (0: none it could see)
     std::string last_failure;
   };
 
   void Launch(int worker);
   void Fail(int worker, const std::string& why);
+  // Why a worker ended, `how`, in words; told as running out of memory where it was that.
+  std::string Ended(int worker, const std::string& how) const;
   void SendRound(int worker);
   void Handle(Incoming incoming);
   void DropOldInvocation(int worker, const Incoming& incoming);

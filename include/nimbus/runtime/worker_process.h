@@ -31,6 +31,12 @@ inline constexpr int kWorkerDone = 0;        // BYE from the master, or a planne
 inline constexpr int kWorkerLostMaster = 3;  // no word from the master before its deadline
 inline constexpr int kWorkerError = 4;       // could not do its part (shard, protocol)
 
+// The most memory this process may use, in bytes: the least of its address-space limit
+// (RLIMIT_AS), its cgroup's memory.max and a Lambda function's memory size; 0: none it can see.
+int64_t ProcessMemoryLimitBytes();
+// How a worker's BYE begins when an allocation failed: "fatal: out of memory (...)".
+inline constexpr const char* kOutOfMemory = "out of memory";
+
 // The problem an ASSIGN names.
 Result<ProblemSpec> AssignedSpec(const AssignBody& body);
 

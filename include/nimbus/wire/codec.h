@@ -25,7 +25,7 @@ namespace nimbus {
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
 // 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton);
 // 5: class weights in ASSIGN; 8: products on a direction's support; 9: a heartbeat counts
-// its worker's reconnects
+// its worker's reconnects, HELLO says its memory limit
 inline constexpr uint16_t kWireVersion = 9;
 inline constexpr std::size_t kWireHeaderBytes = 72;
 inline constexpr std::size_t kMaxPayloadFrames = 4;
@@ -87,6 +87,9 @@ struct HelloBody {
   double process_start_wall = 0;  // when the worker process began
   double send_wall = 0;           // the worker's clock when it sent HELLO (for the clock offset)
   int64_t pid = 0;
+  // The most memory the worker may use (its address-space limit, its cgroup's memory.max, a
+  // Lambda function's memory size: the least of them), in bytes; 0: no limit it can see.
+  int64_t memory_limit_bytes = 0;
 };
 
 // What a worker needs to know to join a run. Plain numbers: the runtime maps them to and
