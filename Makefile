@@ -34,6 +34,7 @@ bench: build
 	$(BUILD_DIR)/bench/consensus_scaling $(BUILD_DIR)/apps/nimbus 200000 40 6 16
 	$(BUILD_DIR)/bench/load $(BUILD_DIR)/apps/nimbus 256 10 200
 	bench/solvers.sh $(BUILD_DIR)/apps/nimbus
+	bench/link.sh $(BUILD_DIR)/apps/nimbus $(BUILD_DIR)/tests/nimbus-fault-proxy
 
 # The suite under ASan + UBSan, and the threaded parts under TSan (build-asan, build-tsan).
 test-sanitize: deps
