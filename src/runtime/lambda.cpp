@@ -63,8 +63,8 @@ std::string HowItEnded(const Result<LambdaClient::Ended>& ended) {
 }
 
 // A synchronous invocation, waited for by a thread of its own: the master cannot see the
-// function, but hears how it ended. It cannot end the function either: a worker the master
-// gave up on leaves on its own (BYE, or the master timeout).
+// function, but hears how it ended. It cannot end the function either: Kill only stops the
+// wait, and a worker the master gave up on leaves on its own (BYE, or the master timeout).
 class LambdaInvocation final : public Invocation {
  public:
   LambdaInvocation(const LambdaClient& client, std::string function, std::string payload)
@@ -77,7 +77,7 @@ class LambdaInvocation final : public Invocation {
     });
   }
   ~LambdaInvocation() override {
-    cancel_->store(true);  // the wait is abandoned within about a second
+    Kill();
     waiter_.join();
   }
   bool Exited(std::string* how) override {
@@ -85,7 +85,7 @@ class LambdaInvocation final : public Invocation {
     if (ended_ && how != nullptr) *how = how_;
     return ended_;
   }
-  void Kill() override {}
+  void Kill() override { cancel_->store(true); }  // the wait is abandoned within about a second
   int64_t pid() const override { return -1; }
 
  private:

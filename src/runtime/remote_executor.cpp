@@ -571,11 +571,8 @@ void RemoteExecutor::Stop() {
     if (slot.process) retired_.push_back(std::move(slot.process));
   }
   while (!grace.Expired()) {
-    // (An invocation without a process of ours, as on Lambda, cannot be watched: it leaves
-    // on the BYE by itself.)
-    const bool all_gone = std::all_of(retired_.begin(), retired_.end(), [](const std::unique_ptr<Invocation>& p) {
-      return p->pid() < 0 || p->Exited(nullptr);
-    });
+    const bool all_gone = std::all_of(retired_.begin(), retired_.end(),
+                                      [](const std::unique_ptr<Invocation>& p) { return p->Exited(nullptr); });
     if (all_gone) break;
     if (!transport_) break;
     // Drain what they still send; one that only now says HELLO is told the run is over.
@@ -586,7 +583,10 @@ void RemoteExecutor::Stop() {
       (void)transport_->Send(late->peer, PackBye(bye, {"the run is over"}));
     }
   }
-  retired_.clear();  // kills and reaps what is left
+  // Ends what is left, all at once (a Lambda invocation's wait takes up to a second to give
+  // up), then reaps it.
+  for (const std::unique_ptr<Invocation>& p : retired_) p->Kill();
+  retired_.clear();
   if (transport_) {
     stats_.transport = transport_->stats();
     stats_.refused_clients = transport_->refused_clients();
