@@ -211,8 +211,7 @@ void ColumnSubset::Expand(std::span<const double> compact, int64_t classes, bool
   }
 }
 
-ColumnSubset SelectColumns(const CsrView& a, std::vector<uint32_t> columns) {
-  ColumnSubset subset;
+void SelectColumns(const CsrView& a, std::vector<uint32_t> columns, ColumnSubset& subset) {
   subset.selected.assign(static_cast<std::size_t>(a.cols), 0);
   std::vector<uint32_t> position(static_cast<std::size_t>(a.cols), 0);
   for (std::size_t k = 0; k < columns.size(); ++k) {
@@ -221,17 +220,30 @@ ColumnSubset SelectColumns(const CsrView& a, std::vector<uint32_t> columns) {
     position[columns[k]] = static_cast<uint32_t>(k);
   }
   subset.columns = std::move(columns);
-  subset.row_ptr.reserve(static_cast<std::size_t>(a.rows) + 1);
-  subset.row_ptr.push_back(0);
+  // Counted first, then written in place: the arrays are sized once, within the capacity they
+  // had (no growth copying, and no fresh pages to fault in when a new set is no larger).
+  subset.row_ptr.resize(static_cast<std::size_t>(a.rows) + 1);
+  subset.row_ptr[0] = 0;
   for (int64_t r = 0; r < a.rows; ++r) {
-    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-      const uint32_t j = a.col_idx[k];
-      if (subset.selected[j] == 0) continue;
-      subset.col_idx.push_back(position[j]);
-      subset.values.push_back(a.values[k]);
-    }
-    subset.row_ptr.push_back(static_cast<int64_t>(subset.values.size()));
+    int64_t kept = 0;
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) kept += subset.selected[a.col_idx[k]];
+    subset.row_ptr[static_cast<std::size_t>(r) + 1] = subset.row_ptr[static_cast<std::size_t>(r)] + kept;
   }
+  const auto nnz = static_cast<std::size_t>(subset.row_ptr.back());
+  subset.col_idx.resize(nnz);
+  subset.values.resize(nnz);
+  std::size_t at = 0;
+  for (int64_t k = a.row_ptr[0]; k < a.row_ptr[a.rows]; ++k) {
+    const uint32_t j = a.col_idx[k];
+    if (subset.selected[j] == 0) continue;
+    subset.col_idx[at] = position[j];
+    subset.values[at++] = a.values[k];
+  }
+}
+
+ColumnSubset SelectColumns(const CsrView& a, std::vector<uint32_t> columns) {
+  ColumnSubset subset;
+  SelectColumns(a, std::move(columns), subset);
   return subset;
 }
 

@@ -115,7 +115,7 @@ const ColumnSubset* ShardDerivatives::WorkingColumnsFor(std::span<const double> 
   });
   // Kept while the support is inside it and it is not twice as large (a working set that shrank).
   if (!covered || working_.nnz() > 2 * nnz + matrix.rows) {
-    working_ = SelectColumns(matrix, std::move(support));
+    SelectColumns(matrix, std::move(support), working_);
     ++passes_;
   }
   return &working_;

@@ -118,8 +118,10 @@ struct ColumnSubset {
   void Expand(std::span<const double> compact, int64_t classes, bool with_intercept, std::span<double> full) const;
 };
 
-// The columns `columns` (ascending, below a.cols) of a: one pass.
+// The columns `columns` (ascending, below a.cols) of a: two passes over its nonzeros.
 ColumnSubset SelectColumns(const CsrView& a, std::vector<uint32_t> columns);
+// The same into `subset`, reusing the memory it holds.
+void SelectColumns(const CsrView& a, std::vector<uint32_t> columns, ColumnSubset& subset);
 
 // The number of nonzeros in each column of a.
 std::vector<int64_t> ColumnNonzeros(const CsrView& a);
