@@ -45,13 +45,21 @@ struct RecordedRound {
 // the worker did not evaluate it last (PointFor, the rule every such runtime follows).
 class RoundRecorder final : public Executor {
  public:
-  explicit RoundRecorder(Executor& inner) : inner_(inner) {}
+  RoundRecorder(Executor& inner, std::size_t model_size) : inner_(inner), model_size_(model_size) {}
 
   std::string name() const override { return inner_.name(); }
   int workers() const override { return inner_.workers(); }
   Result<std::vector<WorkerReady>> Start(Deadline deadline) override {
     last_evaluated_.assign(static_cast<std::size_t>(inner_.workers()), -1);
-    return inner_.Start(deadline);
+    Result<std::vector<WorkerReady>> ready = inner_.Start(deadline);
+    if (ready.ok() && !ready->empty() && model_size_ > 0) {
+      double held = 0;  // the workers' coordinates, over the model's
+      for (const WorkerReady& r : *ready) {
+        held += r.support ? static_cast<double>(r.support->size()) / static_cast<double>(model_size_) : 1.0;
+      }
+      local_fraction_ = std::clamp(held / static_cast<double>(ready->size()), 1e-12, 1.0);
+    }
+    return ready;
   }
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override {
     RecordedRound round;
@@ -86,9 +94,12 @@ class RoundRecorder final : public Executor {
   Status Restore(const std::vector<WorkerHistory>& histories) override { return inner_.Restore(histories); }
 
   const std::vector<RecordedRound>& rounds() const { return rounds_; }
+  double local_fraction() const { return local_fraction_; }
 
  private:
   Executor& inner_;
+  const std::size_t model_size_;
+  double local_fraction_ = 1;  // the mean worker's support over the model (1: the dense form)
   Stopwatch clock_;
   std::vector<int64_t> last_evaluated_;  // per worker, the round of the point it evaluated last
   std::vector<RecordedRound> rounds_;
@@ -99,6 +110,7 @@ struct Measured {
   ProfilePoint point;
   double shard_nnz = 0;  // mean over workers
   double model_size = 0;
+  double local_size() const { return point.local_fraction * model_size; }  // a worker's coordinates
   std::vector<std::vector<double>> round_computes;  // per round, each worker's compute time
   std::vector<double> round_spans;                  // per round, dispatch to the last reply
 };
@@ -148,12 +160,13 @@ Result<Measured> MeasureSolve(const ProblemSpec& spec, std::vector<ShardSource> 
                               const WorkerOptions& worker, int64_t nnz, int concurrency) {
   const int k = static_cast<int>(shards.size());
   ThreadsExecutor executor(std::move(shards), spec, worker, concurrency);
-  RoundRecorder recorder(executor);
+  RoundRecorder recorder(executor, spec.model_size());
   NIMBUS_ASSIGN_OR_RETURN(Solution solution, master.Make(spec, &recorder)->Solve());
   const Summary& summary = solution.summary;
   if (!summary.ok()) return Unavailable("calibration solve at K = " + std::to_string(k) + ": " + summary.message);
   Measured m;
   m.point = PointOf(recorder.rounds(), summary, k);
+  m.point.local_fraction = recorder.local_fraction();
   for (const RecordedRound& round : recorder.rounds()) {
     m.round_computes.push_back(round.computes);
     m.round_spans.push_back(round.collected - round.dispatch);
@@ -259,10 +272,9 @@ Result<double> OneWayMessageSeconds(int64_t model_size, int repetitions) {
   return seconds / repetitions / 2;
 }
 
-// Spawning the nimbus binary (the master's cost) and its run to the end of `nimbus --help`
-// (a worker process's start: loading, linking, main).
-Result<std::pair<double, double>> ProcessStartSeconds(const std::string& executable, int repetitions) {
-  std::vector<double> spawns, starts;
+// Spawning the nimbus binary: the master's cost to start a worker process (the median).
+Result<double> ProcessSpawnSeconds(const std::string& executable, int repetitions) {
+  std::vector<double> spawns;
   for (int i = 0; i < repetitions; ++i) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -280,31 +292,41 @@ Result<std::pair<double, double>> ProcessStartSeconds(const std::string& executa
       return Internal(executable + " --help did not exit cleanly");
     }
     spawns.push_back(spawn);
-    starts.push_back(watch.ElapsedSeconds());
   }
   std::sort(spawns.begin(), spawns.end());
-  std::sort(starts.begin(), starts.end());
-  return std::make_pair(spawns[spawns.size() / 2], starts[starts.size() / 2]);
+  return spawns[spawns.size() / 2];
 }
 
-// Bytes per second of loading the whole data set as one shard from this machine's disk (the
-// page cache, as for the shards a process run has just written).
-Result<double> ShardLoadBandwidth(const Dataset& data) {
-  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory scratch, TemporaryDirectory::Create("nimbus-calibrate-shard"));
-  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(scratch.path(), /*create=*/true));
-  NIMBUS_RETURN_IF_ERROR(WriteShard(data, 0, *store, "shard").status());
-  NIMBUS_ASSIGN_OR_RETURN(std::shared_ptr<const Blob> blob, store->Get("shard"));
-  const std::size_t bytes = blob->bytes().size();
-  blob.reset();
-  double best = 0;
-  for (int i = 0; i < 3; ++i) {
-    Stopwatch watch;
-    NIMBUS_ASSIGN_OR_RETURN(Dataset loaded, LoadShard(*store, "shard"));
-    const double seconds = watch.ElapsedSeconds();
-    if (loaded.nnz() != data.nnz()) return Internal("the calibration shard did not load back whole");
-    best = std::max(best, static_cast<double>(bytes) / std::max(seconds, 1e-9));
+// A worker process's start, as the process runtime starts it, with the whole data as its
+// shard (K = 1): launch to HELLO (loading, linking, main, its link to the master), the
+// shard's load, and HELLO to READY beyond the load (ASSIGN, and making the worker of the
+// shard in a fresh process, whose first touches of new memory fault its pages in). The
+// fastest of a few starts.
+struct WorkerStart {
+  double process_seconds = std::numeric_limits<double>::infinity();
+  double load_seconds = std::numeric_limits<double>::infinity();
+  double prepare_seconds = std::numeric_limits<double>::infinity();
+};
+
+Result<WorkerStart> MeasureWorkerStart(Plan& plan, const WorkerOptions& worker, const std::string& executable,
+                                       int repetitions) {
+  NIMBUS_RETURN_IF_ERROR(Repartition(plan, 1));
+  RuntimeOptions options;
+  options.kind = "process";
+  options.workers = 1;
+  options.worker_program = executable;
+  WorkerStart fastest;
+  for (int run = 0; run < repetitions; ++run) {
+    NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options, plan, worker));
+    Result<std::vector<WorkerReady>> ready = runtime.executor->Start(Deadline::After(120));
+    runtime.executor->Stop();
+    if (!ready.ok()) return ready.status().WithContext("calibration: a worker process's start");
+    const WorkerReady& r = ready->front();
+    fastest.process_seconds = std::min(fastest.process_seconds, r.hello_wall - r.invoke_wall);
+    fastest.load_seconds = std::min(fastest.load_seconds, r.load_seconds);
+    fastest.prepare_seconds = std::min(fastest.prepare_seconds, r.ready_wall - r.hello_wall - r.load_seconds);
   }
-  return best;
+  return fastest;
 }
 
 std::string MachineName() {
@@ -336,35 +358,58 @@ namespace {
 
 using Say = std::function<void(const std::string&)>;
 
-// The problem solved at K: the fastest of a few solves with the workers computing one at a
-// time (each worker's own cost; the solves are deterministic, so runs differ only by what else
-// this machine did meanwhile), and what computing all at once costs beyond perfect sharing of
-// the cores.
-Result<Measured> MeasureAt(Plan& plan, int k, const CalibrationOptions& options, int cores, int64_t nnz) {
-  NIMBUS_RETURN_IF_ERROR(Repartition(plan, k));
-  // The workers load their shards from files, as process workers do (the rows' place in
-  // memory changes what a pass over them costs).
-  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory shard_directory, TemporaryDirectory::Create("nimbus-calibrate-shards"));
-  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> owned_store, OpenStore(shard_directory.path(), /*create=*/true));
-  std::shared_ptr<Store> store = std::move(owned_store);
-  NIMBUS_ASSIGN_OR_RETURN(const Manifest manifest, WriteShards(*plan.data, k, plan.source, *store));
-  auto shards = [&] {
+// The problem's shards at K, written once for all of K's solves. The workers load them from
+// files, as process workers do (the rows' place in memory changes what a pass over them costs).
+struct ShardsAt {
+  int k = 0;
+  TemporaryDirectory directory;
+  std::shared_ptr<Store> store;
+  Manifest manifest;
+
+  std::vector<ShardSource> Sources() const {
     std::vector<ShardSource> sources;
     for (const ShardEntry& entry : manifest.shards) sources.push_back(ShardSource::InStore(store, entry.key, entry.checksum));
     return sources;
-  };
+  }
+};
+
+Result<ShardsAt> WriteShardsAt(Plan& plan, int k) {
+  NIMBUS_RETURN_IF_ERROR(Repartition(plan, k));
+  ShardsAt at;
+  at.k = k;
+  NIMBUS_ASSIGN_OR_RETURN(at.directory, TemporaryDirectory::Create("nimbus-calibrate-shards"));
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(at.directory.path(), /*create=*/true));
+  at.store = std::move(store);
+  NIMBUS_ASSIGN_OR_RETURN(at.manifest, WriteShards(*plan.data, k, plan.source, *at.store));
+  return at;
+}
+
+// What K's solves showed so far: the fastest with the workers computing one at a time (each
+// worker's own cost; the solves are deterministic, so runs differ only by what else this
+// machine did meanwhile), and the shortest span of the rounds with all computing at once.
+struct SolvesAt {
   std::optional<Measured> alone;
   double together_span = std::numeric_limits<double>::infinity();
-  for (int run = 0; run < options.repetitions; ++run) {
-    NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards(), options.master, options.worker, nnz, 1));
-    if (!alone || m.point.compute_seconds < alone->point.compute_seconds) alone = m;
-    if (k > 1 && cores > 1) {
-      NIMBUS_ASSIGN_OR_RETURN(Measured together, MeasureSolve(plan.spec, shards(), options.master, options.worker, nnz, 0));
-      together_span = std::min(together_span, std::accumulate(together.round_spans.begin(), together.round_spans.end(), 0.0));
-    }
+};
+
+Status SolveOnceMore(const Plan& plan, const ShardsAt& shards, const CalibrationOptions& options, int cores,
+                     int64_t nnz, SolvesAt& solves) {
+  NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards.Sources(), options.master, options.worker, nnz, 1));
+  if (!solves.alone || m.point.compute_seconds < solves.alone->point.compute_seconds) solves.alone = std::move(m);
+  if (shards.k > 1 && cores > 1) {
+    NIMBUS_ASSIGN_OR_RETURN(Measured together,
+                            MeasureSolve(plan.spec, shards.Sources(), options.master, options.worker, nnz, 0));
+    solves.together_span = std::min(solves.together_span,
+                                    std::accumulate(together.round_spans.begin(), together.round_spans.end(), 0.0));
   }
-  Measured m = *alone;
-  if (std::isfinite(together_span)) {
+  return Status::Ok();
+}
+
+// K's point: the fastest solve alone, and what computing all at once costs beyond perfect
+// sharing of the cores.
+Measured MeasuredAt(const SolvesAt& solves, int cores) {
+  Measured m = *solves.alone;
+  if (std::isfinite(solves.together_span)) {
     // The same rounds (the solve is deterministic) as perfect sharing of the cores would run
     // them from the one-at-a-time compute times.
     double shared_span = 0;
@@ -372,9 +417,31 @@ Result<Measured> MeasureAt(Plan& plan, int k, const CalibrationOptions& options,
       const std::vector<double> ends = ShareCores(std::vector<double>(computes.size(), 0.0), computes, cores);
       shared_span += *std::max_element(ends.begin(), ends.end());
     }
-    if (shared_span > 0) m.point.shared_slowdown = std::max(1.0, together_span / shared_span);
+    if (shared_span > 0) m.point.shared_slowdown = std::max(1.0, solves.together_span / shared_span);
   }
   return m;
+}
+
+// Every K's solves, the repetitions interleaved (K = 1, 2, ..., then again), so that a slow
+// spell of this machine (other tenants of its host) falls on one repetition of several K
+// rather than on every repetition of one.
+Result<std::vector<Measured>> MeasureEveryK(Plan& plan, const CalibrationOptions& options, int cores, int64_t nnz,
+                                            const Say& say) {
+  std::vector<ShardsAt> shards;
+  for (const int k : options.workers) {
+    NIMBUS_ASSIGN_OR_RETURN(ShardsAt at, WriteShardsAt(plan, k));
+    shards.push_back(std::move(at));
+  }
+  std::vector<SolvesAt> solves(shards.size());
+  for (int run = 0; run < options.repetitions; ++run) {
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      NIMBUS_RETURN_IF_ERROR(SolveOnceMore(plan, shards[i], options, cores, nnz, solves[i]));
+    }
+    say(Format("solves at every K: %d of %d", run + 1, options.repetitions));
+  }
+  std::vector<Measured> measured;
+  for (const SolvesAt& at : solves) measured.push_back(MeasuredAt(at, cores));
+  return measured;
 }
 
 // Worker: y = a passes nnz_i + b (cg + local) d + c on the calibration's d, each row weighted
@@ -386,7 +453,7 @@ void FitWorkerCosts(const std::vector<Measured>& measured, const Measured& wide,
   for (const Measured& m : measured) {
     const double weight = 1 / std::max(m.point.compute_seconds, 1e-9);
     rows.push_back({m.point.data_passes * m.shard_nnz * weight,
-                    (m.point.cg_iterations + m.point.local_iterations) * m.model_size * weight, weight});
+                    (m.point.cg_iterations + m.point.local_iterations) * m.local_size() * weight, weight});
     y.push_back(1.0);
   }
   const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
@@ -406,22 +473,23 @@ void FitWorkerCosts(const std::vector<Measured>& measured, const Measured& wide,
   std::string fitted = "the fitted worker cost against the measured, ms per round:";
   for (const Measured* m : all) {
     const double model = profile.seconds_per_nnz * m->point.data_passes * m->shard_nnz +
-                         profile.CoordinateSeconds(m->model_size) * (m->point.cg_iterations + m->point.local_iterations) *
-                             m->model_size + profile.seconds_per_round;
+                         profile.CoordinateSeconds(m->local_size()) *
+                             (m->point.cg_iterations + m->point.local_iterations) * m->local_size() +
+                         profile.seconds_per_round;
     fitted += Format(" K=%d d=%.0f %.2f/%.2f", m->point.workers, m->model_size, 1e3 * model, 1e3 * m->point.compute_seconds);
   }
   say(fitted);
 }
 
-// Master: y = (r K + c) d per round, weighted the same way, over the problem's points and the
-// wide problem's.
+// Master: y = r K d_i + c d per round (d_i a worker's coordinates, which its reply carries),
+// weighted the same way, over the problem's points and the wide problem's.
 void FitMasterCosts(std::vector<Measured> measured, const Measured& wide, Profile& profile) {
   measured.push_back(wide);
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
   for (const Measured& m : measured) {
     const double weight = 1 / std::max(m.point.master_seconds, 1e-9);
-    rows.push_back({m.point.workers * m.model_size * weight, m.model_size * weight});
+    rows.push_back({m.point.workers * m.local_size() * weight, m.model_size * weight});
     y.push_back(1.0);
   }
   const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
@@ -448,10 +516,10 @@ Status MeasureMessages(Profile& profile) {
 
 std::string Described(const ProfilePoint& p, const std::string& algorithm) {
   return Format("K = %d: %d rounds (%d %s), %.3f ms per worker and round (%.2f passes; slowest %.2fx the mean; %.2fx "
-                "sharing the cores), %.3f ms master per round, %.2f and %.2f vectors per request and reply",
+                "sharing the cores), %.3f ms master per round, %.2f and %.2f vectors per request and reply of %.1f%% of the model",
                 p.workers, p.rounds, p.iterations, algorithm == "newton" ? "Newton steps" : "iterations",
                 1e3 * p.compute_seconds, p.data_passes, p.imbalance, p.shared_slowdown, 1e3 * p.master_seconds,
-                p.request_vectors, p.reply_vectors);
+                p.request_vectors, p.reply_vectors, 100 * p.local_fraction);
 }
 
 }  // namespace
@@ -472,12 +540,10 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
   profile.cols = plan.spec.cols;
   profile.nnz = plan.data->nnz();
 
-  std::vector<Measured> measured;
-  for (const int k : options.workers) {
-    NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureAt(plan, k, options, profile.cores, profile.nnz));
+  NIMBUS_ASSIGN_OR_RETURN(const std::vector<Measured> measured, MeasureEveryK(plan, options, profile.cores, profile.nnz, say));
+  for (const Measured& m : measured) {
     say(Described(m.point, profile.algorithm));
     profile.points.push_back(m.point);
-    measured.push_back(std::move(m));
   }
   NIMBUS_ASSIGN_OR_RETURN(Measured wide, MeasureWideProblem(options.wide_features, options.master));
   say(Format("wide problem (d = %lld): %d rounds, %.3f ms per worker and round over %.1f CG and %.1f Newton "
@@ -494,14 +560,16 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
              1e9 * profile.master_seconds_per_reply_coordinate, 1e9 * profile.master_seconds_per_coordinate));
 
   NIMBUS_RETURN_IF_ERROR(MeasureMessages(profile));
-  NIMBUS_ASSIGN_OR_RETURN(const auto starts, ProcessStartSeconds(options.executable, 5));
-  profile.process_spawn_seconds = starts.first;
-  profile.process_start_seconds = starts.second;
-  NIMBUS_ASSIGN_OR_RETURN(profile.shard_load_bandwidth, ShardLoadBandwidth(*plan.data));
+  NIMBUS_ASSIGN_OR_RETURN(profile.process_spawn_seconds, ProcessSpawnSeconds(options.executable, 5));
+  NIMBUS_ASSIGN_OR_RETURN(const WorkerStart worker, MeasureWorkerStart(plan, options.worker, options.executable, 3));
+  profile.process_start_seconds = std::max(0.0, worker.process_seconds);
+  const double shard_bytes = static_cast<double>(profile.rows) * 16 + static_cast<double>(profile.nnz) * 12;
+  profile.shard_load_bandwidth = shard_bytes / std::max(worker.load_seconds, 1e-6);
+  profile.prepare_seconds_per_nnz = std::max(0.0, worker.prepare_seconds) / static_cast<double>(profile.nnz);
   say(Format("messages: %.1f us latency, %.2f GB/s; a worker process starts in %.1f ms (spawn %.2f ms); shards load "
-             "at %.2f GB/s",
+             "at %.2f GB/s, and a worker prepares its shard in %.2f ns per nonzero",
              1e6 * profile.message_latency_seconds, profile.message_bandwidth / 1e9, 1e3 * profile.process_start_seconds,
-             1e3 * profile.process_spawn_seconds, profile.shard_load_bandwidth / 1e9));
+             1e3 * profile.process_spawn_seconds, profile.shard_load_bandwidth / 1e9, 1e9 * profile.prepare_seconds_per_nnz));
   NIMBUS_RETURN_IF_ERROR(profile.Validate());
   return profile;
 }

@@ -95,27 +95,37 @@ Result<ScalePoint> SolveOnce(const SolveOptions& options, const MasterChoice& ma
   return point;
 }
 
-// The fastest of --repeat solves at each K into result->points; the exit code. A failed solve is
+// The fastest of --repeat solves at each K into result->points; the exit code. The repetitions
+// are interleaved (every K, then every K again), so that a slow spell of this machine falls on
+// one repetition of several K rather than on every repetition of one. A failed solve is
 // reported while its workers are still up: they are only stopped after.
 int SolveAtEveryK(const ScaleFlags& flags, const std::vector<int64_t>& workers, const MasterChoice& master,
                   Plan& plan, ScaleResult* result) {
   const SolveOptions& options = flags.problem.options;
-  for (const int64_t k : workers) {
-    if (Status split = Repartition(plan, static_cast<int>(k)); !split.ok()) return ReportError("scale", split);
-    const std::string at = "K = " + std::to_string(k);
-    std::optional<ScalePoint> fastest;
-    for (int64_t run = 0; run < flags.repeat; ++run) {
+  std::vector<std::optional<ScalePoint>> fastest(workers.size());
+  for (int64_t run = 0; run < flags.repeat; ++run) {
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      const int64_t k = workers[i];
+      if (Status split = Repartition(plan, static_cast<int>(k)); !split.ok()) return ReportError("scale", split);
+      const std::string at = "K = " + std::to_string(k);
       Result<Runtime> runtime = MakeRuntime(options.runtime, plan, WorkerOptionsOf(options));
       if (!runtime.ok()) return ReportError("scale", runtime.status().WithContext(at));
       Result<ScalePoint> point = SolveOnce(options, master, plan, *runtime, at);
       if (!point.ok()) return ReportError("scale", point.status());
-      if (!fastest || point->time_to_solution() < fastest->time_to_solution()) fastest = *point;
+      if (!fastest[i] || point->time_to_solution() < fastest[i]->time_to_solution()) fastest[i] = *point;
     }
-    result->points.push_back(*fastest);
+    if (!flags.quiet && flags.repeat > 1) {
+      std::fprintf(stderr, "nimbus scale: solves at every K: %lld of %lld\n", static_cast<long long>(run + 1),
+                   static_cast<long long>(flags.repeat));
+    }
+  }
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    result->points.push_back(*fastest[i]);
     if (!flags.quiet) {
-      std::fprintf(stderr, "nimbus scale: %s: %d iterations in %d rounds (%s, %s), %.3f s to solution, objective %.10g\n",
-                   at.c_str(), fastest->iterations, fastest->rounds, master.algorithm.c_str(),
-                   fastest->termination.c_str(), fastest->time_to_solution(), fastest->objective);
+      std::fprintf(stderr, "nimbus scale: K = %lld: %d iterations in %d rounds (%s, %s), %.3f s to solution, objective %.10g\n",
+                   static_cast<long long>(workers[i]), fastest[i]->iterations, fastest[i]->rounds,
+                   master.algorithm.c_str(), fastest[i]->termination.c_str(), fastest[i]->time_to_solution(),
+                   fastest[i]->objective);
     }
   }
   return kExitOk;

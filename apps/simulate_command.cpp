@@ -80,6 +80,7 @@ struct PlatformFlags {
   double compute_speed = 0, latency_ms = 0, master_gbps = 0, worker_mbps = 0, launch_ms = 0, cold_start_ms = 0,
          cold_start_sigma = 0, storage_mbs = 0, storage_latency_ms = 0, jitter = 0, straggler_probability = 0,
          straggler_slowdown = 0;
+  double relay_ns_per_byte = 0;
 };
 
 // The help shows Lambda's figures; --platform local takes its own from the profile.
@@ -114,6 +115,8 @@ void AddPlatformOptions(ArgParser& parser, PlatformFlags* f) {
   parser.AddDouble("straggler-probability", "P", "chance per worker and round of a straggling round",
                    &f->straggler_probability);
   parser.AddDouble("straggler-slowdown", "X", "how many times slower a straggling round is", &f->straggler_slowdown);
+  parser.AddDouble("relay-ns-per-byte", "NS", "shared cores: a relay on the same machine forwards every message\n"
+                   "                            on one thread (as bench/link.sh's proxy does), at this CPU per byte", &f->relay_ns_per_byte);
 }
 
 Result<Platform> MakePlatform(const ArgParser& parser, const PlatformFlags& f, const Profile& profile) {
@@ -138,17 +141,24 @@ Result<Platform> MakePlatform(const ArgParser& parser, const PlatformFlags& f, c
   if (parser.Given("jitter")) platform.jitter_sigma = f.jitter;
   if (parser.Given("straggler-probability")) platform.straggler_probability = f.straggler_probability;
   if (parser.Given("straggler-slowdown")) platform.straggler_slowdown = f.straggler_slowdown;
+  if (parser.Given("relay-ns-per-byte")) platform.relay_seconds_per_byte = f.relay_ns_per_byte / 1e9;
   NIMBUS_RETURN_IF_ERROR(platform.Validate().WithContext("--platform " + f.name));
   return platform;
 }
 
 std::string DescribePlatform(const Platform& p) {
   return Format("platform %s: %s, speed %.2fx, latency %.3f ms, master %.2f Gbit/s, worker %.0f Mbit/s, cold start "
-                "median %.0f ms (sigma %.2f), shard loads %.0f MB/s, jitter %.2f, stragglers %.3f x%.1f",
-                p.name.c_str(), p.cores > 0 ? Format("%d shared cores", p.cores).c_str() : "a CPU per worker",
+                "median %.0f ms (sigma %.2f), shard loads %.0f MB/s, jitter %.2f, stragglers %.3f x%.1f%s",
+                p.name.c_str(),
+                p.cores > 0 ? Format("%d shared cores (a message end: %.0f us + %.2f ns per byte)", p.cores,
+                                     1e6 * p.message_cpu_seconds, 1e9 * p.message_cpu_seconds_per_byte).c_str()
+                            : "a CPU per worker",
                 p.compute_speed, 1e3 * p.latency_seconds, 8 * p.master_bandwidth / 1e9, 8 * p.worker_bandwidth / 1e6,
                 1e3 * p.cold_start_median, p.cold_start_sigma, p.storage_bandwidth / 1e6, p.jitter_sigma,
-                p.straggler_probability, p.straggler_slowdown);
+                p.straggler_probability, p.straggler_slowdown,
+                p.relay_seconds_per_byte > 0
+                    ? Format(", through a relay on the same cores (%.2f ns per byte)", 1e9 * p.relay_seconds_per_byte).c_str()
+                    : "");
 }
 
 // The predictions for a `nimbus scale` run on this machine beside what it measured.
@@ -173,7 +183,7 @@ int Validate(const Profile& profile, Platform platform, const std::string& scale
                                                 " (give both the same --algorithm)"));
   }
   if (scale->runtime == "threads") {  // messages in memory, workers already running
-    platform.latency_seconds = 0;
+    platform.latency_seconds = platform.message_cpu_seconds = platform.message_cpu_seconds_per_byte = 0;
     platform.master_bandwidth = platform.worker_bandwidth = 1e15;
     platform.launch_seconds = platform.cold_start_median = 0;
   } else if (scale->runtime != "process") {

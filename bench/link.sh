@@ -3,7 +3,8 @@
 # nimbus-fault-proxy (tests/support/fault_proxy.cpp), which delays every stream by half a
 # round-trip time each way and caps each worker stream's rate; `nimbus scale` measures the
 # time per round and to solution at K = 2, 4, 8, and `nimbus simulate --validate` predicts the
-# same runs from the problem's profile given the same latency and bandwidth. One problem of the
+# same runs from the problem's profile given the same latency and bandwidth, and the proxy's own
+# CPU per byte forwarded (bench/relay_cpu.py: it runs on the same cores). One problem of the
 # suite's data, nimbus did not make it: Zipf topics (bench/data/build.sh) at its strong L1, the
 # default algorithm (distributed Newton).
 #
@@ -49,14 +50,18 @@ for rtt in $rtts; do
     proxy_port=$(free_port)
     half=$(python3 -c "print($rtt / 2)")
     "$proxy" --listen "127.0.0.1:$proxy_port" --target "127.0.0.1:$master_port" --stream "*=delay:$half,rate:$mbit" \
-      --ready-file "$run/ready" > "$run/proxy.log" 2>&1 &
+      --ready-file "$run/ready" --report "$run/proxy.jsonl" > "$run/proxy.log" 2>&1 &
     proxy_pid=$!
     for _ in $(seq 100); do [ -e "$run/ready" ] && break; sleep 0.05; done
     "$nimbus" scale --data "$data" --l1 "$l1" --workers "$workers" --runtime process --repeat 2 --quiet \
       --listen "tcp://127.0.0.1:$master_port" --advertise "tcp://127.0.0.1:$proxy_port" --out "$run/scale"
+    # The proxy's own CPU per byte it forwarded: it shared the machine's cores with the runs.
+    relay_ns=$(python3 "$here/relay_cpu.py" "$proxy_pid" "$run/proxy.jsonl")
+    echo "RTT $rtt ms, $mbit Mbit/s: the proxy took $relay_ns ns of CPU per byte it forwarded"
     kill "$proxy_pid"
     wait "$proxy_pid" 2>/dev/null || true
     "$nimbus" simulate --profile "$profile" --platform local --latency-ms "$half" --worker-mbps "$mbit" \
+      --relay-ns-per-byte "$relay_ns" \
       --validate "$run/scale/scale.json" --out "$run/validation" > "$run/validation.txt" || true
     # Its rows: K, rounds measured and predicted, ms/round measured, predicted, error, then the
     # time to solution's three.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -19,6 +20,12 @@ namespace {
 // scalars and timings.
 constexpr double kMessageOverheadBytes = 160;
 
+// A worker's start crosses the link this many times one way: the connection's handshake
+// (ZMTP's greetings and CurveZMQ's HELLO, WELCOME, INITIATE and READY) and then nimbus's
+// HELLO, ASSIGN and READY. Measured: through a proxy that delays every stream, the setup grows
+// by 5 round trips (bench/link.sh, 5 to 50 ms).
+constexpr double kStartTrips = 10;
+
 bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
 
 // One worker's shard in the binary format: per row a label and an offset, per nonzero an
@@ -27,10 +34,12 @@ double ShardBytes(const Scenario& scenario) {
   return (static_cast<double>(scenario.rows) * 16 + static_cast<double>(scenario.nnz) * 12) / scenario.workers;
 }
 
-// The per-round work of a calibration point, in the units of the fitted costs.
+// The per-round work of a calibration point, in the units of the fitted costs: the x-update's
+// steps run on the worker's own coordinates.
 double ModelSeconds(const Profile& p, const ProfilePoint& at, double shard_nnz, double model_size) {
+  const double local = p.LocalFraction(shard_nnz, model_size) * model_size;
   return p.seconds_per_nnz * at.data_passes * shard_nnz +
-         p.CoordinateSeconds(model_size) * (at.cg_iterations + at.local_iterations) * model_size + p.seconds_per_round;
+         p.CoordinateSeconds(local) * (at.cg_iterations + at.local_iterations) * local + p.seconds_per_round;
 }
 
 // Least squares a + b x.
@@ -55,9 +64,10 @@ struct MessageSizes {
   double reply = 0;
 };
 
-MessageSizes MessagesOf(const ProfilePoint& at, double model_size) {
-  return {8 * model_size * at.request_vectors + kMessageOverheadBytes,
-          8 * model_size * at.reply_vectors + kMessageOverheadBytes};
+// `local_size`: the coordinates the worker holds, which its vectors carry.
+MessageSizes MessagesOf(const ProfilePoint& at, double local_size) {
+  return {8 * local_size * at.request_vectors + kMessageOverheadBytes,
+          8 * local_size * at.reply_vectors + kMessageOverheadBytes};
 }
 
 struct RoundTimes {
@@ -66,32 +76,22 @@ struct RoundTimes {
   double master = 0;        // the master's own work
 };
 
-// One round: the master sends ROUND to each worker in turn through its link, each worker
-// computes (sharing cores, or on its own CPU), the REPLYs come back through the master's
-// link in the order they are ready, the master adds each into the sum, then does the rest of
-// its round (z-update, or a CG step).
-RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& compute, const MessageSizes& messages,
-                         double master_per_reply, double master_fixed, bool free_messages) {
+// One round where every worker has its own CPU: the master sends ROUND to each worker in turn
+// through its link, each worker computes, the REPLYs come back through the master's link in
+// the order they are ready, the master adds each into the sum, then does the rest of its round
+// (z-update, or a CG step).
+RoundTimes SimulateRoundOwnCpus(const Platform& platform, const std::vector<double>& compute,
+                                const MessageSizes& messages, double master_per_reply, double master_fixed,
+                                bool free_messages) {
   const std::size_t k = compute.size();
   const double latency = free_messages ? 0 : platform.latency_seconds;
   const double slower_link = std::min(platform.master_bandwidth, platform.worker_bandwidth);
   auto on_master_link = [&](double bytes) { return free_messages ? 0 : bytes / platform.master_bandwidth; };
   auto end_to_end = [&](double bytes) { return free_messages ? 0 : bytes / slower_link; };
   const double request_transfer = end_to_end(messages.request), reply_transfer = end_to_end(messages.reply);
-  std::vector<double> arrival(k);
-  for (std::size_t i = 0; i < k; ++i) {
-    arrival[i] = static_cast<double>(i) * on_master_link(messages.request) + latency + request_transfer;
-  }
   std::vector<double> finish(k);
-  if (platform.cores > 0) {
-    // On shared cores a worker's own end of its two messages (receiving ROUND, sending
-    // REPLY: half of each message's copying and CurveZMQ encryption, the other half being the
-    // master's) is CPU work that competes with the other workers' compute.
-    std::vector<double> work = compute;
-    for (double& w : work) w += 0.5 * (request_transfer + reply_transfer);
-    finish = ShareCores(arrival, work, platform.cores);
-  } else {
-    for (std::size_t i = 0; i < k; ++i) finish[i] = arrival[i] + compute[i];
+  for (std::size_t i = 0; i < k; ++i) {
+    finish[i] = static_cast<double>(i) * on_master_link(messages.request) + latency + request_transfer + compute[i];
   }
   std::vector<std::size_t> order(k);
   for (std::size_t i = 0; i < k; ++i) order[i] = i;
@@ -102,10 +102,213 @@ RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& co
     link_free = received;
     master_free = std::max(master_free, received) + master_per_reply;
   }
+  return {master_free + master_fixed, 0, 0};
+}
+
+// Weighted processor sharing on `cores` CPUs, of jobs that start as others end or after a
+// delay. A running job of weight w gets w min(1, cores / W) CPUs, W the running jobs' total
+// weight; so all progress alike in work per weight, and a job ends when the service per
+// weight given since its start reaches its work over its weight.
+class SharedCpus {
+ public:
+  using Then = std::function<void()>;
+  explicit SharedCpus(int cores) : cores_(cores) {}
+
+  double now() const { return now_; }
+  void Run(double work, double weight, Then then) {
+    running_.push({service_ + work / weight, Add(std::move(then)), weight});
+    running_weight_ += weight;
+  }
+  void After(double delay, Then then) { timers_.push({now_ + delay, Add(std::move(then)), 0}); }
+  void RunAll() {
+    while (!running_.empty() || !timers_.empty()) {
+      const double rate = running_.empty() ? 0 : std::min(1.0, cores_ / running_weight_);  // service per weight
+      const double next_end = running_.empty() ? std::numeric_limits<double>::infinity()
+                                               : now_ + (running_.top().at - service_) / rate;
+      if (!timers_.empty() && timers_.top().at <= next_end) {
+        const Event timer = timers_.top();
+        timers_.pop();
+        service_ += rate * std::max(0.0, timer.at - now_);
+        now_ = std::max(now_, timer.at);
+        Fire(timer);
+      } else {
+        const Event job = running_.top();
+        running_.pop();
+        service_ = job.at;
+        now_ = next_end;
+        running_weight_ = running_.empty() ? 0 : running_weight_ - job.weight;
+        Fire(job);
+      }
+    }
+  }
+
+ private:
+  struct Event {
+    double at;  // service (a job) or time (a timer)
+    std::size_t then;
+    double weight;
+    bool operator>(const Event& other) const { return at != other.at ? at > other.at : then > other.then; }
+  };
+  using Queue = std::priority_queue<Event, std::vector<Event>, std::greater<>>;
+
+  std::size_t Add(Then then) {
+    thens_.push_back(std::move(then));
+    return thens_.size() - 1;
+  }
+  void Fire(const Event& event) {
+    Then then = std::move(thens_[event.then]);
+    then();
+  }
+
+  const int cores_;
+  double now_ = 0, service_ = 0, running_weight_ = 0;
+  Queue running_, timers_;
+  std::vector<Then> thens_;
+};
+
+// What a message costs on shared cores: CPU at each of its ends (ZeroMQ streams it: copying,
+// CurveZMQ, the kernel; the ends work at once), a fixed part and a part per byte; with a relay
+// on the same cores, the relay's forwarding it; a wire that may be slower than that CPU; and a
+// delay.
+struct SharedMessageCosts {
+  double request_cpu = 0, reply_cpu = 0;  // at one end
+  double request_wire = 0, reply_wire = 0;
+  double latency = 0;
+  double request_relay = 0, reply_relay = 0;  // 0: no relay
+};
+
+SharedMessageCosts SharedCostsOf(const Platform& platform, const MessageSizes& messages, bool free_messages) {
+  if (free_messages) return {};
+  const double wire = std::min(platform.master_bandwidth, platform.worker_bandwidth);
+  auto cpu = [&](double bytes) { return platform.message_cpu_seconds + bytes * platform.message_cpu_seconds_per_byte; };
+  return {cpu(messages.request),
+          cpu(messages.reply),
+          messages.request / wire,
+          messages.reply / wire,
+          platform.latency_seconds,
+          messages.request * platform.relay_seconds_per_byte,
+          messages.reply * platform.relay_seconds_per_byte};
+}
+
+// Jobs that run one at a time, in the order given, on shared cores: the master's thread, or a
+// relay's.
+class SerialCpu {
+ public:
+  explicit SerialCpu(SharedCpus& cpus) : cpus_(cpus) {}
+  // `started` runs when the job's turn comes, `then` when it is done.
+  void Run(double work, double weight, SharedCpus::Then then, SharedCpus::Then started = {}) {
+    queue_.push_back({work, weight, std::move(then), std::move(started)});
+    Next();
+  }
+
+ private:
+  struct Job {
+    double work, weight;
+    SharedCpus::Then then, started;
+  };
+  void Next() {
+    if (busy_ || queue_.empty()) return;
+    busy_ = true;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    if (job.started) job.started();
+    cpus_.Run(job.work, job.weight, [this, then = std::move(job.then)] {
+      busy_ = false;
+      then();
+      Next();
+    });
+  }
+  SharedCpus& cpus_;
+  std::deque<Job> queue_;
+  bool busy_ = false;
+};
+
+// One round on cores that the workers, the master and every message's ends share: the master
+// sends the ROUNDs one after another, each worker computes once its ROUND is in and sends its
+// REPLY, the master takes the REPLYs in the order they come and adds each into the sum, then
+// does the rest of its round. The master's end of a message runs on two threads (its own and
+// ZeroMQ's I/O thread), so it weighs 2 among the running jobs.
+class SharedRound {
+ public:
+  SharedRound(int cores, const std::vector<double>& compute, const SharedMessageCosts& costs, double master_per_reply,
+              double master_fixed)
+      : cpus_(cores), master_(cpus_), relay_(cpus_), compute_(compute), costs_(costs),
+        master_per_reply_(master_per_reply), master_fixed_(master_fixed) {}
+
+  double Run() {
+    for (std::size_t i = 0; i < compute_.size(); ++i) SendRound(i);
+    cpus_.RunAll();
+    return end_;
+  }
+
+ private:
+  static constexpr double kMasterMessageWeight = 2;
+
+  // A message: from when its sender's end starts, the relay and (once the first bytes arrive)
+  // the receiver's end work on it at once, as ZeroMQ streams it; it is in when all are done and
+  // its wire has carried it.
+  using End = std::function<void(SharedCpus::Then started, SharedCpus::Then done)>;
+  void Send(double wire, double relay, const End& sender_end, const End& receiver_end, SharedCpus::Then delivered) {
+    auto parts = std::make_shared<int>(relay > 0 ? 3 : 2);
+    auto wire_done = std::make_shared<double>(0);
+    auto part_done = [this, parts, wire_done, delivered = std::move(delivered)] {
+      if (--*parts > 0) return;
+      cpus_.After(std::max(0.0, *wire_done - cpus_.now()), delivered);
+    };
+    auto started = [this, wire, relay, wire_done, receiver_end, part_done] {
+      *wire_done = cpus_.now() + costs_.latency + wire;
+      if (relay > 0) relay_.Run(relay, 1, part_done);
+      cpus_.After(costs_.latency, [receiver_end, part_done] { receiver_end({}, part_done); });
+    };
+    sender_end(started, part_done);
+  }
+  End MasterEnd(double work) {
+    return [this, work](SharedCpus::Then started, SharedCpus::Then done) {
+      master_.Run(work, kMasterMessageWeight, std::move(done), std::move(started));
+    };
+  }
+  End WorkerEnd(double work) {
+    return [this, work](SharedCpus::Then started, SharedCpus::Then done) {
+      if (started) started();
+      cpus_.Run(work, 1, std::move(done));
+    };
+  }
+  void SendRound(std::size_t i) {
+    Send(costs_.request_wire, costs_.request_relay, MasterEnd(costs_.request_cpu), WorkerEnd(costs_.request_cpu),
+         [this, i] { cpus_.Run(compute_[i], 1, [this] { SendReply(); }); });
+  }
+  void SendReply() {
+    Send(costs_.reply_wire, costs_.reply_relay, WorkerEnd(costs_.reply_cpu), MasterEnd(costs_.reply_cpu + master_per_reply_),
+         [this] { ReplyIn(); });
+  }
+  void ReplyIn() {
+    if (++replies_in_ < compute_.size()) return;
+    master_.Run(master_fixed_, 1, [this] { end_ = cpus_.now(); });
+  }
+
+  SharedCpus cpus_;
+  SerialCpu master_, relay_;
+  const std::vector<double>& compute_;
+  const SharedMessageCosts costs_;
+  const double master_per_reply_, master_fixed_;
+  std::size_t replies_in_ = 0;
+  double end_ = 0;
+};
+
+// One round, on the platform's shared cores or on a CPU per worker.
+RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& compute, const MessageSizes& messages,
+                         double master_per_reply, double master_fixed, bool free_messages) {
   RoundTimes times;
-  times.end = master_free + master_fixed;
-  for (const double c : compute) times.mean_compute += c / static_cast<double>(k);
-  times.master = master_per_reply * static_cast<double>(k) + master_fixed;
+  if (platform.cores > 0) {
+    SharedRound round(platform.cores, compute, SharedCostsOf(platform, messages, free_messages), master_per_reply,
+                      master_fixed);
+    times.end = round.Run();
+  } else {
+    times = SimulateRoundOwnCpus(platform, compute, messages, master_per_reply, master_fixed, free_messages);
+  }
+  const double k = static_cast<double>(compute.size());
+  for (const double c : compute) times.mean_compute += c / k;
+  times.master = master_per_reply * k + master_fixed;
   return times;
 }
 
@@ -126,6 +329,7 @@ ProfilePoint Between(const ProfilePoint& a, const ProfilePoint& b, double t, boo
   at.shared_slowdown = mix(a.shared_slowdown, b.shared_slowdown);
   at.request_vectors = mix(a.request_vectors, b.request_vectors);
   at.reply_vectors = mix(a.reply_vectors, b.reply_vectors);
+  at.local_fraction = std::exp(mix(std::log(a.local_fraction), std::log(b.local_fraction)));
   at.cg_steps = static_cast<int>(std::lround(mix(a.cg_steps, b.cg_steps)));
   return at;
 }
@@ -202,6 +406,9 @@ Status Profile::Validate() const {
       }
     }
     if (p.cg_steps < 0) return InvalidArgument(where + "cg_steps must be >= 0");
+    if (!(p.local_fraction > 0 && p.local_fraction <= 1)) {
+      return InvalidArgument(where + "local_fraction must be in (0, 1] (a share of the model)");
+    }
     for (const double value : {p.compute_seconds, p.data_passes, p.local_iterations, p.cg_iterations, p.master_seconds}) {
       if (!FiniteNonNegative(value)) return InvalidArgument(where + "times and counts must be finite and >= 0");
     }
@@ -212,7 +419,7 @@ Status Profile::Validate() const {
   }
   for (const double value : {seconds_per_nnz, seconds_per_coordinate, seconds_per_coordinate_wide, seconds_per_round, master_seconds_per_reply_coordinate,
                              master_seconds_per_coordinate, message_latency_seconds, process_start_seconds,
-                             process_spawn_seconds}) {
+                             process_spawn_seconds, prepare_seconds_per_nnz}) {
     if (!FiniteNonNegative(value)) return InvalidArgument("profile: fitted costs must be finite and >= 0");
   }
   if (!(message_bandwidth > 0) || !(shard_load_bandwidth > 0)) {
@@ -263,8 +470,28 @@ double Profile::CoordinateSeconds(double model_size) const {
   return seconds_per_coordinate + t * (seconds_per_coordinate_wide - seconds_per_coordinate);
 }
 
-double Profile::MasterRoundSeconds(int workers, double model_size) const {
-  return (master_seconds_per_reply_coordinate * workers + master_seconds_per_coordinate) * model_size;
+double Profile::LocalFraction(double shard_nnz, double model_size) const {
+  if (points.empty() || !(shard_nnz > 0) || !(model_size > 0) || nnz <= 0 || cols <= 0) return 1;
+  const bool dense = std::all_of(points.begin(), points.end(), [](const ProfilePoint& p) { return p.local_fraction >= 1; });
+  if (dense) return 1;  // every worker held the whole model, as it does at every K
+  auto log_s = [this](const ProfilePoint& p) {
+    return std::log(static_cast<double>(nnz) / p.workers / static_cast<double>(cols));
+  };
+  const double x = std::log(shard_nnz / model_size);
+  // The points ascend in K, so their s descends: the segment around x, or the nearest one.
+  std::size_t a = 0;
+  while (a + 2 < points.size() && x < log_s(points[a + 1])) ++a;
+  double fraction = points[a].local_fraction;
+  if (points.size() > 1) {
+    const ProfilePoint &p = points[a], &q = points[a + 1];
+    const double run = log_s(p) - log_s(q);
+    double slope = run > 0 ? (std::log(p.local_fraction) - std::log(q.local_fraction)) / run : 0;
+    const bool fewer_per_coordinate = x < log_s(q), more_per_coordinate = x > log_s(p);
+    if (fewer_per_coordinate || more_per_coordinate) slope = std::clamp(slope, 0.0, 1.0);
+    const ProfilePoint& nearest = fewer_per_coordinate ? q : p;
+    fraction = std::exp(std::log(nearest.local_fraction) + slope * (x - log_s(nearest)));
+  }
+  return std::min({1.0, fraction, (shard_nnz + 1) / model_size});
 }
 
 std::string Profile::ToJson() const {
@@ -289,6 +516,7 @@ std::string Profile::ToJson() const {
   json["process_start_seconds"] = process_start_seconds;
   json["process_spawn_seconds"] = process_spawn_seconds;
   json["shard_load_bandwidth"] = shard_load_bandwidth;
+  json["prepare_seconds_per_nnz"] = prepare_seconds_per_nnz;
   json["points"] = nlohmann::ordered_json::array();
   for (const ProfilePoint& p : points) {
     json["points"].push_back({{"workers", p.workers},
@@ -303,7 +531,8 @@ std::string Profile::ToJson() const {
                               {"shared_slowdown", p.shared_slowdown},
                               {"request_vectors", p.request_vectors},
                               {"reply_vectors", p.reply_vectors},
-                              {"cg_steps", p.cg_steps}});
+                              {"cg_steps", p.cg_steps},
+                              {"local_fraction", p.local_fraction}});
   }
   return json.dump(2) + "\n";
 }
@@ -357,6 +586,7 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
   number(json, "process_start_seconds", &profile.process_start_seconds);
   number(json, "process_spawn_seconds", &profile.process_spawn_seconds);
   number(json, "shard_load_bandwidth", &profile.shard_load_bandwidth);
+  optional_number(json, "prepare_seconds_per_nnz", &profile.prepare_seconds_per_nnz);
   if (!json.contains("points") || !json["points"].is_array()) return InvalidArgument(origin + ": no \"points\" array");
   for (const nlohmann::json& item : json["points"]) {
     if (!item.is_object()) return InvalidArgument(origin + ": \"points\" must hold objects");
@@ -374,6 +604,7 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
     optional_number(item, "request_vectors", &p.request_vectors);
     optional_number(item, "reply_vectors", &p.reply_vectors);
     optional_number(item, "cg_steps", &p.cg_steps);
+    optional_number(item, "local_fraction", &p.local_fraction);
     profile.points.push_back(p);
   }
   if (!missing.empty()) return InvalidArgument(origin + ": field \"" + missing + "\" is missing or not a number");
@@ -387,14 +618,15 @@ Result<Profile> Profile::Read(const std::string& path) {
 }
 
 Status Platform::Validate() const {
-  if (cores < 0) return InvalidArgument("platform " + name + ": cores must be >= 0");
+  if (cores < 0 || start_cores < 0) return InvalidArgument("platform " + name + ": cores must be >= 0");
   for (const double value : {compute_speed, master_bandwidth, worker_bandwidth, storage_bandwidth}) {
     if (!(value > 0) || !std::isfinite(value)) {
       return InvalidArgument("platform " + name + ": compute speed and bandwidths must be positive");
     }
   }
   for (const double value : {latency_seconds, launch_seconds, cold_start_median, cold_start_sigma,
-                             storage_latency_seconds, jitter_sigma}) {
+                             storage_latency_seconds, jitter_sigma, message_cpu_seconds, message_cpu_seconds_per_byte,
+                             relay_seconds_per_byte}) {
     if (!FiniteNonNegative(value)) return InvalidArgument("platform " + name + ": times must be finite and >= 0");
   }
   if (!(straggler_probability >= 0 && straggler_probability <= 1)) {
@@ -410,10 +642,18 @@ Platform Platform::Local(const Profile& profile) {
   Platform local;
   local.name = "local";
   local.cores = profile.cores;
-  local.latency_seconds = profile.message_latency_seconds;
+  // On 127.0.0.1 a message's time is CPU at both ends (measured one way: latency + bytes /
+  // bandwidth, the ends streaming at once); no delay beyond it.
+  local.message_cpu_seconds = profile.message_latency_seconds;
+  local.message_cpu_seconds_per_byte = 1 / profile.message_bandwidth;
+  local.latency_seconds = 0;
   local.master_bandwidth = profile.message_bandwidth;
   local.worker_bandwidth = profile.message_bandwidth;
   local.launch_seconds = profile.process_spawn_seconds;
+  // Measured here: two worker processes starting at once each took twice as long as one alone
+  // (52-62 ms against 25-37 ms, launch to HELLO): starts fault the program's pages in, and this
+  // machine's page faults do not overlap.
+  local.start_cores = 1;
   local.cold_start_median = profile.process_start_seconds;
   local.cold_start_sigma = 0.25;
   local.storage_bandwidth = profile.shard_load_bandwidth;
@@ -464,29 +704,38 @@ int RoundsAt(const Profile& profile, const ProfilePoint& at, int iterations) {
   return std::max(1, static_cast<int>(std::lround(iterations * per_step)));
 }
 
-// Setup: serial launches, a cold start each, HELLO and ASSIGN, the shard load, READY. Fills
-// the prediction's setup, cold start and load times.
-void SimulateStart(const Platform& platform, const Scenario& scenario, Draws& draws, Prediction& out) {
+// Setup: serial launches, a cold start each, the connection, HELLO and ASSIGN, the shard load
+// and the worker's preparation of it, READY. Fills the prediction's setup, cold start, load and
+// preparation times.
+void SimulateStart(const Profile& profile, const Platform& platform, const Scenario& scenario, Draws& draws,
+                   Prediction& out) {
   const int k = scenario.workers;
   const double shard_bytes = ShardBytes(scenario);
-  // On shared cores the starts and loads are CPU work that the workers share; elsewhere
-  // each worker has its own.
-  std::vector<double> launched(static_cast<std::size_t>(k)), start_work(static_cast<std::size_t>(k));
-  for (int i = 0; i < k; ++i) {
+  out.prepare_seconds = profile.prepare_seconds_per_nnz * static_cast<double>(scenario.nnz) / k / platform.compute_speed;
+  // On shared cores the starts, loads and preparations are CPU work that the workers share
+  // (the process starts on start_cores of them); elsewhere each worker has its own.
+  const std::size_t workers = static_cast<std::size_t>(k);
+  std::vector<double> launched(workers), cold_work(workers), load_work(workers);
+  for (std::size_t i = 0; i < workers; ++i) {
     const double cold = platform.cold_start_median * std::exp(platform.cold_start_sigma * draws.Normal());
     const double load = platform.storage_latency_seconds + shard_bytes / platform.storage_bandwidth;
-    launched[static_cast<std::size_t>(i)] = i * platform.launch_seconds;
-    start_work[static_cast<std::size_t>(i)] = cold + load;
-    out.cold_start_seconds = std::max(out.cold_start_seconds, i * platform.launch_seconds + cold);
+    launched[i] = static_cast<double>(i) * platform.launch_seconds;
+    cold_work[i] = cold;
+    load_work[i] = load + out.prepare_seconds;
+    out.cold_start_seconds = std::max(out.cold_start_seconds, launched[i] + cold);
     out.load_seconds = load;  // the same for every shard
   }
-  std::vector<double> started = launched;
+  std::vector<double> started(workers);
   if (platform.cores > 0) {
-    started = ShareCores(launched, start_work, platform.cores);
+    const int start_cores = platform.start_cores > 0 ? platform.start_cores : platform.cores;
+    const std::vector<double> running = ShareCores(launched, cold_work, start_cores);
+    started = ShareCores(running, load_work, platform.cores);
   } else {
-    for (std::size_t i = 0; i < started.size(); ++i) started[i] += start_work[i];
+    for (std::size_t i = 0; i < workers; ++i) started[i] = launched[i] + cold_work[i] + load_work[i];
   }
-  for (const double t : started) out.setup_seconds = std::max(out.setup_seconds, t + 3 * platform.latency_seconds);
+  for (const double t : started) {
+    out.setup_seconds = std::max(out.setup_seconds, t + kStartTrips * platform.latency_seconds);
+  }
 }
 
 // Each worker's round: the base time times its fixed place in the measured spread (the
@@ -556,13 +805,14 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   out.iterations = scenario.iterations > 0 ? scenario.iterations : at.iterations;
   out.rounds = RoundsAt(profile, at, scenario.iterations);
   Draws draws(scenario.seed);
-  SimulateStart(platform, scenario, draws, out);
+  SimulateStart(profile, platform, scenario, draws, out);
 
   // On shared cores, workers computing side by side slow each other down (memory, caches).
   const double base = profile.WorkerRoundSeconds(at, static_cast<double>(scenario.nnz) / k, d) /
                       platform.compute_speed * (platform.cores > 0 ? at.shared_slowdown : 1.0);
-  const MessageSizes messages = MessagesOf(at, d);
-  const double master_per_reply = profile.master_seconds_per_reply_coordinate * d;
+  const double local_size = profile.LocalFraction(static_cast<double>(scenario.nnz) / k, d) * d;
+  const MessageSizes messages = MessagesOf(at, local_size);
+  const double master_per_reply = profile.master_seconds_per_reply_coordinate * local_size;
   const double master_fixed = profile.master_seconds_per_coordinate * d;
   SimulateRounds(platform, WorkerTimes(base, at.imbalance, k), messages, master_per_reply, master_fixed, out.rounds, draws,
                  out);

@@ -224,6 +224,32 @@ TEST(Evaluation, SimulateSweepsWorkersAndFeatures) {
   EXPECT_FALSE(FileExists(dir.File("lambda/simulate-speedup.png")));
 }
 
+// `nimbus simulate calibrate` on data whose halves touch disjoint features: at K = 2 each
+// worker holds exactly half the model (the general form), at K = 1 all of it; and a real
+// worker process's start is measured (launch to HELLO, the shard's load and what follows).
+TEST(Evaluation, CalibrateRecordsEachKsShareOfTheModelAndAWorkerProcesssStart) {
+  TempDir dir;
+  std::string rows;
+  for (int r = 0; r < 400; ++r) {
+    const int first = r < 200 ? 1 : 11;  // rows 0-199 use features 1-10, rows 200-399 11-20
+    rows += r % 2 == 0 ? "+1" : "-1";
+    for (int j = 0; j < 10; ++j) rows += " " + std::to_string(first + j) + ":" + std::to_string(0.1 * ((r + j) % 7 + 1));
+    rows += "\n";
+  }
+  WriteTextFile(dir.File("halves.svm"), rows);
+  const CommandResult calibrated =
+      RunNimbus({"simulate", "calibrate", "--data", dir.File("halves.svm"), "--l2", "1e-2",
+                 "--workers", "1,2", "--repeat", "1", "--quiet", "--out", dir.File("profile.json")});
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  const Json profile = Json::parse(ReadTextFile(dir.File("profile.json")));
+  ASSERT_EQ(profile["points"].size(), 2u);
+  EXPECT_EQ(profile["points"][0]["local_fraction"].get<double>(), 1.0);
+  EXPECT_EQ(profile["points"][1]["local_fraction"].get<double>(), 0.5);
+  EXPECT_GT(profile["process_start_seconds"].get<double>(), 0);
+  EXPECT_GT(profile["prepare_seconds_per_nnz"].get<double>(), 0);
+  EXPECT_GT(profile["shard_load_bandwidth"].get<double>(), 0);
+}
+
 TEST(Evaluation, SimulateRefusesBadProfilesAndPlatforms) {
   TempDir dir;
   WriteTextFile(dir.File("bad.json"), "{\"rows\": 1}");

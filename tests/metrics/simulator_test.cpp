@@ -71,21 +71,53 @@ TEST(Simulator, WorkersOnSharedCoresShareThemEqually) {
   EXPECT_NEAR(own->round_seconds, 1.0, 1e-12);
 }
 
-TEST(Simulator, StaggeredArrivalsOnOneCore) {
+TEST(Simulator, OnSharedCoresEveryMessageTakesCpuAtBothEndsAndTheMasterWeighsTwo) {
   const Profile profile = FlatProfile();
   Platform platform = FreePlatform(1);
-  platform.master_bandwidth = kMessageBytes;  // each message holds the master's link 1 s
-  // ROUNDs arrive at 1 and 2 (1 s on the link each). On the shared core each worker's work
-  // is its 1 s of compute plus its end of its two messages (half of each: 1 s). Worker 0
-  // runs alone 1..2, then both share the core: worker 0 ends at 2 + 1 / 0.5 = 4, worker 1
-  // has had 1 s by then and ends at 5. REPLYs: 0 is in at max(4 + 1, 0 + 1) = 5, 1 at
-  // max(5 + 1, 5 + 1) = 6.
+  platform.message_cpu_seconds = 0.5;  // at each end of every message; the wires are free
+  // 0-0.75: the master's end of ROUND 0 (weight 2: 2/3 of the core) and worker 0's end (1/3).
+  // 0.75-1.75: worker 0's end (0.25 left), the master's end of ROUND 1 and worker 1's: a
+  //   quarter of the core per weight; ROUND 0 is in and the master's end of ROUND 1 done at 1.75.
+  // 1.75-2.25: worker 1's end (0.25 left) and worker 0's compute, half the core each.
+  // 2.25-3.75: both compute; worker 0 is done, worker 1 has 0.25 left.
+  // 3.75-4.75: worker 1's compute, both ends of REPLY 0 (the master's weighs 2): worker 1 and
+  //   the master's end are done at 4.75, worker 0's end has 0.25 left.
+  // 4.75-5.75: worker 0's end (REPLY 0 is in), both ends of REPLY 1 (the master's done).
+  // 5.75-6: worker 1's end of REPLY 1, alone: the REPLY is in at 6, and the master's own
+  //   work costs nothing here.
   Result<Prediction> p = Simulate(profile, platform, ScenarioOf(profile, 2), Prices{});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_NEAR(p->round_seconds, 6.0, 1e-12);
-  // With free messages both share the core from 0 and end at 2: communication adds 4 of 6.
-  EXPECT_NEAR(p->communication_share, 4.0 / 6.0, 1e-12);
+  // With free messages both compute on the one core from 0 and end at 2.
+  EXPECT_NEAR(p->communication_share, 1 - 2 / 6.0, 1e-12);
   EXPECT_EQ(p->bytes_per_round, static_cast<int64_t>(4 * kMessageBytes));
+  // The local platform takes these costs from the profile: its one-way message time is all CPU.
+  Profile measured = profile;
+  measured.message_latency_seconds = 4e-5;
+  const Platform local = Platform::Local(measured);
+  EXPECT_EQ(local.message_cpu_seconds, 4e-5);
+  EXPECT_DOUBLE_EQ(local.message_cpu_seconds_per_byte, 1e-9);
+  EXPECT_EQ(local.latency_seconds, 0);
+}
+
+TEST(Simulator, ARelayOnTheSameCoresReceivesAndSendsEveryMessage) {
+  const Profile profile = FlatProfile();
+  Platform platform = FreePlatform(2);
+  platform.message_cpu_seconds = 0.5;
+  // One worker on 2 cores. ROUND: the master's end (weight 2), the worker's and the relay's
+  // (1 s for its 960 bytes) share the cores, half a CPU per weight: the master's end is done at
+  // 0.5; then the worker's and the relay's get a CPU each: done at 0.75 and 1.25. Computed by
+  // 2.25. REPLY likewise: the master's end at 2.75, the worker's at 3, the relay's at 3.5.
+  platform.relay_seconds_per_byte = 1 / kMessageBytes;
+  Result<Prediction> relayed = Simulate(profile, platform, ScenarioOf(profile, 1), Prices{});
+  ASSERT_TRUE(relayed.ok()) << relayed.status().ToString();
+  EXPECT_NEAR(relayed->round_seconds, 3.5, 1e-12);
+  // Without: two ends, 2/3 of a CPU per weight until the master's is done at 0.375, the
+  // worker's at 0.625; computed by 1.625; the REPLY in at 2.25.
+  platform.relay_seconds_per_byte = 0;
+  Result<Prediction> direct = Simulate(profile, platform, ScenarioOf(profile, 1), Prices{});
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  EXPECT_NEAR(direct->round_seconds, 2.25, 1e-12);
 }
 
 TEST(Simulator, ARoundWithLatencyBandwidthAndMasterWorkAsWorkedOutByHand) {
@@ -109,9 +141,9 @@ TEST(Simulator, ARoundWithLatencyBandwidthAndMasterWorkAsWorkedOutByHand) {
   // Free messages: both back at 1, the master at 1.1, 1.2, then 1.4.
   EXPECT_NEAR(p->communication_share, 1 - 1.4 / 6.5, 1e-12);
   EXPECT_NEAR(p->master_share, 0.4 / 6.5, 1e-12);
-  // Setup: the second launch at 0.25, its cold start 0.5, the shard 0.05 + 1, and HELLO,
-  // ASSIGN and READY at 0.1 each.
-  EXPECT_NEAR(p->setup_seconds, 0.25 + 0.5 + 1.05 + 0.3, 1e-12);
+  // Setup: the second launch at 0.25, its cold start 0.5, the shard 0.05 + 1, and 10 trips
+  // over the link at 0.1 each (the connection's handshake, HELLO, ASSIGN and READY).
+  EXPECT_NEAR(p->setup_seconds, 0.25 + 0.5 + 1.05 + 1.0, 1e-12);
   EXPECT_NEAR(p->total_seconds, p->setup_seconds + 10 * 6.5, 1e-9);
   EXPECT_NEAR(p->cold_start_seconds, 0.25 + 0.5, 1e-12);
   EXPECT_NEAR(p->load_seconds, 1.05, 1e-12);
@@ -284,15 +316,14 @@ TEST(Simulator, NewtonRoundsCarryTheProfilesVectorsAsWorkedOutByHand) {
   // Free messages: both back at 1.
   EXPECT_NEAR(p->communication_share, 1 - 1 / 12.7, 1e-12);
 
-  // One worker on one shared core: the ROUND arrives at 2; the worker's work is its 1 s and
-  // half of each message's end-to-end time (now 2 s and 2.5 s through equal links): 3.25 s,
-  // so it ends at 5.25 and its REPLY is in at 5.25 + 2.5 = 7.75.
+  // One worker on one shared core, its messages costing no CPU: the wire alone (2 s and 2.5 s
+  // through equal links) brings the ROUND in at 2; computed by 3, its REPLY is in at 5.5.
   platform = FreePlatform(1);
   platform.master_bandwidth = platform.worker_bandwidth = 160;
   scenario.workers = 1;
   p = Simulate(profile, platform, scenario, Prices{});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  EXPECT_NEAR(p->round_seconds, 7.75, 1e-12);
+  EXPECT_NEAR(p->round_seconds, 5.5, 1e-12);
   EXPECT_EQ(p->bytes_per_round, 320 + 400);
 }
 
@@ -358,6 +389,7 @@ TEST(Profile, AProfileWrittenBeforeNewtonReadsAsAdmm) {
   EXPECT_FALSE(profile->newton());
   EXPECT_EQ(profile->points[0].request_vectors, 1);
   EXPECT_EQ(profile->points[0].reply_vectors, 1);
+  EXPECT_EQ(profile->points[0].local_fraction, 1);  // no support recorded: the whole model
   // ADMM's rounds: 9 iterations + 1 of 1 s each; a ROUND and a REPLY of d = 100 doubles.
   Result<Prediction> p = Simulate(*profile, FreePlatform(0), ScenarioOf(*profile, 2), Prices{});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -389,6 +421,67 @@ TEST(Profile, NewtonFieldsRoundTripAndBadOnesAreNamed) {
             std::string::npos);
   EXPECT_NE(refused(text, "\"request_vectors\": 1.0", "\"request_vectors\": \"one\"").find("request_vectors"),
             std::string::npos);
+}
+
+// General-form points at K = 1 and 4 (s = nnz / (K d) = 100 and 25 nonzeros per coordinate)
+// holding 80% and 40% of the model: in log-log a slope of log 2 / log 4 = 1/2.
+Profile GeneralFormProfile() {
+  Profile profile = FlatProfile();  // 10000 nonzeros, d = 100
+  profile.points[0].local_fraction = 0.8;
+  ProfilePoint four = profile.points[0];
+  four.workers = 4;
+  four.local_fraction = 0.4;
+  profile.points.push_back(four);
+  return profile;
+}
+
+TEST(Profile, AWorkersShareOfTheModelFollowsItsNonzerosPerCoordinate) {
+  const Profile profile = GeneralFormProfile();
+  ASSERT_TRUE(profile.Validate().ok()) << profile.Validate().ToString();
+  EXPECT_NEAR(profile.LocalFraction(10000, 100), 0.8, 1e-12);  // the measured points
+  EXPECT_NEAR(profile.LocalFraction(2500, 100), 0.4, 1e-12);
+  EXPECT_NEAR(profile.LocalFraction(5000, 100), 0.8 / std::sqrt(2.0), 1e-12);  // between: s^(1/2)
+  EXPECT_NEAR(profile.LocalFraction(625, 100), 0.2, 1e-12);                    // K = 16, on the trend
+  // Ten times the rows at ten times K, or ten times the rows and the features at the same K,
+  // is the calibration's shard at K = 4: as many nonzeros per coordinate.
+  EXPECT_NEAR(profile.LocalFraction(100000.0 / 40, 100), 0.4, 1e-12);
+  EXPECT_NEAR(profile.LocalFraction(100000.0 / 4, 1000), 0.4, 1e-12);
+  // Never more than the whole model, or than one coordinate per nonzero (and the intercept).
+  EXPECT_EQ(profile.LocalFraction(1e7, 100), 1.0);
+  Profile flat = profile;
+  flat.points[1].local_fraction = 0.79;  // a nearly flat trend would hold 0.7 at s = 0.01
+  EXPECT_NEAR(flat.LocalFraction(1, 100), 2.0 / 100, 1e-12);
+  // A trend steeper than the nonzeros themselves is noise: held at slope 1.
+  Profile steep = profile;
+  steep.points[1].local_fraction = 0.1;  // 0.8 to 0.1 over a factor 4 in s
+  EXPECT_NEAR(steep.LocalFraction(2500.0 / 4, 100), 0.1 / 4, 1e-12);
+  // In the dense form every worker holds the whole model at every K.
+  EXPECT_EQ(FlatProfile().LocalFraction(1, 100), 1.0);
+  for (const double fraction : {0.0, 1.5}) {
+    Profile wrong = FlatProfile();
+    wrong.points[0].local_fraction = fraction;
+    EXPECT_NE(wrong.Validate().message().find("local_fraction"), std::string::npos) << fraction;
+  }
+  Result<Profile> back = Profile::FromJson(profile.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->points[1].local_fraction, 0.4);
+}
+
+TEST(Simulator, GeneralFormMessagesAndTheMastersSumsAreAWorkersShareOfTheModel) {
+  Profile profile = GeneralFormProfile();
+  profile.master_seconds_per_reply_coordinate = 0.01;  // 0.4 s per reply of 40 coordinates
+  profile.master_seconds_per_coordinate = 0.002;       // 0.2 s for the update over all 100
+  Platform platform = FreePlatform(0);
+  const double message = 8 * 40 + 160;  // a ROUND or REPLY of 40 doubles: 480 bytes
+  platform.master_bandwidth = platform.worker_bandwidth = message;  // 1 s each
+  // K = 4, 1 s compute: ROUNDs arrive at 1, 2, 3, 4 and are computed by 2, 3, 4, 5; REPLYs in
+  // at 3, 4, 5, 6 (each waits for none: the link frees as the next is ready), the master adds
+  // each in 0.4 s (to 6.4), then updates z: 6.6.
+  Result<Prediction> p = Simulate(profile, platform, ScenarioOf(profile, 4), Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->round_seconds, 6.6, 1e-12);
+  EXPECT_EQ(p->bytes_per_round, static_cast<int64_t>(4 * 2 * message));
+  EXPECT_NEAR(p->master_share, (4 * 0.4 + 0.2) / 6.6, 1e-12);
 }
 
 TEST(Platform, DefaultsAreValidAndBadFiguresAreRefused) {

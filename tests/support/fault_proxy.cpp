@@ -189,6 +189,7 @@ class FrameCounter {
 struct Chunk {
   double due;
   std::string bytes;
+  std::size_t sent = 0;  // written so far (a socket may take part of a chunk)
 };
 
 // One direction of a stream: bytes read from `from`, written to `to` when due.
@@ -305,9 +306,14 @@ void Proxy::StartBlackhole(Stream& s, double now, const std::string& why) {
                              ", \"up_only\": " + (s.faults.blackhole_up_only ? "true" : "false"));
 }
 
+// Reads of up to 256 kB: a megabyte message costs the proxy a few system calls, not dozens,
+// so that its own CPU (it shares the machine with the run) stays small next to the link's.
+constexpr std::size_t kReadBytes = 256 * 1024;
+
 void Proxy::ReadInto(Stream& s, Direction& d, bool down) {
-  char buffer[16384];
-  const ssize_t got = ::recv(d.from, buffer, sizeof buffer, 0);
+  static std::vector<char> storage(kReadBytes);
+  char* buffer = storage.data();
+  const ssize_t got = ::recv(d.from, buffer, kReadBytes, 0);
   if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
     d.from_closed = true;
     return;
@@ -339,14 +345,14 @@ void Proxy::ReadInto(Stream& s, Direction& d, bool down) {
 void Proxy::WriteDue(Direction& d, double now) {
   while (!d.queue.empty() && d.queue.front().due <= now && now >= d.hold_until) {
     Chunk& head = d.queue.front();
-    const ssize_t sent = ::send(d.to, head.bytes.data(), head.bytes.size(), MSG_NOSIGNAL);
+    const ssize_t sent = ::send(d.to, head.bytes.data() + head.sent, head.bytes.size() - head.sent, MSG_NOSIGNAL);
     if (sent < 0) {
       if (errno == EAGAIN) d.blocked = true;
       else if (errno != EINTR) d.to_shut = true, d.queue.clear();
       return;
     }
-    head.bytes.erase(0, static_cast<std::size_t>(sent));
-    if (!head.bytes.empty()) return;
+    head.sent += static_cast<std::size_t>(sent);
+    if (head.sent < head.bytes.size()) return;
     d.queue.pop_front();
   }
   if (d.from_closed && d.queue.empty() && !d.to_shut) {
@@ -381,9 +387,11 @@ int Proxy::Run() {
         if (d->blocked) fds.push_back({d->to, POLLOUT, 0}), owners.emplace_back(s.get(), d);
       }
     }
+    // Woken to the microsecond: bytes leave when due, not at the next millisecond.
     const double now = Now();
-    const int timeout_ms = static_cast<int>(std::ceil(std::max(0.0, NextDue(now) - now) * 1e3));
-    if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) return 1;
+    const double wait = std::max(0.0, NextDue(now) - now);
+    timespec timeout{static_cast<time_t>(wait), static_cast<long>((wait - std::floor(wait)) * 1e9)};
+    if (::ppoll(fds.data(), fds.size(), &timeout, nullptr) < 0 && errno != EINTR) return 1;
     if (fds[0].revents & POLLIN) Accept();
     for (std::size_t i = 1; i < fds.size(); ++i) {
       auto [s, d] = owners[i];

@@ -43,6 +43,10 @@ struct ProfilePoint {
   double request_vectors = 1;
   double reply_vectors = 1;
   int cg_steps = 0;             // Newton: the master's CG steps in the solve (0 for ADMM)
+  // The coordinates a worker holds over the model's: in the general form, the mean over the
+  // workers of their shard's support over d (+ 1 for an intercept); 1 in the dense form. A
+  // worker's vectors, its messages and the master's sum of its reply are this long.
+  double local_fraction = 1;
   // The rounds' span (dispatch to the last reply) when all K workers compute at once, over the
   // span that perfect processor sharing of the cores would give their one-at-a-time times:
   // what sharing the machine's cores, memory and caches costs (local platforms only).
@@ -60,10 +64,11 @@ struct Profile {
   std::string data;
   int64_t rows = 0, cols = 0, nnz = 0;
   std::vector<ProfilePoint> points;  // ascending workers
-  // Costs fitted on this machine. A worker's round on a shard of nnz_i nonzeros costs
-  //   seconds_per_nnz * passes * nnz_i + CoordinateSeconds(d) * (cg + local) * d + seconds_per_round
+  // Costs fitted on this machine. A worker's round on a shard of nnz_i nonzeros, holding
+  // d_i = LocalFraction(nnz_i, d) d coordinates, costs
+  //   seconds_per_nnz * passes * nnz_i + CoordinateSeconds(d) * (cg + local) * d_i + seconds_per_round
   // and the master's round with K replies costs
-  //   master_seconds_per_reply_coordinate * K * d + master_seconds_per_coordinate * d.
+  //   master_seconds_per_reply_coordinate * K * d_i + master_seconds_per_coordinate * d.
   // A coordinate costs more once the model's vectors outgrow the caches: the cost is measured
   // at the calibration's d (cols) and at wide_cols, and interpolated in log d between them.
   double seconds_per_nnz = 0;
@@ -76,9 +81,13 @@ struct Profile {
   // ZeroMQ over 127.0.0.1: a message of s bytes takes message_latency + s / message_bandwidth.
   double message_latency_seconds = 0;
   double message_bandwidth = 0;  // bytes per second
-  double process_start_seconds = 0;   // a worker process from spawn to running
+  double process_start_seconds = 0;   // a worker process from launch to its HELLO
   double process_spawn_seconds = 0;   // the master's own cost to spawn one
-  double shard_load_bandwidth = 0;    // bytes per second, loading a shard from local disk
+  double shard_load_bandwidth = 0;    // bytes per second, a worker process loading its shard from local disk
+  // A worker process's time between its shard's load and READY (making the worker of the
+  // shard in a fresh process: the general form's renumbering, the data term's structures, the
+  // pages they fault in), per nonzero of the shard. 0 in profiles written before it.
+  double prepare_seconds_per_nnz = 0;
 
   Status Validate() const;
   bool newton() const { return algorithm == "newton"; }
@@ -89,8 +98,13 @@ struct Profile {
   ProfilePoint At(int workers) const;
   // One worker's round on nnz_i nonzeros of a d-coordinate model, at the work per round of K.
   double WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double model_size) const;
-  double MasterRoundSeconds(int workers, double model_size) const;
   double CoordinateSeconds(double model_size) const;
+  // The share of a d-coordinate model a worker with nnz_i nonzeros holds. It depends on the
+  // shard's nonzeros per coordinate, s = nnz_i / d (uniform columns would give 1 - e^-s): the
+  // calibration's points, log-log interpolated in s; beyond them, the trend of the nearest two
+  // (a slope between 0 and 1: the support grows no faster than the nonzeros), and never more
+  // than 1 or than s (a support holds at most one coordinate per nonzero).
+  double LocalFraction(double shard_nnz, double model_size) const;
 
   std::string ToJson() const;
   static Result<Profile> FromJson(const std::string& text, const std::string& origin);
@@ -101,10 +115,18 @@ struct Profile {
 struct Platform {
   std::string name = "lambda";
   int cores = 0;                 // CPUs the workers share (this machine); 0: one CPU each
+  int start_cores = 0;           // on shared cores, those their process starts share; 0: cores
   double compute_speed = 1.0;    // a worker's speed over the profiled machine's one core
   double latency_seconds = 0;    // one message, one way
   double master_bandwidth = 0;   // bytes per second through the master's link, each direction
   double worker_bandwidth = 0;   // bytes per second through one worker's link
+  // On shared cores (cores > 0), the CPU a message takes at each of its ends, which the
+  // workers' compute and the master's work share the cores with: this much per message ...
+  double message_cpu_seconds = 0;
+  double message_cpu_seconds_per_byte = 0;  // ... and per byte
+  // On shared cores: a relay on the same machine that forwards every message on one thread
+  // (bench/link.sh's proxy), at this CPU per byte; 0: none.
+  double relay_seconds_per_byte = 0;
   double launch_seconds = 0;     // the master's cost to launch one worker (launches are serial)
   double cold_start_median = 0;  // launch to running: lognormal with this median ...
   double cold_start_sigma = 0;   // ... and this sigma of its log
@@ -115,7 +137,8 @@ struct Platform {
   double straggler_slowdown = 1;       // ... this many times slower
 
   Status Validate() const;
-  // Worker processes on this machine, with the costs the profile measured.
+  // Worker processes on this machine, with the costs the profile measured: the workers, the
+  // master and their messages share its cores.
   static Platform Local(const Profile& profile);
   // Lambda functions and a master on EC2; the defaults and their sources are in
   // docs/evaluation.md.
@@ -139,6 +162,7 @@ struct Prediction {
   double setup_seconds = 0;  // launch to the last worker ready
   double cold_start_seconds = 0;  // of that, until the last worker runs (launches and cold starts)
   double load_seconds = 0;        // a worker's shard load
+  double prepare_seconds = 0;     // and its preparation, once loaded
   double round_seconds = 0;  // mean
   double solve_seconds = 0;  // all rounds
   double total_seconds = 0;  // setup + solve: the time to solution
