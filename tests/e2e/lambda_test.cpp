@@ -124,12 +124,18 @@ TEST(LambdaEmulator, AFunctionKilledMidRunIsReinvokedAndTheAnswerHolds) {
   Emulated lambda;
   TempDir dir;
   Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--out", dir.File("threads.json")});
-  // Rounds of at least 40 ms make the run long enough to kill a function in the middle of it.
+  // Rounds of at least 40 ms make the run long enough to kill a function in the middle of it:
+  // once the trace has its first rounds (the functions have said HELLO and loaded their
+  // shards, however slowly they start, as under sanitizers).
   std::thread killer([&] {
-    for (int i = 0; i < 200 && lambda.emulator().instance_pids().size() < 4; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const std::string trace = dir.File("trace.jsonl");
+    for (int i = 0; i < 600; ++i) {
+      if (lambda.emulator().instance_pids().size() >= 4 && FileExists(trace) &&
+          ReadTextFile(trace).find("\"round\":2,") != std::string::npos) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const std::vector<int64_t> pids = lambda.emulator().instance_pids();
     if (pids.size() > 1) ::kill(static_cast<pid_t>(pids[1]), SIGKILL);
   });
