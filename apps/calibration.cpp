@@ -297,10 +297,12 @@ Result<double> ProcessSpawnSeconds(const std::string& executable, int repetition
   return spawns[spawns.size() / 2];
 }
 
-// A worker process's start, as the process runtime starts it, with the whole data as its
-// shard (K = 1): launch to HELLO (loading, linking, main, its link to the master), the
-// shard's load, and HELLO to READY beyond the load (ASSIGN, and making the worker of the
-// shard in a fresh process, whose first touches of new memory fault its pages in). The
+// Worker processes started by the process runtime, `workers` at once, the data split among
+// them. With one, the whole data its shard: launch to HELLO (loading, linking, main, its link
+// to the master), the shard's load, and HELLO to READY beyond the load (ASSIGN, and making the
+// worker of the shard in a fresh process, whose first touches of new memory fault its pages
+// in). With more: the first launch to the last HELLO over their number, what each start costs
+// when they contend (on this machine more than one alone: page faults do not overlap). The
 // fastest of a few starts.
 struct WorkerStart {
   double process_seconds = std::numeric_limits<double>::infinity();
@@ -308,21 +310,26 @@ struct WorkerStart {
   double prepare_seconds = std::numeric_limits<double>::infinity();
 };
 
-Result<WorkerStart> MeasureWorkerStart(Plan& plan, const WorkerOptions& worker, const std::string& executable,
-                                       int repetitions) {
-  NIMBUS_RETURN_IF_ERROR(Repartition(plan, 1));
+Result<WorkerStart> MeasureWorkerStart(Plan& plan, int workers, const WorkerOptions& worker,
+                                       const std::string& executable, int repetitions) {
+  NIMBUS_RETURN_IF_ERROR(Repartition(plan, workers));
   RuntimeOptions options;
   options.kind = "process";
-  options.workers = 1;
+  options.workers = workers;
   options.worker_program = executable;
   WorkerStart fastest;
   for (int run = 0; run < repetitions; ++run) {
     NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options, plan, worker));
     Result<std::vector<WorkerReady>> ready = runtime.executor->Start(Deadline::After(120));
     runtime.executor->Stop();
-    if (!ready.ok()) return ready.status().WithContext("calibration: a worker process's start");
+    if (!ready.ok() || ready->empty()) return ready.status().WithContext("calibration: worker processes' start");
+    double first_launch = std::numeric_limits<double>::infinity(), last_hello = 0;
+    for (const WorkerReady& r : *ready) {
+      first_launch = std::min(first_launch, r.invoke_wall);
+      last_hello = std::max(last_hello, r.hello_wall);
+    }
     const WorkerReady& r = ready->front();
-    fastest.process_seconds = std::min(fastest.process_seconds, r.hello_wall - r.invoke_wall);
+    fastest.process_seconds = std::min(fastest.process_seconds, (last_hello - first_launch) / workers);
     fastest.load_seconds = std::min(fastest.load_seconds, r.load_seconds);
     fastest.prepare_seconds = std::min(fastest.prepare_seconds, r.ready_wall - r.hello_wall - r.load_seconds);
   }
@@ -561,8 +568,14 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
 
   NIMBUS_RETURN_IF_ERROR(MeasureMessages(profile));
   NIMBUS_ASSIGN_OR_RETURN(profile.process_spawn_seconds, ProcessSpawnSeconds(options.executable, 5));
-  NIMBUS_ASSIGN_OR_RETURN(const WorkerStart worker, MeasureWorkerStart(plan, options.worker, options.executable, 3));
-  profile.process_start_seconds = std::max(0.0, worker.process_seconds);
+  NIMBUS_ASSIGN_OR_RETURN(const WorkerStart worker, MeasureWorkerStart(plan, 1, options.worker, options.executable, 3));
+  // The process starts of the largest K at once: what one costs when they contend.
+  const int most = *std::max_element(options.workers.begin(), options.workers.end());
+  WorkerStart contended = worker;
+  if (most > 1) {
+    NIMBUS_ASSIGN_OR_RETURN(contended, MeasureWorkerStart(plan, most, options.worker, options.executable, 3));
+  }
+  profile.process_start_seconds = std::max(0.0, std::max(worker.process_seconds, contended.process_seconds));
   const double shard_bytes = static_cast<double>(profile.rows) * 16 + static_cast<double>(profile.nnz) * 12;
   profile.shard_load_bandwidth = shard_bytes / std::max(worker.load_seconds, 1e-6);
   profile.prepare_seconds_per_nnz = std::max(0.0, worker.prepare_seconds) / static_cast<double>(profile.nnz);
