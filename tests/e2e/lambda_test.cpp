@@ -120,15 +120,11 @@ TEST(LambdaEmulator, FourFunctionsSolveAsThreadsDo) {
   EXPECT_EQ(lambda.emulator().stats().cold_starts, 4);
 }
 
-TEST(LambdaEmulator, AFunctionKilledMidRunIsReinvokedAndTheAnswerHolds) {
-  Emulated lambda;
-  TempDir dir;
-  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--out", dir.File("threads.json")});
-  // Rounds of at least 40 ms make the run long enough to kill a function in the middle of it:
-  // once the trace has its first rounds (the functions have said HELLO and loaded their
-  // shards, however slowly they start, as under sanitizers).
-  std::thread killer([&] {
-    const std::string trace = dir.File("trace.jsonl");
+// Kills function instance `index` in the middle of a run: once its trace has its first rounds
+// (the functions have said HELLO and loaded their shards, however slowly they start, as under
+// sanitizers). Bounded: 12 s at most.
+std::thread KillAFunctionMidRun(Emulated& lambda, const std::string& trace, std::size_t index) {
+  return std::thread([&lambda, trace, index] {
     for (int i = 0; i < 600; ++i) {
       if (lambda.emulator().instance_pids().size() >= 4 && FileExists(trace) &&
           ReadTextFile(trace).find("\"round\":2,") != std::string::npos) {
@@ -137,8 +133,16 @@ TEST(LambdaEmulator, AFunctionKilledMidRunIsReinvokedAndTheAnswerHolds) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     const std::vector<int64_t> pids = lambda.emulator().instance_pids();
-    if (pids.size() > 1) ::kill(static_cast<pid_t>(pids[1]), SIGKILL);
+    if (pids.size() > index) ::kill(static_cast<pid_t>(pids[index]), SIGKILL);
   });
+}
+
+TEST(LambdaEmulator, AFunctionKilledMidRunIsReinvokedAndTheAnswerHolds) {
+  Emulated lambda;
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--out", dir.File("threads.json")});
+  // Rounds of at least 40 ms make the run long enough to kill a function in the middle of it.
+  std::thread killer = KillAFunctionMidRun(lambda, dir.File("trace.jsonl"), 1);
   Train(Concat({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "4", "--inject-delay", "40", "--heartbeat",
                 "0.2", "--out", dir.File("lambda.json"), "--summary-json", dir.File("s.json"), "--trace",
                 dir.File("trace.jsonl")},
@@ -170,13 +174,9 @@ TEST(LambdaEmulator, NewtonRoundsRunOnFunctionsAndSurviveAKill) {
   const std::string expected = ReadTextFile(dir.File("threads.json"));
   ASSERT_FALSE(expected.empty());
   EXPECT_EQ(ReadTextFile(dir.File("lambda.json")), expected);
-  std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const std::vector<int64_t> pids = lambda.emulator().instance_pids();
-    if (pids.size() > 2) ::kill(static_cast<pid_t>(pids[2]), SIGKILL);
-  });
+  std::thread killer = KillAFunctionMidRun(lambda, dir.File("killed.jsonl"), 2);
   Train(Concat(Concat(problem, {"--inject-delay", "40", "--heartbeat", "0.2", "--out", dir.File("killed.json"),
-                                "--summary-json", dir.File("k.json")}),
+                                "--summary-json", dir.File("k.json"), "--trace", dir.File("killed.jsonl")}),
                lambda.TrainArgs()));
   killer.join();
   EXPECT_GE(Json::parse(ReadTextFile(dir.File("k.json")))["worker_restarts"].get<int>(), 1);
