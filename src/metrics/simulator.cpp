@@ -353,35 +353,17 @@ int AdmmIterationsBeyond(const std::vector<ProfilePoint>& points, int workers, b
 
 }  // namespace
 
-// All running jobs progress alike, so a job ends when the service every running job has
-// received since time 0 (`attained`) reaches its value at the job's arrival plus its work.
+// The shared-core rounds' processor sharing (SharedCpus), every job of weight 1 and released
+// at its arrival.
 std::vector<double> ShareCores(const std::vector<double>& arrival, const std::vector<double>& work, int cores) {
-  const std::size_t n = arrival.size();
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return arrival[a] < arrival[b]; });
-  using Entry = std::pair<double, std::size_t>;  // attained service at which the job ends
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> running;
-  std::vector<double> finish(n, 0);
-  double now = 0, attained = 0;
-  std::size_t next = 0;
-  while (next < n || !running.empty()) {
-    const double rate = running.empty() ? 0 : std::min(1.0, cores / static_cast<double>(running.size()));
-    const double completion = running.empty() ? std::numeric_limits<double>::infinity()
-                                              : now + (running.top().first - attained) / rate;
-    if (next < n && arrival[order[next]] <= completion) {
-      const double at = std::max(now, arrival[order[next]]);
-      attained += rate * (at - now);
-      now = at;
-      running.push({attained + work[order[next]], order[next]});
-      ++next;
-    } else {
-      now = completion;
-      attained = running.top().first;
-      finish[running.top().second] = now;
-      running.pop();
-    }
+  SharedCpus cpus(cores);
+  std::vector<double> finish(arrival.size(), 0);
+  for (std::size_t i = 0; i < arrival.size(); ++i) {
+    cpus.After(arrival[i], [&cpus, &finish, &work, i] {
+      cpus.Run(work[i], 1, [&cpus, &finish, i] { finish[i] = cpus.now(); });
+    });
   }
+  cpus.RunAll();
   return finish;
 }
 

@@ -71,6 +71,17 @@ TEST(Simulator, WorkersOnSharedCoresShareThemEqually) {
   EXPECT_NEAR(own->round_seconds, 1.0, 1e-12);
 }
 
+TEST(ShareCores, StaggeredArrivalsAsWorkedOutByHand) {
+  // One core: job 0 (2 s of work) alone from 0 to 1, then with job 1 (1 s) at half a core each:
+  // both end at 3. Job 2 arrives at 5 to an idle core and ends at 6.
+  const std::vector<double> one = ShareCores({0, 1, 5}, {2, 1, 1}, 1);
+  EXPECT_NEAR(one[0], 3.0, 1e-12);
+  EXPECT_NEAR(one[1], 3.0, 1e-12);
+  EXPECT_NEAR(one[2], 6.0, 1e-12);
+  // Two cores, three jobs of 1 s from 0: two thirds of a core each, all end at 1.5.
+  for (const double end : ShareCores({0, 0, 0}, {1, 1, 1}, 2)) EXPECT_NEAR(end, 1.5, 1e-12);
+}
+
 TEST(Simulator, OnSharedCoresEveryMessageTakesCpuAtBothEndsAndTheMasterWeighsTwo) {
   const Profile profile = FlatProfile();
   Platform platform = FreePlatform(1);
