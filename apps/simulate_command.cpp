@@ -147,13 +147,18 @@ Result<Platform> MakePlatform(const ArgParser& parser, const PlatformFlags& f, c
 }
 
 std::string DescribePlatform(const Platform& p) {
-  return Format("platform %s: %s, speed %.2fx, latency %.3f ms, master %.2f Gbit/s, worker %.0f Mbit/s, cold start "
+  auto link = [](double bytes_per_second, double unit, const char* name) {
+    return bytes_per_second >= Platform::kNoWire ? std::string("no wire")
+                                                 : Format("%.4g %s", 8 * bytes_per_second / unit, name);
+  };
+  return Format("platform %s: %s, speed %.2fx, latency %.3f ms, master %s, worker %s, cold start "
                 "median %.0f ms (sigma %.2f), shard loads %.0f MB/s, jitter %.2f, stragglers %.3f x%.1f%s",
                 p.name.c_str(),
                 p.cores > 0 ? Format("%d shared cores (a message end: %.0f us + %.2f ns per byte)", p.cores,
                                      1e6 * p.message_cpu_seconds, 1e9 * p.message_cpu_seconds_per_byte).c_str()
                             : "a CPU per worker",
-                p.compute_speed, 1e3 * p.latency_seconds, 8 * p.master_bandwidth / 1e9, 8 * p.worker_bandwidth / 1e6,
+                p.compute_speed, 1e3 * p.latency_seconds, link(p.master_bandwidth, 1e9, "Gbit/s").c_str(),
+                link(p.worker_bandwidth, 1e6, "Mbit/s").c_str(),
                 1e3 * p.cold_start_median, p.cold_start_sigma, p.storage_bandwidth / 1e6, p.jitter_sigma,
                 p.straggler_probability, p.straggler_slowdown,
                 p.relay_seconds_per_byte > 0
@@ -184,7 +189,7 @@ int Validate(const Profile& profile, Platform platform, const std::string& scale
   }
   if (scale->runtime == "threads") {  // messages in memory, workers already running
     platform.latency_seconds = platform.message_cpu_seconds = platform.message_cpu_seconds_per_byte = 0;
-    platform.master_bandwidth = platform.worker_bandwidth = 1e15;
+    platform.master_bandwidth = platform.worker_bandwidth = Platform::kNoWire;
     platform.launch_seconds = platform.cold_start_median = 0;
   } else if (scale->runtime != "process") {
     return ReportError(command, InvalidArgument("--validate: the scale run used the " + scale->runtime +

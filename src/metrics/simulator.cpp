@@ -166,10 +166,9 @@ class SharedCpus {
   std::vector<Then> thens_;
 };
 
-// What a message costs on shared cores: CPU at each of its ends (ZeroMQ streams it: copying,
-// CurveZMQ, the kernel; the ends work at once), a fixed part and a part per byte; with a relay
-// on the same cores, the relay's forwarding it; a wire that may be slower than that CPU; and a
-// delay.
+// What a message costs on shared cores: CPU at each of its ends (encoding, CurveZMQ, the
+// kernel's copies), a fixed part and a part per byte; with a relay on the same cores, the
+// relay's forwarding it; a wire, and a delay.
 struct SharedMessageCosts {
   double request_cpu = 0, reply_cpu = 0;  // at one end
   double request_wire = 0, reply_wire = 0;
@@ -195,23 +194,22 @@ SharedMessageCosts SharedCostsOf(const Platform& platform, const MessageSizes& m
 class SerialCpu {
  public:
   explicit SerialCpu(SharedCpus& cpus) : cpus_(cpus) {}
-  // `started` runs when the job's turn comes, `then` when it is done.
-  void Run(double work, double weight, SharedCpus::Then then, SharedCpus::Then started = {}) {
-    queue_.push_back({work, weight, std::move(then), std::move(started)});
+  // `then` runs when the job is done.
+  void Run(double work, double weight, SharedCpus::Then then) {
+    queue_.push_back({work, weight, std::move(then)});
     Next();
   }
 
  private:
   struct Job {
     double work, weight;
-    SharedCpus::Then then, started;
+    SharedCpus::Then then;
   };
   void Next() {
     if (busy_ || queue_.empty()) return;
     busy_ = true;
     Job job = std::move(queue_.front());
     queue_.pop_front();
-    if (job.started) job.started();
     cpus_.Run(job.work, job.weight, [this, then = std::move(job.then)] {
       busy_ = false;
       then();
@@ -244,34 +242,25 @@ class SharedRound {
  private:
   static constexpr double kMasterMessageWeight = 2;
 
-  // A message: from when its sender's end starts, the relay and (once the first bytes arrive)
-  // the receiver's end work on it at once, as ZeroMQ streams it; it is in when all are done and
-  // its wire has carried it.
-  using End = std::function<void(SharedCpus::Then started, SharedCpus::Then done)>;
+  // A message: CurveZMQ seals it whole and opens it whole, so the sender's end is done before
+  // its first byte leaves and the receiver's end starts once its last byte is in. Between them
+  // the wire carries it, after the delay, while a relay (if any) forwards it.
+  using End = std::function<void(SharedCpus::Then done)>;
   void Send(double wire, double relay, const End& sender_end, const End& receiver_end, SharedCpus::Then delivered) {
-    auto parts = std::make_shared<int>(relay > 0 ? 3 : 2);
-    auto wire_done = std::make_shared<double>(0);
-    auto part_done = [this, parts, wire_done, delivered = std::move(delivered)] {
-      if (--*parts > 0) return;
-      cpus_.After(std::max(0.0, *wire_done - cpus_.now()), delivered);
-    };
-    auto started = [this, wire, relay, wire_done, receiver_end, part_done] {
-      *wire_done = cpus_.now() + costs_.latency + wire;
-      if (relay > 0) relay_.Run(relay, 1, part_done);
-      cpus_.After(costs_.latency, [receiver_end, part_done] { receiver_end({}, part_done); });
-    };
-    sender_end(started, part_done);
+    sender_end([this, wire, relay, receiver_end, delivered = std::move(delivered)] {
+      auto parts = std::make_shared<int>(relay > 0 ? 2 : 1);
+      auto carried = [parts, receiver_end, delivered] {
+        if (--*parts == 0) receiver_end(delivered);
+      };
+      if (relay > 0) relay_.Run(relay, 1, carried);
+      cpus_.After(costs_.latency + wire, carried);
+    });
   }
   End MasterEnd(double work) {
-    return [this, work](SharedCpus::Then started, SharedCpus::Then done) {
-      master_.Run(work, kMasterMessageWeight, std::move(done), std::move(started));
-    };
+    return [this, work](SharedCpus::Then done) { master_.Run(work, kMasterMessageWeight, std::move(done)); };
   }
   End WorkerEnd(double work) {
-    return [this, work](SharedCpus::Then started, SharedCpus::Then done) {
-      if (started) started();
-      cpus_.Run(work, 1, std::move(done));
-    };
+    return [this, work](SharedCpus::Then done) { cpus_.Run(work, 1, std::move(done)); };
   }
   void SendRound(std::size_t i) {
     Send(costs_.request_wire, costs_.request_relay, MasterEnd(costs_.request_cpu), WorkerEnd(costs_.request_cpu),
@@ -624,13 +613,16 @@ Platform Platform::Local(const Profile& profile) {
   Platform local;
   local.name = "local";
   local.cores = profile.cores;
-  // On 127.0.0.1 a message's time is CPU at both ends (measured one way: latency + bytes /
-  // bandwidth, the ends streaming at once); no delay beyond it.
+  // On 127.0.0.1 a message is CPU at its two ends, the kernel's copy included, and no wire.
+  // Each end costs the calibrated one-way time (half a quiet ping-pong's round trip): in runs
+  // through bench/link.sh's proxy, with the cores shared, sealing a 400 kB ROUND took 2.2 ns a
+  // byte, opening a 550 kB REPLY 3.2 and a worker's opening and sealing 2.0, against the
+  // one-way 1.9 (Zipf topics, K = 2, 2026-12-02).
   local.message_cpu_seconds = profile.message_latency_seconds;
   local.message_cpu_seconds_per_byte = 1 / profile.message_bandwidth;
   local.latency_seconds = 0;
-  local.master_bandwidth = profile.message_bandwidth;
-  local.worker_bandwidth = profile.message_bandwidth;
+  local.master_bandwidth = kNoWire;
+  local.worker_bandwidth = kNoWire;
   local.launch_seconds = profile.process_spawn_seconds;
   // Measured here: two worker processes starting at once each took twice as long as one alone
   // (52-62 ms against 25-37 ms, launch to HELLO): starts fault the program's pages in, and this

@@ -118,6 +118,8 @@ struct Platform {
   int start_cores = 0;           // on shared cores, those their process starts share; 0: cores
   double compute_speed = 1.0;    // a worker's speed over the profiled machine's one core
   double latency_seconds = 0;    // one message, one way
+  // A link this fast is no link: 127.0.0.1, or workers that are threads.
+  static constexpr double kNoWire = 1e15;
   double master_bandwidth = 0;   // bytes per second through the master's link, each direction
   double worker_bandwidth = 0;   // bytes per second through one worker's link
   // On shared cores (cores > 0), the CPU a message takes at each of its ends, which the
