@@ -393,53 +393,38 @@ Result<ShardsAt> WriteShardsAt(Plan& plan, int k) {
 
 // What K's solves showed so far: the fastest with the workers computing one at a time (each
 // worker's own cost; the solves are deterministic, so runs differ only by what else this
-// machine did meanwhile), and per repetition, how much longer the rounds took with all
-// computing at once than perfect sharing of the cores would have made that repetition's
-// one-at-a-time rounds.
+// machine did meanwhile), and the shortest span of the rounds with all computing at once.
 struct SolvesAt {
   std::optional<Measured> alone;
-  std::vector<double> together_over_shared;
+  double together_span = std::numeric_limits<double>::infinity();
 };
-
-// The span of a solve's rounds were its workers' compute shared perfectly among `cores`.
-double PerfectlySharedSpan(const Measured& alone, int cores) {
-  double span = 0;
-  for (const std::vector<double>& computes : alone.round_computes) {
-    const std::vector<double> ends = ShareCores(std::vector<double>(computes.size(), 0.0), computes, cores);
-    span += *std::max_element(ends.begin(), ends.end());
-  }
-  return span;
-}
 
 Status SolveOnceMore(const Plan& plan, const ShardsAt& shards, const CalibrationOptions& options, int cores,
                      int64_t nnz, SolvesAt& solves) {
   NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards.Sources(), options.master, options.worker, nnz, 1));
+  if (!solves.alone || m.point.compute_seconds < solves.alone->point.compute_seconds) solves.alone = std::move(m);
   if (shards.k > 1 && cores > 1) {
-    // The pair runs back to back, so a slow spell of this machine tends to fall on both: their
-    // ratio is steadier than the ratio of the fastest of each (and the fastest together run is
-    // the one where the sharing happened to cost least).
     NIMBUS_ASSIGN_OR_RETURN(Measured together,
                             MeasureSolve(plan.spec, shards.Sources(), options.master, options.worker, nnz, 0));
-    const double shared = PerfectlySharedSpan(m, cores);
-    if (shared > 0) {
-      solves.together_over_shared.push_back(
-          std::accumulate(together.round_spans.begin(), together.round_spans.end(), 0.0) / shared);
-    }
+    solves.together_span = std::min(solves.together_span,
+                                    std::accumulate(together.round_spans.begin(), together.round_spans.end(), 0.0));
   }
-  if (!solves.alone || m.point.compute_seconds < solves.alone->point.compute_seconds) solves.alone = std::move(m);
   return Status::Ok();
 }
 
 // K's point: the fastest solve alone, and what computing all at once costs beyond perfect
-// sharing of the cores (the median over the repetitions' pairs).
-Measured MeasuredAt(const SolvesAt& solves) {
+// sharing of the cores.
+Measured MeasuredAt(const SolvesAt& solves, int cores) {
   Measured m = *solves.alone;
-  std::vector<double> ratios = solves.together_over_shared;
-  if (!ratios.empty()) {
-    std::sort(ratios.begin(), ratios.end());
-    const std::size_t n = ratios.size();
-    const double median = n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
-    m.point.shared_slowdown = std::max(1.0, median);
+  if (std::isfinite(solves.together_span)) {
+    // The same rounds (the solve is deterministic) as perfect sharing of the cores would run
+    // them from the one-at-a-time compute times.
+    double shared_span = 0;
+    for (const std::vector<double>& computes : m.round_computes) {
+      const std::vector<double> ends = ShareCores(std::vector<double>(computes.size(), 0.0), computes, cores);
+      shared_span += *std::max_element(ends.begin(), ends.end());
+    }
+    if (shared_span > 0) m.point.shared_slowdown = std::max(1.0, solves.together_span / shared_span);
   }
   return m;
 }
@@ -462,7 +447,7 @@ Result<std::vector<Measured>> MeasureEveryK(Plan& plan, const CalibrationOptions
     say(Format("solves at every K: %d of %d", run + 1, options.repetitions));
   }
   std::vector<Measured> measured;
-  for (const SolvesAt& at : solves) measured.push_back(MeasuredAt(at));
+  for (const SolvesAt& at : solves) measured.push_back(MeasuredAt(at, cores));
   return measured;
 }
 
@@ -560,6 +545,7 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
   profile.data = plan.source;
   profile.rows = plan.spec.rows;
   profile.cols = plan.spec.cols;
+  profile.blocks = plan.spec.blocks();
   profile.nnz = plan.data->nnz();
 
   NIMBUS_ASSIGN_OR_RETURN(const std::vector<Measured> measured, MeasureEveryK(plan, options, profile.cores, profile.nnz, say));

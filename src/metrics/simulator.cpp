@@ -36,8 +36,8 @@ double ShardBytes(const Scenario& scenario) {
 
 // The per-round work of a calibration point, in the units of the fitted costs: the x-update's
 // steps run on the worker's own coordinates.
-double ModelSeconds(const Profile& p, const ProfilePoint& at, double shard_nnz, double model_size) {
-  const double local = p.LocalFraction(shard_nnz, model_size) * model_size;
+double ModelSeconds(const Profile& p, const ProfilePoint& at, double shard_nnz, double features) {
+  const double local = p.LocalFraction(shard_nnz, features) * p.ModelSize(features);
   return p.seconds_per_nnz * at.data_passes * shard_nnz +
          p.CoordinateSeconds(local) * (at.cg_iterations + at.local_iterations) * local + p.seconds_per_round;
 }
@@ -363,6 +363,7 @@ Status Profile::Validate() const {
   if (points.empty()) return InvalidArgument("profile: has no calibration points");
   if (rows <= 0 || cols <= 0 || nnz <= 0) return InvalidArgument("profile: rows, cols and nnz must be positive");
   if (cores < 1) return InvalidArgument("profile: cores must be >= 1, got " + std::to_string(cores));
+  if (blocks < 1) return InvalidArgument("profile: blocks must be >= 1, got " + std::to_string(blocks));
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ProfilePoint& p = points[i];
     const std::string where = "profile: point " + std::to_string(i) + ": ";
@@ -426,29 +427,30 @@ ProfilePoint Profile::At(int workers) const {
   return at;
 }
 
-double Profile::WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double model_size) const {
+double Profile::WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double features) const {
   // Exact at the calibration problem (the measured time); elsewhere scaled by the fitted model.
   const double measured_model =
       ModelSeconds(*this, at, static_cast<double>(nnz) / std::max(1, at.workers), static_cast<double>(cols));
   if (!(measured_model > 0)) return at.compute_seconds;
-  return at.compute_seconds * ModelSeconds(*this, at, shard_nnz, model_size) / measured_model;
+  return at.compute_seconds * ModelSeconds(*this, at, shard_nnz, features) / measured_model;
 }
 
-double Profile::CoordinateSeconds(double model_size) const {
-  if (wide_cols <= cols || model_size <= static_cast<double>(cols)) return seconds_per_coordinate;
-  if (model_size >= static_cast<double>(wide_cols)) return seconds_per_coordinate_wide;
-  const double t = std::log(model_size / static_cast<double>(cols)) / std::log(static_cast<double>(wide_cols) / cols);
+double Profile::CoordinateSeconds(double coordinates) const {
+  const double measured = ModelSize(static_cast<double>(cols));
+  if (wide_cols <= measured || coordinates <= measured) return seconds_per_coordinate;
+  if (coordinates >= static_cast<double>(wide_cols)) return seconds_per_coordinate_wide;
+  const double t = std::log(coordinates / measured) / std::log(static_cast<double>(wide_cols) / measured);
   return seconds_per_coordinate + t * (seconds_per_coordinate_wide - seconds_per_coordinate);
 }
 
-double Profile::LocalFraction(double shard_nnz, double model_size) const {
-  if (points.empty() || !(shard_nnz > 0) || !(model_size > 0) || nnz <= 0 || cols <= 0) return 1;
+double Profile::LocalFraction(double shard_nnz, double features) const {
+  if (points.empty() || !(shard_nnz > 0) || !(features > 0) || nnz <= 0 || cols <= 0) return 1;
   const bool dense = std::all_of(points.begin(), points.end(), [](const ProfilePoint& p) { return p.local_fraction >= 1; });
   if (dense) return 1;  // every worker held the whole model, as it does at every K
   auto log_s = [this](const ProfilePoint& p) {
     return std::log(static_cast<double>(nnz) / p.workers / static_cast<double>(cols));
   };
-  const double x = std::log(shard_nnz / model_size);
+  const double x = std::log(shard_nnz / features);
   // The points ascend in K, so their s descends: the segment around x, or the nearest one.
   std::size_t a = 0;
   while (a + 2 < points.size() && x < log_s(points[a + 1])) ++a;
@@ -462,7 +464,7 @@ double Profile::LocalFraction(double shard_nnz, double model_size) const {
     const ProfilePoint& nearest = fewer_per_coordinate ? q : p;
     fraction = std::exp(std::log(nearest.local_fraction) + slope * (x - log_s(nearest)));
   }
-  return std::min({1.0, fraction, (shard_nnz + 1) / model_size});
+  return std::min({1.0, fraction, (shard_nnz + 1) / features});
 }
 
 std::string Profile::ToJson() const {
@@ -475,6 +477,7 @@ std::string Profile::ToJson() const {
   json["rows"] = rows;
   json["cols"] = cols;
   json["nnz"] = nnz;
+  json["blocks"] = blocks;
   json["seconds_per_nnz"] = seconds_per_nnz;
   json["seconds_per_coordinate"] = seconds_per_coordinate;
   json["seconds_per_coordinate_wide"] = seconds_per_coordinate_wide;
@@ -545,6 +548,7 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
   number(json, "rows", &profile.rows);
   number(json, "cols", &profile.cols);
   number(json, "nnz", &profile.nnz);
+  optional_number(json, "blocks", &profile.blocks);
   number(json, "seconds_per_nnz", &profile.seconds_per_nnz);
   number(json, "seconds_per_coordinate", &profile.seconds_per_coordinate);
   number(json, "seconds_per_coordinate_wide", &profile.seconds_per_coordinate_wide);
@@ -784,10 +788,10 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   // On shared cores, workers computing side by side slow each other down (memory, caches).
   const double base = profile.WorkerRoundSeconds(at, static_cast<double>(scenario.nnz) / k, d) /
                       platform.compute_speed * (platform.cores > 0 ? at.shared_slowdown : 1.0);
-  const double local_size = profile.LocalFraction(static_cast<double>(scenario.nnz) / k, d) * d;
+  const double local_size = profile.LocalFraction(static_cast<double>(scenario.nnz) / k, d) * profile.ModelSize(d);
   const MessageSizes messages = MessagesOf(at, local_size);
   const double master_per_reply = profile.master_seconds_per_reply_coordinate * local_size;
-  const double master_fixed = profile.master_seconds_per_coordinate * d;
+  const double master_fixed = profile.master_seconds_per_coordinate * profile.ModelSize(d);
   SimulateRounds(platform, WorkerTimes(base, at.imbalance, k), messages, master_per_reply, master_fixed, out.rounds, draws,
                  out);
   out.total_seconds = out.setup_seconds + out.solve_seconds;

@@ -501,6 +501,33 @@ TEST(Simulator, GeneralFormMessagesAndTheMastersSumsAreAWorkersShareOfTheModel) 
   EXPECT_NEAR(p->master_share, (4 * 0.4 + 0.2) / 6.6, 1e-12);
 }
 
+TEST(Simulator, AMulticlassModelsVectorsCarryEveryClassesWeights) {
+  Profile profile = GeneralFormProfile();
+  profile.blocks = 10;  // ten classes: 1000 weights over the 100 features
+  profile.master_seconds_per_reply_coordinate = 0.001;  // 0.4 s per reply of 400 weights
+  profile.master_seconds_per_coordinate = 0.0002;       // 0.2 s for the update over all 1000
+  Platform platform = FreePlatform(0);
+  const double message = 8 * 400 + 160;  // a worker's 40 features' 400 weights: 3360 bytes
+  platform.master_bandwidth = platform.worker_bandwidth = message;  // 1 s each
+  // The same round as the binary one above, worked out the same way: 6.6 s.
+  Result<Prediction> p = Simulate(profile, platform, ScenarioOf(profile, 4), Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->round_seconds, 6.6, 1e-12);
+  EXPECT_EQ(p->bytes_per_round, static_cast<int64_t>(4 * 2 * message));
+  // The cache threshold of a coordinate's cost is the calibration's 1000 weights, not its 100
+  // features.
+  profile.seconds_per_coordinate = 1e-9;
+  profile.seconds_per_coordinate_wide = 3e-9;
+  profile.wide_cols = 100000;
+  EXPECT_EQ(profile.CoordinateSeconds(1000), 1e-9);
+  EXPECT_NEAR(profile.CoordinateSeconds(10000), 2e-9, 1e-21);
+  Result<Profile> back = Profile::FromJson(profile.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->blocks, 10);
+  profile.blocks = 0;
+  EXPECT_NE(profile.Validate().message().find("blocks"), std::string::npos);
+}
+
 TEST(Platform, DefaultsAreValidAndBadFiguresAreRefused) {
   EXPECT_TRUE(Platform::Lambda().Validate().ok());
   EXPECT_TRUE(Platform::Local(FlatProfile()).Validate().ok());

@@ -63,14 +63,18 @@ struct Profile {
   // The calibration problem.
   std::string data;
   int64_t rows = 0, cols = 0, nnz = 0;
+  // The model's weights per feature: a multiclass problem's classes (a ROUND, a REPLY and the
+  // master's vectors carry blocks x d of them); 1 otherwise, and in profiles written before it.
+  int64_t blocks = 1;
   std::vector<ProfilePoint> points;  // ascending workers
-  // Costs fitted on this machine. A worker's round on a shard of nnz_i nonzeros, holding
-  // d_i = LocalFraction(nnz_i, d) d coordinates, costs
-  //   seconds_per_nnz * passes * nnz_i + CoordinateSeconds(d) * (cg + local) * d_i + seconds_per_round
+  // Costs fitted on this machine. With d features the model has D = blocks d coordinates. A
+  // worker's round on a shard of nnz_i nonzeros, holding D_i = LocalFraction(nnz_i, d) D
+  // coordinates, costs
+  //   seconds_per_nnz * passes * nnz_i + CoordinateSeconds(D_i) * (cg + local) * D_i + seconds_per_round
   // and the master's round with K replies costs
-  //   master_seconds_per_reply_coordinate * K * d_i + master_seconds_per_coordinate * d.
+  //   master_seconds_per_reply_coordinate * K * D_i + master_seconds_per_coordinate * D.
   // A coordinate costs more once the model's vectors outgrow the caches: the cost is measured
-  // at the calibration's d (cols) and at wide_cols, and interpolated in log d between them.
+  // at the calibration's D and at wide_cols, and interpolated in log D between them.
   double seconds_per_nnz = 0;
   double seconds_per_coordinate = 0;
   double seconds_per_coordinate_wide = 0;
@@ -96,15 +100,16 @@ struct Profile {
   // fit a + b log2 K (and rounds = iterations + 1), while Newton's rounds and steps stay the
   // nearest measured K's (they do not depend on K).
   ProfilePoint At(int workers) const;
-  // One worker's round on nnz_i nonzeros of a d-coordinate model, at the work per round of K.
-  double WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double model_size) const;
-  double CoordinateSeconds(double model_size) const;
-  // The share of a d-coordinate model a worker with nnz_i nonzeros holds. It depends on the
+  // One worker's round on nnz_i nonzeros of a d-feature problem, at the work per round of K.
+  double WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double features) const;
+  double CoordinateSeconds(double coordinates) const;
+  double ModelSize(double features) const { return features * static_cast<double>(blocks); }
+  // The share of a d-feature model a worker with nnz_i nonzeros holds. It depends on the
   // shard's nonzeros per coordinate, s = nnz_i / d (uniform columns would give 1 - e^-s): the
   // calibration's points, log-log interpolated in s; beyond them, the trend of the nearest two
   // (a slope between 0 and 1: the support grows no faster than the nonzeros), and never more
   // than 1 or than s (a support holds at most one coordinate per nonzero).
-  double LocalFraction(double shard_nnz, double model_size) const;
+  double LocalFraction(double shard_nnz, double features) const;
 
   std::string ToJson() const;
   static Result<Profile> FromJson(const std::string& text, const std::string& origin);
