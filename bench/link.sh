@@ -6,7 +6,8 @@
 # same runs from the problem's profile given the same latency and bandwidth, and the proxy's own
 # CPU per byte forwarded (bench/relay_cpu.py: it runs on the same cores). One problem of the
 # suite's data, nimbus did not make it: Zipf topics (bench/data/build.sh) at its strong L1, the
-# default algorithm (distributed Newton).
+# default algorithm (distributed Newton). Last, one traced run at K = 2 beside the proxy's log of
+# every chunk (--chunks): where a round goes (bench/link_phases.py).
 #
 # Usage: bench/link.sh [NIMBUS] [PROXY]   (BENCH_DIR=DIR keeps the files and reuses the profile;
 #        SOLVERS_DIR=DIR: where the data is, or is built, default /tmp/nimbus-bench-solvers;
@@ -39,6 +40,24 @@ profile="$work/zipf-profile.json"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
+# A proxy for the files of RUN: every stream delayed RTT/2 each way and capped at MBIT; its
+# ports in master_port and proxy_port, its pid in proxy_pid.
+start_proxy() {  # RUN RTT MBIT [PROXY OPTIONS]
+  master_port=$(free_port)
+  proxy_port=$(free_port)
+  rm -f "$1/ready"
+  "$proxy" --listen "127.0.0.1:$proxy_port" --target "127.0.0.1:$master_port" \
+    --stream "*=delay:$(python3 -c "print($2 / 2)"),rate:$3" --ready-file "$1/ready" --report "$1/proxy.jsonl" "${@:4}" \
+    > "$1/proxy.log" 2>&1 &
+  proxy_pid=$!
+  for _ in $(seq 100); do [ -e "$1/ready" ] && break; sleep 0.05; done
+}
+stop_proxy() {
+  kill "$proxy_pid"
+  wait "$proxy_pid" 2>/dev/null || true
+}
+through_proxy() { echo --listen "tcp://127.0.0.1:$master_port" --advertise "tcp://127.0.0.1:$proxy_port"; }
+
 table="$work/link.md"
 echo "| RTT | Mbit/s per worker | K | ms/round measured | predicted | error | time to solution measured | predicted | error |" > "$table"
 echo "|---|---|---|---|---|---|---|---|---|" >> "$table"
@@ -46,21 +65,16 @@ for rtt in $rtts; do
   for mbit in $mbits; do
     run="$work/rtt$rtt-mbit$mbit"
     mkdir -p "$run"
-    master_port=$(free_port)
-    proxy_port=$(free_port)
-    half=$(python3 -c "print($rtt / 2)")
-    "$proxy" --listen "127.0.0.1:$proxy_port" --target "127.0.0.1:$master_port" --stream "*=delay:$half,rate:$mbit" \
-      --ready-file "$run/ready" --report "$run/proxy.jsonl" > "$run/proxy.log" 2>&1 &
-    proxy_pid=$!
-    for _ in $(seq 100); do [ -e "$run/ready" ] && break; sleep 0.05; done
+    start_proxy "$run" "$rtt" "$mbit"
+    # shellcheck disable=SC2046
     "$nimbus" scale --data "$data" --l1 "$l1" --workers "$workers" --runtime process --repeat 2 --quiet \
-      --listen "tcp://127.0.0.1:$master_port" --advertise "tcp://127.0.0.1:$proxy_port" --out "$run/scale"
+      $(through_proxy) --out "$run/scale"
     # The proxy's own CPU per byte it forwarded: it shared the machine's cores with the runs.
     relay_ns=$(python3 "$here/relay_cpu.py" "$proxy_pid" "$run/proxy.jsonl")
     echo "RTT $rtt ms, $mbit Mbit/s: the proxy took $relay_ns ns of CPU per byte it forwarded"
-    kill "$proxy_pid"
-    wait "$proxy_pid" 2>/dev/null || true
-    "$nimbus" simulate --profile "$profile" --platform local --latency-ms "$half" --worker-mbps "$mbit" \
+    stop_proxy
+    "$nimbus" simulate --profile "$profile" --platform local --latency-ms "$(python3 -c "print($rtt / 2)")" \
+      --worker-mbps "$mbit" \
       --relay-ns-per-byte "$relay_ns" \
       --validate "$run/scale/scale.json" --out "$run/validation" > "$run/validation.txt" || true
     # Its rows: K, rounds measured and predicted, ms/round measured, predicted, error, then the
@@ -72,3 +86,18 @@ for rtt in $rtts; do
 done
 echo
 cat "$table"
+
+# Where one round goes: a traced run at the first RTT, the last rate and K = 2, beside the
+# proxy's log of every chunk it forwarded.
+rtt=${rtts%% *}
+mbit=${mbits##* }
+run="$work/phases"
+mkdir -p "$run"
+start_proxy "$run" "$rtt" "$mbit" --chunks "$run/chunks.jsonl"
+# shellcheck disable=SC2046
+"$nimbus" train --data "$data" --l1 "$l1" --workers 2 --runtime process --quiet $(through_proxy) \
+  --trace "$run/trace.jsonl" --out "$run/model.json"
+stop_proxy
+echo
+echo "Where a round goes at RTT $rtt ms, $mbit Mbit/s per worker, K = 2 (bench/link_phases.py):"
+python3 "$here/link_phases.py" "$run/trace.jsonl" "$run/chunks.jsonl"

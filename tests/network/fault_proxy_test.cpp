@@ -4,6 +4,7 @@
 // again after a reset, workers replaced after a partition past their deadline, their late
 // messages dropped.
 #include <cstdio>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -95,13 +96,41 @@ TEST(FaultProxy, AResetInTheMiddleOfAMessageIsRecovered) {
   EXPECT_GE(run.summary["reconnects"].get<int>() + run.summary["worker_restarts"].get<int>(), 1) << context;
 }
 
-// Delays and a narrow link only slow the run: nothing is lost, nothing counted.
+// Delays and a narrow link only slow the run: nothing is lost, nothing counted. The proxy's
+// log of every chunk shows the schedule kept: each chunk due 5-8 ms after it came in, no
+// sooner than the one before it, and at least its bytes' time at 50 Mbit/s after it; and the
+// chunks add up to every byte the report says each stream carried.
 TEST(FaultProxy, DelayJitterAndARateCapOnlySlowTheRun) {
   const std::vector<std::string> streams = {"*=delay:5,jitter:3,rate:50"};
   const ProxiedRun run = RunThroughProxy(streams, 2);
   ExpectFaultFreeObjective(run, Describe(run, streams));
   EXPECT_EQ(run.summary["worker_restarts"], 0);
   EXPECT_EQ(run.summary["rounds_resent"], 0);
+  ASSERT_FALSE(run.chunks.empty());
+  const double bytes_per_second = 50e6 / 8;
+  const double slack = 1e-5;  // the log's times are to the microsecond
+  std::map<std::pair<int, bool>, double> last_due;
+  std::map<std::pair<int, bool>, int64_t> carried;
+  for (const Json& chunk : run.chunks) {
+    const std::pair<int, bool> direction{chunk["stream"].get<int>(), chunk["down"].get<bool>()};
+    const double read = chunk["read"].get<double>(), due = chunk["due"].get<double>();
+    const int64_t bytes = chunk["bytes"].get<int64_t>();
+    EXPECT_GE(due - read, 5e-3 - slack) << chunk.dump();
+    if (last_due.contains(direction)) {
+      EXPECT_GE(due, last_due[direction] + bytes / bytes_per_second - slack)
+          << chunk.dump() << " after " << std::to_string(last_due[direction]);
+    } else {
+      EXPECT_LE(due - read, 8e-3 + bytes / bytes_per_second + slack) << chunk.dump();
+    }
+    last_due[direction] = due;
+    carried[direction] += bytes;
+  }
+  for (const Json& e : run.events) {
+    if (e["event"] != "close") continue;
+    const int stream = e["stream"].get<int>();
+    EXPECT_EQ((carried[{stream, false}]), e["bytes_up"].get<int64_t>()) << e.dump();
+    EXPECT_EQ((carried[{stream, true}]), e["bytes_down"].get<int64_t>()) << e.dump();
+  }
 }
 
 // A link blackholed for 0.3 s (within the round deadline and with heartbeats flowing on the

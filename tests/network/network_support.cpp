@@ -99,7 +99,8 @@ ProxiedRun RunThroughProxy(const std::vector<std::string>& streams, uint64_t see
   std::vector<std::string> proxy = {NIMBUS_FAULT_PROXY, "--listen", proxy_host + ":" + std::to_string(proxy_port),
                                     "--target", "127.0.0.1:" + std::to_string(master_port), "--round-bytes",
                                     std::to_string(kRoundBytes), "--seed", std::to_string(seed), "--report",
-                                    dir.File("report.jsonl"), "--ready-file", dir.File("ready")};
+                                    dir.File("report.jsonl"), "--chunks", dir.File("chunks.jsonl"),
+                                    "--ready-file", dir.File("ready")};
   for (const std::string& spec : streams) proxy.insert(proxy.end(), {"--stream", spec});
   if (namespaces != nullptr) proxy = NetworkNamespaces::In(namespaces->master(), proxy);
   ProxiedRun run;
@@ -125,6 +126,8 @@ ProxiedRun RunThroughProxy(const std::vector<std::string>& streams, uint64_t see
   if (FileExists(dir.File("summary.json"))) run.summary = Json::parse(ReadTextFile(dir.File("summary.json")));
   std::istringstream lines(FileExists(dir.File("report.jsonl")) ? ReadTextFile(dir.File("report.jsonl")) : "");
   for (std::string line; std::getline(lines, line);) run.events.push_back(Json::parse(line));
+  std::istringstream chunks(FileExists(dir.File("chunks.jsonl")) ? ReadTextFile(dir.File("chunks.jsonl")) : "");
+  for (std::string line; std::getline(chunks, line);) run.chunks.push_back(Json::parse(line));
   return run;
 }
 

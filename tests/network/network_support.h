@@ -68,6 +68,7 @@ struct ProxiedRun {
   CommandResult result;
   Json summary;              // the run's --summary-json
   std::vector<Json> events;  // the proxy's report, one object per event
+  std::vector<Json> chunks;  // the proxy's --chunks log, one object per read
   int Count(const std::string& event, const std::string& why_prefix = "") const;
 };
 

@@ -14,6 +14,9 @@
 // even under CurveZMQ, so rounds are counted on encrypted streams too.
 //
 // Every event goes to --report as a JSON line (flushed), so a test can check what was done.
+// With --chunks, every read is a JSON line too: when its bytes came in and when they are due
+// out, in wall-clock seconds as a nimbus trace has them (bench/link_phases.py puts the two
+// side by side).
 // The kernel of this machine kind has no netem, and Debian has no toxiproxy: hence this.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -48,6 +51,13 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Now()'s time on the wall clock, as traces have it.
+double WallOffset() {
+  static const double offset =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() - Now();
+  return offset;
+}
+
 // What is done to one stream. Times in seconds, rates in bytes per second; -1: never.
 struct Faults {
   double delay = 0, jitter = 0, bytes_per_second = 0;
@@ -66,14 +76,14 @@ struct Options {
   std::optional<Faults> every;  // streams without their own
   int64_t round_bytes = 1024;
   uint64_t seed = 1;
-  std::string report, ready_file;
+  std::string report, ready_file, chunks;
 };
 
 [[noreturn]] void Usage(const std::string& error) {
   std::fprintf(stderr,
                "nimbus-fault-proxy: %s\n"
                "usage: nimbus-fault-proxy --listen HOST:PORT --target HOST:PORT [--stream K=FAULTS]...\n"
-               "       [--round-bytes B] [--seed S] [--report FILE.jsonl] [--ready-file FILE]\n"
+               "       [--round-bytes B] [--seed S] [--report FILE.jsonl] [--chunks FILE.jsonl] [--ready-file FILE]\n"
                "K: the stream's number in accept order (0, 1, ...), or * for every stream without its own.\n"
                "FAULTS, comma-separated: delay:MS jitter:MS rate:MBIT reset-byte:N reset-round:R\n"
                "       blackhole-round:R:MS blackhole-up-round:R:MS blackhole-after:MS:MS\n",
@@ -137,6 +147,7 @@ Options ParseOptions(int argc, char** argv) {
     else if (flag == "--round-bytes") options.round_bytes = static_cast<int64_t>(Number(value, flag));
     else if (flag == "--seed") options.seed = static_cast<uint64_t>(Number(value, flag));
     else if (flag == "--report") options.report = value;
+    else if (flag == "--chunks") options.chunks = value;
     else if (flag == "--ready-file") options.ready_file = value;
     else if (flag == "--stream") {
       const auto eq = value.find('=');
@@ -239,6 +250,7 @@ class Proxy {
   Options options_;
   std::mt19937_64 random_;
   FILE* report_ = nullptr;
+  FILE* chunks_ = nullptr;
   int listener_ = -1;
   int accepted_ = 0;
   std::vector<std::unique_ptr<Stream>> streams_;
@@ -340,6 +352,10 @@ void Proxy::ReadInto(Stream& s, Direction& d, bool down) {
     due = d.line_free_at;
   }
   d.queue.push_back({due, std::string(buffer, static_cast<std::size_t>(got))});
+  if (chunks_ != nullptr) {
+    std::fprintf(chunks_, "{\"stream\": %d, \"down\": %s, \"bytes\": %zd, \"read\": %.6f, \"due\": %.6f}\n", s.index,
+                 down ? "true" : "false", got, now + WallOffset(), due + WallOffset());
+  }
 }
 
 void Proxy::WriteDue(Direction& d, double now) {
@@ -375,6 +391,9 @@ double Proxy::NextDue(double now) const {
 int Proxy::Run() {
   if (!options_.report.empty() && (report_ = std::fopen(options_.report.c_str(), "a")) == nullptr) {
     Usage("cannot write " + options_.report);
+  }
+  if (!options_.chunks.empty() && (chunks_ = std::fopen(options_.chunks.c_str(), "w")) == nullptr) {
+    Usage("cannot write " + options_.chunks);
   }
   if (Listen() != 0) return 1;
   if (!options_.ready_file.empty()) std::fclose(std::fopen(options_.ready_file.c_str(), "w"));
