@@ -510,7 +510,8 @@ void FitMasterCosts(std::vector<Measured> measured, const Measured& wide, Profil
 // during one pass made a model-sized message a third slower: 0.34 GB/s where other
 // calibrations measured 0.5).
 Status MeasureMessages(int passes, Profile& profile) {
-  const std::pair<int64_t, int> sizes[] = {{1, 200}, {std::max<int64_t>(1, profile.cols), 20}, {1000000, 10}};
+  const int64_t model = std::max<int64_t>(1, static_cast<int64_t>(profile.ModelSize(static_cast<double>(profile.cols))));
+  const std::pair<int64_t, int> sizes[] = {{1, 200}, {model, 20}, {1000000, 10}};
   std::vector<double> fastest(std::size(sizes), std::numeric_limits<double>::infinity());
   for (int pass = 0; pass < std::max(1, passes); ++pass) {
     for (std::size_t i = 0; i < std::size(sizes); ++i) {
