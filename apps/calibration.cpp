@@ -588,8 +588,8 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
     NIMBUS_ASSIGN_OR_RETURN(contended, MeasureWorkerStart(plan, most, options.worker, options.executable, 3));
   }
   profile.process_start_seconds = std::max(0.0, std::max(worker.process_seconds, contended.process_seconds));
-  const double shard_bytes = static_cast<double>(profile.rows) * 16 + static_cast<double>(profile.nnz) * 12;
-  profile.shard_load_bandwidth = shard_bytes / std::max(worker.load_seconds, 1e-6);
+  profile.shard_load_bandwidth = ShardBytes(static_cast<double>(profile.rows), static_cast<double>(profile.nnz)) /
+                                 std::max(worker.load_seconds, 1e-6);
   profile.prepare_seconds_per_nnz = std::max(0.0, worker.prepare_seconds) / static_cast<double>(profile.nnz);
   say(Format("messages: %.1f us latency, %.2f GB/s; a worker process starts in %.1f ms (spawn %.2f ms); shards load "
              "at %.2f GB/s, and a worker prepares its shard in %.2f ns per nonzero",

@@ -28,10 +28,9 @@ constexpr double kStartTrips = 10;
 
 bool FiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
 
-// One worker's shard in the binary format: per row a label and an offset, per nonzero an
-// index and a value.
-double ShardBytes(const Scenario& scenario) {
-  return (static_cast<double>(scenario.rows) * 16 + static_cast<double>(scenario.nnz) * 12) / scenario.workers;
+// One worker's shard.
+double ShardBytesOf(const Scenario& scenario) {
+  return ShardBytes(static_cast<double>(scenario.rows), static_cast<double>(scenario.nnz)) / scenario.workers;
 }
 
 // The per-round work of a calibration point, in the units of the fitted costs: the x-update's
@@ -355,6 +354,8 @@ std::vector<double> ShareCores(const std::vector<double>& arrival, const std::ve
   cpus.RunAll();
   return finish;
 }
+
+double ShardBytes(double rows, double nnz) { return rows * 16 + nnz * 12; }
 
 Status Profile::Validate() const {
   if (algorithm != "admm" && algorithm != "newton") {
@@ -688,7 +689,7 @@ int RoundsAt(const Profile& profile, const ProfilePoint& at, int iterations) {
 void SimulateStart(const Profile& profile, const Platform& platform, const Scenario& scenario, Draws& draws,
                    Prediction& out) {
   const int k = scenario.workers;
-  const double shard_bytes = ShardBytes(scenario);
+  const double shard_bytes = ShardBytesOf(scenario);
   out.prepare_seconds = profile.prepare_seconds_per_nnz * static_cast<double>(scenario.nnz) / k / platform.compute_speed;
   // On shared cores the starts, loads and preparations are CPU work that the workers share
   // (the process starts on start_cores of them); elsewhere each worker has its own.
@@ -798,7 +799,7 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   out.cold_start_share = out.total_seconds > 0 ? out.cold_start_seconds / out.total_seconds : 0;
   out.bytes_per_round = static_cast<int64_t>(k * (messages.request + messages.reply));
 
-  const int64_t s3_requests = k * (1 + ShardLoadRequests(static_cast<int64_t>(ShardBytes(scenario))));
+  const int64_t s3_requests = k * (1 + ShardLoadRequests(static_cast<int64_t>(ShardBytesOf(scenario))));
   const Cost cost = EstimateCost(prices, k, k * out.total_seconds, s3_requests, out.total_seconds);
   out.dollars = cost.total_dollars();
   out.gb_seconds = cost.function_gb_seconds;

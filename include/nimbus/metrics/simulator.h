@@ -187,6 +187,11 @@ struct Prediction {
 // running on `cores` CPUs each gets min(1, cores / n) of one. Returns when each job ends.
 std::vector<double> ShareCores(const std::vector<double>& arrival, const std::vector<double>& work, int cores);
 
+// The bytes of a shard of `rows` rows and `nnz` nonzeros in the binary format: per row a label
+// and an offset, per nonzero an index and a value. The calibration divides a shard's measured
+// load time by it, and the simulator multiplies it back.
+double ShardBytes(double rows, double nnz);
+
 // The start (launches, cold starts, shard loads), then the profile's rounds at K, each with
 // the work per round of that K and messages of the vectors the profile recorded.
 Result<Prediction> Simulate(const Profile& profile, const Platform& platform, const Scenario& scenario,
