@@ -40,12 +40,6 @@ std::vector<ValidationRow> ReadValidationDat(const std::string& path) {
   return rows;
 }
 
-std::string Percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", fraction);
-  return text;
-}
-
 TEST(SimulatorValidation, PutsPredictionsBesideAProcessRunAndJudgesTheLargestError) {
   TempDir dir;
   ASSERT_EQ(RunNimbus({"gen", "--rows", "50000", "--cols", "20000", "--nnz-per-row", "30", "--seed", "3", "--out",
@@ -70,7 +64,7 @@ TEST(SimulatorValidation, PutsPredictionsBesideAProcessRunAndJudgesTheLargestErr
   ASSERT_EQ(scaled.exit_code, 0) << scaled.err;
   auto validate = [&](double tolerance) {
     return RunNimbus({"simulate", "--profile", dir.File("profile.json"), "--validate", dir.File("scale/scale.json"),
-                      "--tolerance", Percent(tolerance), "--out", dir.File("validation")});
+                      "--tolerance", Number(tolerance), "--out", dir.File("validation")});
   };
   const CommandResult lenient = validate(1e6);
   ASSERT_EQ(lenient.exit_code, 0) << lenient.out << lenient.err;
