@@ -80,7 +80,7 @@ struct PlatformFlags {
   double compute_speed = 0, latency_ms = 0, master_gbps = 0, worker_mbps = 0, launch_ms = 0, cold_start_ms = 0,
          cold_start_sigma = 0, storage_mbs = 0, storage_latency_ms = 0, jitter = 0, straggler_probability = 0,
          straggler_slowdown = 0;
-  double relay_ns_per_byte = 0;
+  double relay_read_ns_per_byte = 0, relay_write_ns_per_byte = 0;
 };
 
 // The help shows Lambda's figures; --platform local takes its own from the profile.
@@ -115,8 +115,11 @@ void AddPlatformOptions(ArgParser& parser, PlatformFlags* f) {
   parser.AddDouble("straggler-probability", "P", "chance per worker and round of a straggling round",
                    &f->straggler_probability);
   parser.AddDouble("straggler-slowdown", "X", "how many times slower a straggling round is", &f->straggler_slowdown);
-  parser.AddDouble("relay-ns-per-byte", "NS", "shared cores: a relay on the same machine forwards every message\n"
-                   "                            on one thread (as bench/link.sh's proxy does), at this CPU per byte", &f->relay_ns_per_byte);
+  parser.AddDouble("relay-read-ns-per-byte", "NS", "shared cores: a relay on the same machine forwards every message\n"
+                   "                            on one thread (as bench/link.sh's proxy does), at this CPU per byte\n"
+                   "                            in reading it (the delay starts after) ...", &f->relay_read_ns_per_byte);
+  parser.AddDouble("relay-write-ns-per-byte", "NS", "... and at this CPU per byte in writing it on, once due",
+                   &f->relay_write_ns_per_byte);
 }
 
 Result<Platform> MakePlatform(const ArgParser& parser, const PlatformFlags& f, const Profile& profile) {
@@ -141,7 +144,8 @@ Result<Platform> MakePlatform(const ArgParser& parser, const PlatformFlags& f, c
   if (parser.Given("jitter")) platform.jitter_sigma = f.jitter;
   if (parser.Given("straggler-probability")) platform.straggler_probability = f.straggler_probability;
   if (parser.Given("straggler-slowdown")) platform.straggler_slowdown = f.straggler_slowdown;
-  if (parser.Given("relay-ns-per-byte")) platform.relay_seconds_per_byte = f.relay_ns_per_byte / 1e9;
+  if (parser.Given("relay-read-ns-per-byte")) platform.relay_read_seconds_per_byte = f.relay_read_ns_per_byte / 1e9;
+  if (parser.Given("relay-write-ns-per-byte")) platform.relay_write_seconds_per_byte = f.relay_write_ns_per_byte / 1e9;
   NIMBUS_RETURN_IF_ERROR(platform.Validate().WithContext("--platform " + f.name));
   return platform;
 }
@@ -161,8 +165,9 @@ std::string DescribePlatform(const Platform& p) {
                 link(p.worker_bandwidth, 1e6, "Mbit/s").c_str(),
                 1e3 * p.cold_start_median, p.cold_start_sigma, p.storage_bandwidth / 1e6, p.jitter_sigma,
                 p.straggler_probability, p.straggler_slowdown,
-                p.relay_seconds_per_byte > 0
-                    ? Format(", through a relay on the same cores (%.2f ns per byte)", 1e9 * p.relay_seconds_per_byte).c_str()
+                p.relay_read_seconds_per_byte + p.relay_write_seconds_per_byte > 0
+                    ? Format(", through a relay on the same cores (%.2f ns per byte reading, %.2f writing)",
+                             1e9 * p.relay_read_seconds_per_byte, 1e9 * p.relay_write_seconds_per_byte).c_str()
                     : "");
 }
 

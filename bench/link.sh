@@ -4,7 +4,8 @@
 # round-trip time each way and caps each worker stream's rate; `nimbus scale` measures the
 # time per round and to solution at K = 2, 4, 8, and `nimbus simulate --validate` predicts the
 # same runs from the problem's profile given the same latency and bandwidth, and the proxy's own
-# CPU per byte forwarded (bench/relay_cpu.py: it runs on the same cores). One problem of the
+# CPU per byte forwarded, reading and writing apart (bench/relay_cpu.py: it runs on the same
+# cores, and its delay starts once it has read a chunk). One problem of the
 # suite's data, nimbus did not make it: Zipf topics (bench/data/build.sh) at its strong L1, the
 # default algorithm (distributed Newton). Last, one traced run at K = 2 beside the proxy's log of
 # every chunk (--chunks): where a round goes (bench/link_phases.py).
@@ -45,7 +46,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_proxy() {  # RUN RTT MBIT [PROXY OPTIONS]
   master_port=$(free_port)
   proxy_port=$(free_port)
-  rm -f "$1/ready"
+  rm -f "$1/ready" "$1/proxy.jsonl"
   "$proxy" --listen "127.0.0.1:$proxy_port" --target "127.0.0.1:$master_port" \
     --stream "*=delay:$(python3 -c "print($2 / 2)"),rate:$3" --ready-file "$1/ready" --report "$1/proxy.jsonl" "${@:4}" \
     > "$1/proxy.log" 2>&1 &
@@ -69,13 +70,14 @@ for rtt in $rtts; do
     # shellcheck disable=SC2046
     "$nimbus" scale --data "$data" --l1 "$l1" --workers "$workers" --runtime process --repeat 2 --quiet \
       $(through_proxy) --out "$run/scale"
-    # The proxy's own CPU per byte it forwarded: it shared the machine's cores with the runs.
-    relay_ns=$(python3 "$here/relay_cpu.py" "$proxy_pid" "$run/proxy.jsonl")
-    echo "RTT $rtt ms, $mbit Mbit/s: the proxy took $relay_ns ns of CPU per byte it forwarded"
     stop_proxy
+    # The proxy's own CPU per byte it forwarded (its report's last line): it shared the
+    # machine's cores with the runs.
+    read -r relay_read_ns relay_write_ns < <(python3 "$here/relay_cpu.py" "$run/proxy.jsonl")
+    echo "RTT $rtt ms, $mbit Mbit/s: the proxy took $relay_read_ns ns of CPU per byte it read and $relay_write_ns per byte it wrote"
     "$nimbus" simulate --profile "$profile" --platform local --latency-ms "$(python3 -c "print($rtt / 2)")" \
       --worker-mbps "$mbit" \
-      --relay-ns-per-byte "$relay_ns" \
+      --relay-read-ns-per-byte "$relay_read_ns" --relay-write-ns-per-byte "$relay_write_ns" \
       --validate "$run/scale/scale.json" --out "$run/validation" > "$run/validation.txt" || true
     # Its rows: K, rounds measured and predicted, ms/round measured, predicted, error, then the
     # time to solution's three.

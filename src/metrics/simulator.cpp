@@ -165,6 +165,12 @@ class SharedCpus {
   std::vector<Then> thens_;
 };
 
+// A relay's CPU for one message: reading it in, and writing it on.
+struct RelayWork {
+  double read = 0, write = 0;
+  bool any() const { return read > 0 || write > 0; }
+};
+
 // What a message costs on shared cores: CPU at each of its ends (encoding, CurveZMQ, the
 // kernel's copies), a fixed part and a part per byte; with a relay on the same cores, the
 // relay's forwarding it; a wire, and a delay.
@@ -172,7 +178,7 @@ struct SharedMessageCosts {
   double request_cpu = 0, reply_cpu = 0;  // at one end
   double request_wire = 0, reply_wire = 0;
   double latency = 0;
-  double request_relay = 0, reply_relay = 0;  // 0: no relay
+  RelayWork request_relay, reply_relay;
 };
 
 SharedMessageCosts SharedCostsOf(const Platform& platform, const MessageSizes& messages, bool free_messages) {
@@ -184,8 +190,8 @@ SharedMessageCosts SharedCostsOf(const Platform& platform, const MessageSizes& m
           messages.request / wire,
           messages.reply / wire,
           platform.latency_seconds,
-          messages.request * platform.relay_seconds_per_byte,
-          messages.reply * platform.relay_seconds_per_byte};
+          {messages.request * platform.relay_read_seconds_per_byte, messages.request * platform.relay_write_seconds_per_byte},
+          {messages.reply * platform.relay_read_seconds_per_byte, messages.reply * platform.relay_write_seconds_per_byte}};
 }
 
 // Jobs that run one at a time, in the order given, on shared cores: the master's thread, or a
@@ -243,16 +249,23 @@ class SharedRound {
 
   // A message: CurveZMQ seals it whole and opens it whole, so the sender's end is done before
   // its first byte leaves and the receiver's end starts once its last byte is in. Between them
-  // the wire carries it, after the delay, while a relay (if any) forwards it.
+  // the wire carries it, after the delay. A relay (if any) reads it first, and its delay starts
+  // from there (bench/link.sh's proxy times each chunk from its read); it writes it on once
+  // due, while the wire carries it.
   using End = std::function<void(SharedCpus::Then done)>;
-  void Send(double wire, double relay, const End& sender_end, const End& receiver_end, SharedCpus::Then delivered) {
+  void Send(double wire, const RelayWork& relay, const End& sender_end, const End& receiver_end,
+            SharedCpus::Then delivered) {
     sender_end([this, wire, relay, receiver_end, delivered = std::move(delivered)] {
-      auto parts = std::make_shared<int>(relay > 0 ? 2 : 1);
-      auto carried = [parts, receiver_end, delivered] {
-        if (--*parts == 0) receiver_end(delivered);
+      auto carry = [this, wire, relay, receiver_end, delivered] {
+        auto parts = std::make_shared<int>(relay.any() ? 2 : 1);
+        auto carried = [parts, receiver_end, delivered] {
+          if (--*parts == 0) receiver_end(delivered);
+        };
+        if (relay.any()) cpus_.After(costs_.latency, [this, relay, carried] { relay_.Run(relay.write, 1, carried); });
+        cpus_.After(costs_.latency + wire, carried);
       };
-      if (relay > 0) relay_.Run(relay, 1, carried);
-      cpus_.After(costs_.latency + wire, carried);
+      if (relay.any()) relay_.Run(relay.read, 1, carry);
+      else carry();
     });
   }
   End MasterEnd(double work) {
@@ -602,7 +615,7 @@ Status Platform::Validate() const {
   }
   for (const double value : {latency_seconds, launch_seconds, cold_start_median, cold_start_sigma,
                              storage_latency_seconds, jitter_sigma, message_cpu_seconds, message_cpu_seconds_per_byte,
-                             relay_seconds_per_byte}) {
+                             relay_read_seconds_per_byte, relay_write_seconds_per_byte}) {
     if (!FiniteNonNegative(value)) return InvalidArgument("platform " + name + ": times must be finite and >= 0");
   }
   if (!(straggler_probability >= 0 && straggler_probability <= 1)) {

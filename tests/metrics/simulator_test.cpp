@@ -118,23 +118,32 @@ TEST(Simulator, OnSharedCoresEveryMessageTakesCpuAtBothEndsAndTheMasterWeighsTwo
   EXPECT_GE(local.master_bandwidth, 1e15);
 }
 
-TEST(Simulator, ARelayOnTheSameCoresReceivesAndSendsEveryMessage) {
+TEST(Simulator, ARelayReadsEveryMessageBeforeItsDelayAndWritesItOnWhenDue) {
   const Profile profile = FlatProfile();
   Platform platform = FreePlatform(2);
   platform.message_cpu_seconds = 0.5;
-  // One worker on 2 cores. ROUND: the master's end alone (weight 2, both CPUs) is done at
-  // 0.25; the relay forwards it (1 s for its 960 bytes) by 1.25; the worker's end opens it by
-  // 1.75, computes by 2.75 and seals the REPLY by 3.25; the relay forwards it by 4.25 and the
-  // master's end opens it by 4.5.
-  platform.relay_seconds_per_byte = 1 / kMessageBytes;
+  platform.latency_seconds = 0.3;
+  platform.relay_read_seconds_per_byte = 0.6 / kMessageBytes;  // 0.6 s to read a message in
+  platform.relay_write_seconds_per_byte = 0.4 / kMessageBytes;  // 0.4 s to write it on
+  // One worker on 2 cores. ROUND: the master's end alone (weight 2, both CPUs) is done at 0.25;
+  // the relay reads it by 0.85; its delay ends at 1.15, and the relay writes it by 1.55; the
+  // worker's end opens it by 2.05, computes by 3.05 and seals the REPLY by 3.55; the relay reads
+  // it by 4.15 and writes it from 4.45 to 4.85; the master's end opens it by 5.1.
   Result<Prediction> relayed = Simulate(profile, platform, ScenarioOf(profile, 1), Prices{});
   ASSERT_TRUE(relayed.ok()) << relayed.status().ToString();
-  EXPECT_NEAR(relayed->round_seconds, 4.5, 1e-12);
-  // Without: 0.25 + 0.5 + 1 + 0.5 + 0.25.
-  platform.relay_seconds_per_byte = 0;
+  EXPECT_NEAR(relayed->round_seconds, 5.1, 1e-12);
+  // A wire of 0.5 s: the relay's writing (0.4 s from the delay's end) is hidden in it. ROUND in
+  // at 0.85 + 0.3 + 0.5 = 1.65, opened by 2.15, computed by 3.15, REPLY sealed by 3.65, read by
+  // 4.25, in at 5.05, opened by 5.3.
+  platform.worker_bandwidth = kMessageBytes / 0.5;
+  Result<Prediction> wired = Simulate(profile, platform, ScenarioOf(profile, 1), Prices{});
+  ASSERT_TRUE(wired.ok()) << wired.status().ToString();
+  EXPECT_NEAR(wired->round_seconds, 5.3, 1e-12);
+  // Without the relay: 0.25 + 0.3 + 0.5 + 0.5 + 1 + 0.5 + 0.3 + 0.5 + 0.25.
+  platform.relay_read_seconds_per_byte = platform.relay_write_seconds_per_byte = 0;
   Result<Prediction> direct = Simulate(profile, platform, ScenarioOf(profile, 1), Prices{});
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
-  EXPECT_NEAR(direct->round_seconds, 2.5, 1e-12);
+  EXPECT_NEAR(direct->round_seconds, 4.1, 1e-12);
 }
 
 TEST(Simulator, ARoundWithLatencyBandwidthAndMasterWorkAsWorkedOutByHand) {

@@ -99,7 +99,8 @@ TEST(FaultProxy, AResetInTheMiddleOfAMessageIsRecovered) {
 // Delays and a narrow link only slow the run: nothing is lost, nothing counted. The proxy's
 // log of every chunk shows the schedule kept: each chunk due 5-8 ms after it came in, no
 // sooner than the one before it, and at least its bytes' time at 50 Mbit/s after it; and the
-// chunks add up to every byte the report says each stream carried.
+// chunks add up to every byte the report says each stream carried; the report ends with the
+// proxy's CPU, reading and writing apart.
 TEST(FaultProxy, DelayJitterAndARateCapOnlySlowTheRun) {
   const std::vector<std::string> streams = {"*=delay:5,jitter:3,rate:50"};
   const ProxiedRun run = RunThroughProxy(streams, 2);
@@ -131,6 +132,15 @@ TEST(FaultProxy, DelayJitterAndARateCapOnlySlowTheRun) {
     EXPECT_EQ((carried[{stream, false}]), e["bytes_up"].get<int64_t>()) << e.dump();
     EXPECT_EQ((carried[{stream, true}]), e["bytes_down"].get<int64_t>()) << e.dump();
   }
+  // The report's last line is the proxy's CPU: some in reading and some in writing, together
+  // no more than the whole process's (the clocks tick in microseconds and in ticks).
+  ASSERT_FALSE(run.events.empty());
+  const Json& cpu = run.events.back();
+  ASSERT_EQ(cpu["event"], "cpu") << cpu.dump();
+  EXPECT_GT(cpu["read_seconds"].get<double>(), 0) << cpu.dump();
+  EXPECT_GT(cpu["write_seconds"].get<double>(), 0) << cpu.dump();
+  EXPECT_LE(cpu["read_seconds"].get<double>() + cpu["write_seconds"].get<double>(),
+            cpu["process_seconds"].get<double>() + 0.02) << cpu.dump();
 }
 
 // A link blackholed for 0.3 s (within the round deadline and with heartbeats flowing on the

@@ -14,6 +14,8 @@
 // even under CurveZMQ, so rounds are counted on encrypted streams too.
 //
 // Every event goes to --report as a JSON line (flushed), so a test can check what was done.
+// Its last line, at exit, is the proxy's own CPU: in reading (before a chunk's delay starts) and
+// in writing (once it is due), which a simulation of a run through the proxy needs apart.
 // With --chunks, every read is a JSON line too: when its bytes came in and when they are due
 // out, in wall-clock seconds as a nimbus trace has them (bench/link_phases.py puts the two
 // side by side).
@@ -24,6 +26,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <map>
 #include <memory>
@@ -46,6 +50,26 @@
 namespace {
 
 volatile sig_atomic_t g_stop = 0;
+
+// This thread's CPU time so far, in seconds.
+double ThreadCpu() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Adds the CPU the thread spends in its scope to `total`.
+class CpuSpent {
+ public:
+  explicit CpuSpent(double& total) : total_(total), start_(ThreadCpu()) {}
+  ~CpuSpent() { total_ += ThreadCpu() - start_; }
+  CpuSpent(const CpuSpent&) = delete;
+  CpuSpent& operator=(const CpuSpent&) = delete;
+
+ private:
+  double& total_;
+  const double start_;
+};
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -232,6 +256,7 @@ class Proxy {
   int Run();
 
  private:
+  void ReportCpu();
   void Report(const Stream& s, const std::string& event, const std::string& detail = "") {
     if (report_ == nullptr) return;
     std::fprintf(report_, "{\"stream\": %d, \"event\": \"%s\", \"seconds\": %.3f, \"rounds\": %d, \"bytes_up\": %lld, "
@@ -254,7 +279,18 @@ class Proxy {
   int listener_ = -1;
   int accepted_ = 0;
   std::vector<std::unique_ptr<Stream>> streams_;
+  double read_cpu_ = 0, write_cpu_ = 0;  // seconds
 };
+
+void Proxy::ReportCpu() {
+  if (report_ == nullptr) return;
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  std::fprintf(report_, "{\"event\": \"cpu\", \"read_seconds\": %.6f, \"write_seconds\": %.6f, \"process_seconds\": %.6f}\n",
+               read_cpu_, write_cpu_, seconds(usage.ru_utime) + seconds(usage.ru_stime));
+  std::fflush(report_);
+}
 
 int Proxy::Listen() {
   listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -323,6 +359,7 @@ void Proxy::StartBlackhole(Stream& s, double now, const std::string& why) {
 constexpr std::size_t kReadBytes = 256 * 1024;
 
 void Proxy::ReadInto(Stream& s, Direction& d, bool down) {
+  const CpuSpent spent(read_cpu_);
   static std::vector<char> storage(kReadBytes);
   char* buffer = storage.data();
   const ssize_t got = ::recv(d.from, buffer, kReadBytes, 0);
@@ -361,7 +398,11 @@ void Proxy::ReadInto(Stream& s, Direction& d, bool down) {
 void Proxy::WriteDue(Direction& d, double now) {
   while (!d.queue.empty() && d.queue.front().due <= now && now >= d.hold_until) {
     Chunk& head = d.queue.front();
-    const ssize_t sent = ::send(d.to, head.bytes.data() + head.sent, head.bytes.size() - head.sent, MSG_NOSIGNAL);
+    ssize_t sent = 0;
+    {
+      const CpuSpent spent(write_cpu_);
+      sent = ::send(d.to, head.bytes.data() + head.sent, head.bytes.size() - head.sent, MSG_NOSIGNAL);
+    }
     if (sent < 0) {
       if (errno == EAGAIN) d.blocked = true;
       else if (errno != EINTR) d.to_shut = true, d.queue.clear();
@@ -434,6 +475,7 @@ int Proxy::Run() {
     }
     std::erase_if(streams_, [](const std::unique_ptr<Stream>& s) { return s->dead; });
   }
+  ReportCpu();
   return 0;
 }
 

@@ -132,8 +132,10 @@ struct Platform {
   double message_cpu_seconds = 0;
   double message_cpu_seconds_per_byte = 0;  // ... and per byte
   // On shared cores: a relay on the same machine that forwards every message on one thread
-  // (bench/link.sh's proxy), at this CPU per byte; 0: none.
-  double relay_seconds_per_byte = 0;
+  // (bench/link.sh's proxy), at this CPU per byte in reading it, which the delay waits for, and
+  // in writing it once it is due; 0 and 0: none.
+  double relay_read_seconds_per_byte = 0;
+  double relay_write_seconds_per_byte = 0;
   double launch_seconds = 0;     // the master's cost to launch one worker (launches are serial)
   double cold_start_median = 0;  // launch to running: lognormal with this median ...
   double cold_start_sigma = 0;   // ... and this sigma of its log
