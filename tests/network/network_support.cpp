@@ -11,8 +11,8 @@
 namespace nimbus::testing {
 
 const NetworkProblem& NetworkProblem::Get() {
-  static const NetworkProblem* problem = new NetworkProblem();
-  return *problem;
+  static const NetworkProblem problem;  // destroyed at exit, and its directory with it
+  return problem;
 }
 
 NetworkProblem::NetworkProblem() : data_(dir_.File("gen.svm")) {
