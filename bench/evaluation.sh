@@ -108,7 +108,7 @@ solvers_dir=${SOLVERS_DIR:-/tmp/nimbus-bench-solvers}
 # The suite's strongly regularized L1 case of each data set (docs/benchmarks.md).
 declare -A real_l1=([fashion]=1e-3 [debian]=1e-5 [zipf]=1e-5)
 if [ "$quick" = 1 ]; then real_sets=(zipf); real_ks=1,2,4,8; real_repeat=1
-else real_sets=(fashion debian zipf); real_ks=1,2,4,8,16; real_repeat=2; fi
+else real_sets=(fashion debian zipf); real_ks=1,2,4,8,16; real_repeat=3; fi
 lambda_ks=1,2,4,8,16,32,64,128,256
 profile_field() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" | head -1; }
 # The features a LIBSVM file uses (cached beside it in FILE.used).
