@@ -185,13 +185,16 @@ SharedMessageCosts SharedCostsOf(const Platform& platform, const MessageSizes& m
   if (free_messages) return {};
   const double wire = std::min(platform.master_bandwidth, platform.worker_bandwidth);
   auto cpu = [&](double bytes) { return platform.message_cpu_seconds + bytes * platform.message_cpu_seconds_per_byte; };
+  auto relay = [&](double bytes) {
+    return RelayWork{bytes * platform.relay_read_seconds_per_byte, bytes * platform.relay_write_seconds_per_byte};
+  };
   return {cpu(messages.request),
           cpu(messages.reply),
           messages.request / wire,
           messages.reply / wire,
           platform.latency_seconds,
-          {messages.request * platform.relay_read_seconds_per_byte, messages.request * platform.relay_write_seconds_per_byte},
-          {messages.reply * platform.relay_read_seconds_per_byte, messages.reply * platform.relay_write_seconds_per_byte}};
+          relay(messages.request),
+          relay(messages.reply)};
 }
 
 // Jobs that run one at a time, in the order given, on shared cores: the master's thread, or a

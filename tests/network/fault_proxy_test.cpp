@@ -133,7 +133,7 @@ TEST(FaultProxy, DelayJitterAndARateCapOnlySlowTheRun) {
     EXPECT_EQ((carried[{stream, true}]), e["bytes_down"].get<int64_t>()) << e.dump();
   }
   // The report's last line is the proxy's CPU: some in reading and some in writing, together
-  // no more than the whole process's (the clocks tick in microseconds and in ticks).
+  // no more than the whole process's.
   ASSERT_FALSE(run.events.empty());
   const Json& cpu = run.events.back();
   ASSERT_EQ(cpu["event"], "cpu") << cpu.dump();

@@ -26,7 +26,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -51,18 +50,18 @@ namespace {
 
 volatile sig_atomic_t g_stop = 0;
 
-// This thread's CPU time so far, in seconds.
-double ThreadCpu() {
+// CPU time so far, in seconds: this thread's (CLOCK_THREAD_CPUTIME_ID) or the process's.
+double CpuSeconds(clockid_t clock) {
   timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  ::clock_gettime(clock, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 // Adds the CPU the thread spends in its scope to `total`.
 class CpuSpent {
  public:
-  explicit CpuSpent(double& total) : total_(total), start_(ThreadCpu()) {}
-  ~CpuSpent() { total_ += ThreadCpu() - start_; }
+  explicit CpuSpent(double& total) : total_(total), start_(CpuSeconds(CLOCK_THREAD_CPUTIME_ID)) {}
+  ~CpuSpent() { total_ += CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - start_; }
   CpuSpent(const CpuSpent&) = delete;
   CpuSpent& operator=(const CpuSpent&) = delete;
 
@@ -284,11 +283,8 @@ class Proxy {
 
 void Proxy::ReportCpu() {
   if (report_ == nullptr) return;
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
   std::fprintf(report_, "{\"event\": \"cpu\", \"read_seconds\": %.6f, \"write_seconds\": %.6f, \"process_seconds\": %.6f}\n",
-               read_cpu_, write_cpu_, seconds(usage.ru_utime) + seconds(usage.ru_stime));
+               read_cpu_, write_cpu_, CpuSeconds(CLOCK_PROCESS_CPUTIME_ID));
   std::fflush(report_);
 }
 
