@@ -230,10 +230,11 @@ class SerialCpu {
 };
 
 // One round on cores that the workers, the master and every message's ends share: the master
-// sends the ROUNDs one after another, each worker computes once its ROUND is in and sends its
-// REPLY, the master takes the REPLYs in the order they come and adds each into the sum, then
-// does the rest of its round. The master's end of a message runs on two threads (its own and
-// ZeroMQ's I/O thread), so it weighs 2 among the running jobs.
+// seals the ROUNDs one after another and they leave together once the last is sealed, each
+// worker computes once its ROUND is in and sends its REPLY, the master takes the REPLYs in the
+// order they come and adds each into the sum, then does the rest of its round. The master's
+// end of a message runs on two threads (its own and ZeroMQ's I/O thread), so it weighs 2 among
+// the running jobs.
 class SharedRound {
  public:
   SharedRound(int cores, const std::vector<double>& compute, const SharedMessageCosts& costs, double master_per_reply,
@@ -274,11 +275,24 @@ class SharedRound {
   End MasterEnd(double work) {
     return [this, work](SharedCpus::Then done) { master_.Run(work, kMasterMessageWeight, std::move(done)); };
   }
+  // ZeroMQ's I/O thread seals a message and writes its first 8 kB as soon as the master queues
+  // it, and writes the rest at its next poll; the master queues a round's ROUNDs at once, so
+  // all are sealed before the rest of any is written (strace of the master's I/O thread at
+  // K = 2: sendto(A, 8192), sendto(B, 8192), sendto(A, 471888), sendto(B, 471864)).
+  End MasterSealsRound(double work) {
+    return [this, work](SharedCpus::Then done) {
+      master_.Run(work, kMasterMessageWeight, [this, done = std::move(done)] {
+        sealed_rounds_.push_back(done);
+        if (sealed_rounds_.size() < compute_.size()) return;
+        for (const SharedCpus::Then& leave : sealed_rounds_) leave();
+      });
+    };
+  }
   End WorkerEnd(double work) {
     return [this, work](SharedCpus::Then done) { cpus_.Run(work, 1, std::move(done)); };
   }
   void SendRound(std::size_t i) {
-    Send(costs_.request_wire, costs_.request_relay, MasterEnd(costs_.request_cpu), WorkerEnd(costs_.request_cpu),
+    Send(costs_.request_wire, costs_.request_relay, MasterSealsRound(costs_.request_cpu), WorkerEnd(costs_.request_cpu),
          [this, i] { cpus_.Run(compute_[i], 1, [this] { SendReply(); }); });
   }
   void SendReply() {
@@ -295,6 +309,7 @@ class SharedRound {
   const std::vector<double>& compute_;
   const SharedMessageCosts costs_;
   const double master_per_reply_, master_fixed_;
+  std::vector<SharedCpus::Then> sealed_rounds_;  // each ROUND's way on, once all are sealed
   std::size_t replies_in_ = 0;
   double end_ = 0;
 };

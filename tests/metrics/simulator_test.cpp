@@ -118,6 +118,20 @@ TEST(Simulator, OnSharedCoresEveryMessageTakesCpuAtBothEndsAndTheMasterWeighsTwo
   EXPECT_GE(local.master_bandwidth, 1e15);
 }
 
+TEST(Simulator, TheMasterSealsEveryRoundBeforeAnyLeaves) {
+  const Profile profile = FlatProfile();
+  Platform platform = FreePlatform(3);
+  platform.message_cpu_seconds = 0.5;
+  // Two workers on 3 cores; the master's ends weigh 2 (2 CPUs each). 0-0.25 and 0.25-0.5: the
+  // master seals ROUND 0 and ROUND 1, and both leave at 0.5. 0.5-1: the workers open them, a
+  // CPU each; 1-2: both compute; 2-2.5: both seal their REPLYs; 2.5-2.75 and 2.75-3: the master
+  // opens them. Were ROUND 0 to leave once sealed, worker 0 would open it beside the sealing
+  // of ROUND 1 (the third CPU), be a quarter ahead all round, and the round would end at 2.75.
+  Result<Prediction> p = Simulate(profile, platform, ScenarioOf(profile, 2), Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->round_seconds, 3.0, 1e-12);
+}
+
 TEST(Simulator, ARelayReadsEveryMessageBeforeItsDelayAndWritesItOnWhenDue) {
   const Profile profile = FlatProfile();
   Platform platform = FreePlatform(2);
