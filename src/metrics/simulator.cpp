@@ -653,7 +653,10 @@ Platform Platform::Local(const Profile& profile) {
   // Each end costs the calibrated one-way time (half a quiet ping-pong's round trip): in runs
   // through bench/link.sh's proxy, with the cores shared, sealing a 400 kB ROUND took 2.2 ns a
   // byte, opening a 550 kB REPLY 3.2 and a worker's opening and sealing 2.0, against the
-  // one-way 1.9 (Zipf topics, K = 2, 2026-12-02).
+  // one-way 1.9 (Zipf topics, K = 2, 2026-12-02). In CPU alone both ends together take about
+  // the one-way time (bench/thread_cpu.py); the whole of it at each end stands in for the time
+  // the real runs' cores sit idle, which processor sharing does not have (docs/evaluation.md,
+  // "Where a round's CPU goes").
   local.message_cpu_seconds = profile.message_latency_seconds;
   local.message_cpu_seconds_per_byte = 1 / profile.message_bandwidth;
   local.latency_seconds = 0;
