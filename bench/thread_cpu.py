@@ -96,11 +96,10 @@ def main():
     if len(rounds) < 4:
         sys.exit(f"thread_cpu: the run took {len(rounds)} rounds; too few to leave out its start and end")
     begin = next((s for s in series if s[0] >= rounds[2]["dispatch"]), None)
-    end = [s for s in series if s[0] <= rounds[-1]["replies"]]
-    counted = sum(1 for r in rounds if begin and end and begin[0] <= r["dispatch"] < end[-1][0])
-    if begin is None or not end or counted < 1:
+    end = next((s for s in reversed(series) if s[0] <= rounds[-1]["replies"]), None)
+    counted = sum(1 for r in rounds if begin and end and begin[0] <= r["dispatch"] < end[0])
+    if counted < 1:
         sys.exit("thread_cpu: the rounds were too short for a 50 ms sample to fall inside them")
-    end = end[-1]
     wall = end[0] - begin[0]
     print(f"K = {workers}: {counted} rounds in {wall:.2f} s, {1e3 * wall / counted:.2f} ms per round")
     threads = 0.0

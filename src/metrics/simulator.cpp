@@ -280,8 +280,8 @@ class SharedRound {
   // all are sealed before the rest of any is written (strace of the master's I/O thread at
   // K = 2: sendto(A, 8192), sendto(B, 8192), sendto(A, 471888), sendto(B, 471864)).
   End MasterSealsRound(double work) {
-    return [this, work](SharedCpus::Then done) {
-      master_.Run(work, kMasterMessageWeight, [this, done = std::move(done)] {
+    return [this, seal = MasterEnd(work)](SharedCpus::Then done) {
+      seal([this, done = std::move(done)] {
         sealed_rounds_.push_back(done);
         if (sealed_rounds_.size() < compute_.size()) return;
         for (const SharedCpus::Then& leave : sealed_rounds_) leave();
