@@ -27,7 +27,8 @@
 #        PARTS="A C" runs some parts; QUICK=1 skips C's large calibration and the second
 #        validation problem, and runs D on Zipf topics alone, K = 1..8, without validation;
 #        SOLVERS_DIR=DIR: where the real data sets are, or are built, default
-#        /tmp/nimbus-bench-solvers)
+#        /tmp/nimbus-bench-solvers; REPEAT=N: solves per K on each side of a validation, the
+#        fastest counting, default 3; docs/evaluation.md, "How much a solve varies here")
 set -euo pipefail
 nimbus=${1:-build/apps/nimbus}
 work=${BENCH_DIR:-$(mktemp -d)}
@@ -35,6 +36,7 @@ mkdir -p "$work"
 trap '[ -n "${BENCH_DIR:-}" ] || rm -rf "$work"' EXIT
 quick=${QUICK:-0}
 parts=${PARTS:-A B C D}
+repeat=${REPEAT:-3}
 part() { [[ " $parts " == *" $1 "* ]]; }
 
 echo "nimbus evaluation benchmark: $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores; files in $work"
@@ -47,10 +49,10 @@ validate() {  # NAME L1
   local name=$1 l1=$2
   echo
   echo "== A. validation on $name ($(grep -c "" "$work/$name.svm") rows), l1 $l1"
-  "$nimbus" simulate calibrate --data "$work/$name.svm" --l1 "$l1" --algorithm admm --workers 1,2,4,8,16 --repeat 3 \
-    --out "$work/$name-profile.json"
+  "$nimbus" simulate calibrate --data "$work/$name.svm" --l1 "$l1" --algorithm admm --workers 1,2,4,8,16 \
+    --repeat "$repeat" --out "$work/$name-profile.json"
   "$nimbus" scale --data "$work/$name.svm" --l1 "$l1" --algorithm admm --workers 1,2,4,8,16 --runtime process \
-    --repeat 3 --quiet --out "$work/$name-scale"
+    --repeat "$repeat" --quiet --out "$work/$name-scale"
   cat "$work/$name-scale/scale.txt"
   "$nimbus" simulate --profile "$work/$name-profile.json" --validate "$work/$name-scale/scale.json" \
     --out "$work/$name-validation" || true
@@ -108,7 +110,7 @@ solvers_dir=${SOLVERS_DIR:-/tmp/nimbus-bench-solvers}
 # The suite's strongly regularized L1 case of each data set (docs/benchmarks.md).
 declare -A real_l1=([fashion]=1e-3 [debian]=1e-5 [zipf]=1e-5)
 if [ "$quick" = 1 ]; then real_sets=(zipf); real_ks=1,2,4,8; real_repeat=1
-else real_sets=(fashion debian zipf); real_ks=1,2,4,8,16; real_repeat=3; fi
+else real_sets=(fashion debian zipf); real_ks=1,2,4,8,16; real_repeat=$repeat; fi
 lambda_ks=1,2,4,8,16,32,64,128,256
 profile_field() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" | head -1; }
 # The features a LIBSVM file uses (cached beside it in FILE.used).
@@ -141,7 +143,7 @@ validation="| data | algorithm | K | rounds measured, predicted | ms/round measu
 validate_real() {  # NAME DATA L1 ALGORITHM PROFILE
   local run=$work/real-$1-$4-scale
   [ -s "$run/scale.json" ] || "$nimbus" scale --data "$2" --l1 "$3" --algorithm "$4" --workers "$real_ks" \
-    --runtime process --repeat 3 --quiet --out "$run"
+    --runtime process --repeat "$real_repeat" --quiet --out "$run"
   "$nimbus" simulate --profile "$5" --validate "$run/scale.json" --out "$run/validation" > "$run/validation.txt" || true
   cat "$run/validation.txt"
   validation+=$'\n'$(awk -v name="$1" -v alg="$4" '$1 ~ /^[0-9]+$/ && NF == 9 {
