@@ -258,9 +258,17 @@ Status RemoteExecutor::SendAssign(int worker) {
                                                   options_.heartbeat_seconds, options_.master_timeout_seconds)));
 }
 
+// A HELLO for a worker whose current invocation already said HELLO from another peer.
+bool RemoteExecutor::IsDuplicateHello(const Incoming& incoming) const {
+  const Envelope& envelope = incoming.message.envelope;
+  if (envelope.worker >= slots_.size()) return false;
+  const Slot& slot = slots_[static_cast<std::size_t>(envelope.worker)];
+  return envelope.invocation == slot.invocation && !slot.peer.empty() && slot.peer != incoming.peer;
+}
+
 void RemoteExecutor::HandleHello(int worker, const Incoming& incoming, double now) {
   Slot& slot = slots_[static_cast<std::size_t>(worker)];
-  if (!slot.peer.empty() && slot.peer != incoming.peer) {
+  if (IsDuplicateHello(incoming)) {
     // A second live start of the same invocation (a platform retry): one counts.
     transport_->CountStale("a duplicate invocation of worker " + std::to_string(worker));
     Event(worker, "duplicate", "second HELLO from another peer: told to leave");
@@ -575,9 +583,12 @@ void RemoteExecutor::Stop() {
                                       [](const std::unique_ptr<Invocation>& p) { return p->Exited(nullptr); });
     if (all_gone) break;
     if (!transport_) break;
-    // Drain what they still send; one that only now says HELLO is told the run is over.
+    // Drain what they still send; one that only now says HELLO is told the run is over. A
+    // duplicate invocation that starts slower than the whole run says HELLO only now: it is
+    // counted as it would have been during the run.
     Result<Incoming> late = transport_->Receive(Deadline::After(0.02));
     if (late.ok() && late->message.envelope.type == MessageType::kHello) {
+      if (IsDuplicateHello(*late)) transport_->CountStale("a duplicate invocation, after the run");
       Envelope bye = late->message.envelope;
       bye.type = MessageType::kBye;
       (void)transport_->Send(late->peer, PackBye(bye, {"the run is over"}));

@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <zmq.h>
 
 #include <cmath>
+#include <fstream>
 #include <random>
 
 #include "nimbus/admm/coordinator.h"
@@ -270,12 +272,16 @@ TEST_F(RemoteExecutorTest, ClientsWithoutTheRunsKeysCannotJoinOrSteerTheModel) {
 }
 
 // A platform that runs one invocation twice (as an event retry can): both processes dial in.
+// The second one runs `duplicate_binary`, which may be a wrapper that starts it late.
 class DuplicatingLauncher final : public Launcher {
  public:
+  explicit DuplicatingLauncher(std::string duplicate_binary = NIMBUS_BINARY)
+      : duplicate_(MakeProcessLauncher(std::move(duplicate_binary))) {}
+
   Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
     NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Invocation> first, inner_->Launch(request));
     if (request.worker != 0 || request.invocation != 1) return first;
-    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Invocation> second, inner_->Launch(request));
+    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Invocation> second, duplicate_->Launch(request));
     return std::unique_ptr<Invocation>(std::make_unique<Both>(std::move(first), std::move(second)));
   }
 
@@ -297,6 +303,7 @@ class DuplicatingLauncher final : public Launcher {
    private:
     std::unique_ptr<Invocation> a_, b_;
   };
+  std::unique_ptr<Launcher> duplicate_;
   std::unique_ptr<Launcher> inner_ = MakeProcessLauncher(NIMBUS_BINARY);
 };
 
@@ -305,6 +312,22 @@ TEST_F(RemoteExecutorTest, OfTwoLiveInvocationsOfOneWorkerExactlyOneCounts) {
   ASSERT_TRUE(solution.ok()) << solution.status().ToString();
   EXPECT_EQ(solution->model, reference_->model);
   EXPECT_GE(solution->summary.messages_dropped, 1);  // the second HELLO
+  EXPECT_EQ(solution->summary.worker_restarts, 0);
+}
+
+// A retry that starts slower than the whole run says HELLO only while the master ends the
+// run: it is still told to leave, and still counted.
+TEST_F(RemoteExecutorTest, ADuplicateThatDialsInAfterTheRunIsCountedToo) {
+  const std::string wrapper = dir_->File("late-nimbus.sh");
+  {
+    std::ofstream script(wrapper);
+    script << "#!/bin/sh\nsleep 1\nexec '" << NIMBUS_BINARY << "' \"$@\"\n";
+  }
+  ASSERT_EQ(chmod(wrapper.c_str(), 0755), 0);
+  Result<Solution> solution = SolveRemote(FastOptions(), {}, nullptr, std::make_unique<DuplicatingLauncher>(wrapper));
+  ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+  EXPECT_EQ(solution->model, reference_->model);
+  EXPECT_EQ(solution->summary.messages_dropped, 1);  // the late HELLO, and nothing else
   EXPECT_EQ(solution->summary.worker_restarts, 0);
 }
 

@@ -135,6 +135,7 @@ class RemoteExecutor final : public Executor {
   Status SendAssign(int worker);
   void ResendAfter(int worker, const std::string& what);
   void HandleHello(int worker, const Incoming& incoming, double now);
+  bool IsDuplicateHello(const Incoming& incoming) const;
   void HandleReady(int worker, const Incoming& incoming);
   void HandleReply(int worker, const Incoming& incoming);
   void HandleBye(int worker, const Incoming& incoming);
