@@ -397,12 +397,14 @@ Result<ShardsAt> WriteShardsAt(Plan& plan, int k) {
 // machine did meanwhile), and the shortest span of the rounds with all computing at once.
 struct SolvesAt {
   std::optional<Measured> alone;
+  double slowest_alone = 0;  // the slowest one-at-a-time solve's compute per worker and round
   double together_span = std::numeric_limits<double>::infinity();
 };
 
 Status SolveOnceMore(const Plan& plan, const ShardsAt& shards, const CalibrationOptions& options, int cores,
                      int64_t nnz, SolvesAt& solves) {
   NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards.Sources(), options.master, options.worker, nnz, 1));
+  solves.slowest_alone = std::max(solves.slowest_alone, m.point.compute_seconds);
   if (!solves.alone || m.point.compute_seconds < solves.alone->point.compute_seconds) solves.alone = std::move(m);
   if (shards.k > 1 && cores > 1) {
     NIMBUS_ASSIGN_OR_RETURN(Measured together,
@@ -417,6 +419,7 @@ Status SolveOnceMore(const Plan& plan, const ShardsAt& shards, const Calibration
 // sharing of the cores.
 Measured MeasuredAt(const SolvesAt& solves, int cores) {
   Measured m = *solves.alone;
+  if (m.point.compute_seconds > 0) m.point.spread = solves.slowest_alone / m.point.compute_seconds - 1;
   if (std::isfinite(solves.together_span)) {
     // The same rounds (the solve is deterministic) as perfect sharing of the cores would run
     // them from the one-at-a-time compute times.
@@ -532,12 +535,29 @@ Status MeasureMessages(int passes, Profile& profile) {
   return Status::Ok();
 }
 
-std::string Described(const ProfilePoint& p, const std::string& algorithm) {
+std::string Described(const ProfilePoint& p, const std::string& algorithm, int repetitions) {
   return Format("K = %d: %d rounds (%d %s), %.3f ms per worker and round (%.2f passes; slowest %.2fx the mean; %.2fx "
-                "sharing the cores), %.3f ms master per round, %.2f and %.2f vectors per request and reply of %.1f%% of the model",
+                "sharing the cores%s), %.3f ms master per round, %.2f and %.2f vectors per request and reply of %.1f%% "
+                "of the model",
                 p.workers, p.rounds, p.iterations, algorithm == "newton" ? "Newton steps" : "iterations",
-                1e3 * p.compute_seconds, p.data_passes, p.imbalance, p.shared_slowdown, 1e3 * p.master_seconds,
-                p.request_vectors, p.reply_vectors, 100 * p.local_fraction);
+                1e3 * p.compute_seconds, p.data_passes, p.imbalance, p.shared_slowdown,
+                repetitions > 1 ? Format("; the fastest of %d solves, the slowest +%.1f%%", repetitions, 100 * p.spread).c_str()
+                                : "",
+                1e3 * p.master_seconds, p.request_vectors, p.reply_vectors, 100 * p.local_fraction);
+}
+
+// This machine's speed drifts (other tenants of its host: 30-75 ms for one 40 ms pass over a
+// cached vector, from one second to the next), and a profile is only as good as its solves
+// agree. Says so where they disagreed by more than the validation's tolerance.
+void WarnOfSpread(const std::vector<Measured>& measured, const Say& say) {
+  const auto widest = std::max_element(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
+    return a.point.spread < b.point.spread;
+  });
+  if (widest == measured.end() || widest->point.spread <= kValidationTolerance) return;
+  say(Format("note: this machine's speed varied between the repetitions, by up to +%.0f%% at K = %d; the profile "
+             "keeps each K's fastest, and predictions from it are good to about that. More --repeat narrows it, "
+             "as does a quieter machine.",
+             100 * widest->point.spread, widest->point.workers));
 }
 
 }  // namespace
@@ -561,9 +581,10 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
 
   NIMBUS_ASSIGN_OR_RETURN(const std::vector<Measured> measured, MeasureEveryK(plan, options, profile.cores, profile.nnz, say));
   for (const Measured& m : measured) {
-    say(Described(m.point, profile.algorithm));
+    say(Described(m.point, profile.algorithm, options.repetitions));
     profile.points.push_back(m.point);
   }
+  WarnOfSpread(measured, say);
   NIMBUS_ASSIGN_OR_RETURN(Measured wide, MeasureWideProblem(options.wide_features, options.master));
   say(Format("wide problem (d = %lld): %d rounds, %.3f ms per worker and round over %.1f CG and %.1f Newton "
              "iterations, %.3f ms master per round",

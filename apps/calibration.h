@@ -17,6 +17,9 @@
 
 namespace nimbus::cli {
 
+// `nimbus simulate --validate`'s default tolerance: the largest relative error that passes.
+inline constexpr double kValidationTolerance = 0.2;
+
 struct CalibrationOptions {
   std::vector<int> workers = {1, 2, 4, 8, 16};
   MasterChoice master;  // the algorithm and its options (ChooseMaster)

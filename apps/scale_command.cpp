@@ -1,10 +1,12 @@
 // nimbus scale: the same problem to the same tolerance at several worker counts.
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
 
 #include "cli_common.h"
 #include "commands.h"
+#include "nimbus/core/format.h"
 #include "scaling.h"
 #include "solve_setup.h"
 
@@ -103,6 +105,7 @@ int SolveAtEveryK(const ScaleFlags& flags, const std::vector<int64_t>& workers, 
                   Plan& plan, ScaleResult* result) {
   const SolveOptions& options = flags.problem.options;
   std::vector<std::optional<ScalePoint>> fastest(workers.size());
+  std::vector<double> slowest(workers.size(), 0.0);  // time to solution
   for (int64_t run = 0; run < flags.repeat; ++run) {
     for (std::size_t i = 0; i < workers.size(); ++i) {
       const int64_t k = workers[i];
@@ -112,6 +115,7 @@ int SolveAtEveryK(const ScaleFlags& flags, const std::vector<int64_t>& workers, 
       if (!runtime.ok()) return ReportError("scale", runtime.status().WithContext(at));
       Result<ScalePoint> point = SolveOnce(options, master, plan, *runtime, at);
       if (!point.ok()) return ReportError("scale", point.status());
+      slowest[i] = std::max(slowest[i], point->time_to_solution());
       if (!fastest[i] || point->time_to_solution() < fastest[i]->time_to_solution()) fastest[i] = *point;
     }
     if (!flags.quiet && flags.repeat > 1) {
@@ -120,11 +124,15 @@ int SolveAtEveryK(const ScaleFlags& flags, const std::vector<int64_t>& workers, 
     }
   }
   for (std::size_t i = 0; i < workers.size(); ++i) {
+    fastest[i]->spread = slowest[i] / fastest[i]->time_to_solution() - 1;
     result->points.push_back(*fastest[i]);
     if (!flags.quiet) {
-      std::fprintf(stderr, "nimbus scale: K = %lld: %d iterations in %d rounds (%s, %s), %.3f s to solution, objective %.10g\n",
+      std::fprintf(stderr, "nimbus scale: K = %lld: %d iterations in %d rounds (%s, %s), %.3f s to solution%s, objective %.10g\n",
                    static_cast<long long>(workers[i]), fastest[i]->iterations, fastest[i]->rounds,
                    master.algorithm.c_str(), fastest[i]->termination.c_str(), fastest[i]->time_to_solution(),
+                   flags.repeat > 1 ? Format(" (the fastest of %lld; the slowest +%.1f%%)", static_cast<long long>(flags.repeat),
+                                             100 * fastest[i]->spread).c_str()
+                                    : "",
                    fastest[i]->objective);
     }
   }

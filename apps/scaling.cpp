@@ -44,6 +44,11 @@ std::string ScaleResult::Table() const {
                 algorithm == "newton" ? "Newton's rounds hardly change with K, but start-up does"
                                       : "ADMM's iteration count changes with K",
                 all_converged ? "" : " Runs marked otherwise stopped before the tolerance: compare with care.");
+  std::string spreads;
+  for (const ScalePoint& p : points) {
+    if (p.spread > 0) spreads += Format("%s K = %d +%.1f%%", spreads.empty() ? "" : ",", p.workers, 100 * p.spread);
+  }
+  if (!spreads.empty()) out += "  each K's fastest solve; the slowest took longer by:" + spreads + "\n";
   return out;
 }
 
@@ -72,7 +77,8 @@ std::string ScaleResult::ToJson() const {
                               {"speedup", Speedup(i)},
                               {"round_speedup", RoundSpeedup(i)},
                               {"efficiency", Efficiency(i)},
-                              {"dollars", p.dollars}});
+                              {"dollars", p.dollars},
+                              {"spread", p.spread}});
   }
   return json.dump(2) + "\n";
 }
@@ -103,6 +109,7 @@ Result<ScaleResult> ScaleResult::FromJson(const std::string& text, const std::st
       p.setup_seconds = item.at("setup_seconds").get<double>();
       p.solve_seconds = item.at("solve_seconds").get<double>();
       p.dollars = item.value("dollars", 0.0);
+      p.spread = item.value("spread", 0.0);
       if (p.workers < 1 || p.rounds < 1) {
         return InvalidArgument(origin + ": points[" + std::to_string(i) + "]: workers and rounds must be >= 1");
       }

@@ -20,6 +20,9 @@ struct ScalePoint {
   double setup_seconds = 0;  // starting the workers and loading their shards
   double solve_seconds = 0;  // the rounds
   double dollars = 0;        // at Lambda's prices
+  // The slowest of the --repeat solves' time to solution over the fastest's (which the point
+  // keeps), minus 1; 0 from one solve.
+  double spread = 0;
 
   double time_to_solution() const { return setup_seconds + solve_seconds; }
   double seconds_per_round() const { return rounds > 0 ? solve_seconds / rounds : 0; }

@@ -346,6 +346,7 @@ ProfilePoint Between(const ProfilePoint& a, const ProfilePoint& b, double t, boo
   at.cg_iterations = mix(a.cg_iterations, b.cg_iterations);
   at.master_seconds = mix(a.master_seconds, b.master_seconds);
   at.shared_slowdown = mix(a.shared_slowdown, b.shared_slowdown);
+  at.spread = std::max(a.spread, b.spread);
   at.request_vectors = mix(a.request_vectors, b.request_vectors);
   at.reply_vectors = mix(a.reply_vectors, b.reply_vectors);
   at.local_fraction = std::exp(mix(std::log(a.local_fraction), std::log(b.local_fraction)));
@@ -420,6 +421,7 @@ Status Profile::Validate() const {
     if (!(p.shared_slowdown > 0) || !std::isfinite(p.shared_slowdown)) {
       return InvalidArgument(where + "shared_slowdown must be positive");
     }
+    if (!FiniteNonNegative(p.spread)) return InvalidArgument(where + "spread must be finite and >= 0");
   }
   for (const double value : {seconds_per_nnz, seconds_per_coordinate, seconds_per_coordinate_wide, seconds_per_round, master_seconds_per_reply_coordinate,
                              master_seconds_per_coordinate, message_latency_seconds, process_start_seconds,
@@ -538,7 +540,8 @@ std::string Profile::ToJson() const {
                               {"request_vectors", p.request_vectors},
                               {"reply_vectors", p.reply_vectors},
                               {"cg_steps", p.cg_steps},
-                              {"local_fraction", p.local_fraction}});
+                              {"local_fraction", p.local_fraction},
+                              {"spread", p.spread}});
   }
   return json.dump(2) + "\n";
 }
@@ -612,6 +615,7 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
     optional_number(item, "reply_vectors", &p.reply_vectors);
     optional_number(item, "cg_steps", &p.cg_steps);
     optional_number(item, "local_fraction", &p.local_fraction);
+    optional_number(item, "spread", &p.spread);
     profile.points.push_back(p);
   }
   if (!missing.empty()) return InvalidArgument(origin + ": field \"" + missing + "\" is missing or not a number");

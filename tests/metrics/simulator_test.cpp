@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace nimbus {
 namespace {
@@ -430,6 +431,7 @@ TEST(Profile, AProfileWrittenBeforeNewtonReadsAsAdmm) {
   EXPECT_EQ(profile->points[0].request_vectors, 1);
   EXPECT_EQ(profile->points[0].reply_vectors, 1);
   EXPECT_EQ(profile->points[0].local_fraction, 1);  // no support recorded: the whole model
+  EXPECT_EQ(profile->points[0].spread, 0);          // its solves' spread unknown
   // ADMM's rounds: 9 iterations + 1 of 1 s each; a ROUND and a REPLY of d = 100 doubles.
   Result<Prediction> p = Simulate(*profile, FreePlatform(0), ScenarioOf(*profile, 2), Prices{});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -461,6 +463,19 @@ TEST(Profile, NewtonFieldsRoundTripAndBadOnesAreNamed) {
             std::string::npos);
   EXPECT_NE(refused(text, "\"request_vectors\": 1.0", "\"request_vectors\": \"one\"").find("request_vectors"),
             std::string::npos);
+}
+
+TEST(Profile, TheSolvesSpreadRoundTripsAndANegativeOneIsNamed) {
+  Profile profile = NewtonProfile();
+  profile.points[0].spread = 0.375;
+  Result<Profile> back = Profile::FromJson(profile.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->points[0].spread, 0.375);
+  for (const double spread : {-0.1, std::numeric_limits<double>::infinity()}) {
+    Profile wrong = profile;
+    wrong.points[0].spread = spread;
+    EXPECT_NE(wrong.Validate().message().find("spread"), std::string::npos) << spread;
+  }
 }
 
 // General-form points at K = 1 and 4 (s = nnz / (K d) = 100 and 25 nonzeros per coordinate)

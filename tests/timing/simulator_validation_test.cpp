@@ -9,10 +9,12 @@
 // scale run a minute apart can differ by 30% (CI saw 26-31% where a quiet machine shows 9-16%). What this test holds is what
 // cannot move with the machine: the table carries the scale run's measurements unchanged, each
 // error is the prediction over the measurement, the exit status is the tolerance's verdict on the
-// largest of them, and no prediction is off by the factor of 2 that a broken model would show.
+// largest of them, no prediction is off by the factor of 2 that a broken model would show, and
+// each side's spread of its solves comes through to the table as that side recorded it.
 // RUN_SERIAL all the same, so that the factor of 2 has the cores to itself.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -24,6 +26,7 @@ namespace {
 struct ValidationRow {
   int workers = 0;
   double measured_s = 0, predicted_s = 0, measured_round_ms = 0, predicted_round_ms = 0;
+  double calibration_spread = -1, scale_spread = -1;
 };
 
 std::vector<ValidationRow> ReadValidationDat(const std::string& path) {
@@ -33,8 +36,9 @@ std::vector<ValidationRow> ReadValidationDat(const std::string& path) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     ValidationRow row;
-    fields >> row.workers >> row.measured_s >> row.predicted_s >> row.measured_round_ms >> row.predicted_round_ms;
-    EXPECT_TRUE(fields) << "not a row of five numbers: " << line;
+    fields >> row.workers >> row.measured_s >> row.predicted_s >> row.measured_round_ms >> row.predicted_round_ms >>
+        row.calibration_spread >> row.scale_spread;
+    EXPECT_TRUE(fields) << "not a row of seven numbers: " << line;
     rows.push_back(row);
   }
   return rows;
@@ -82,6 +86,15 @@ TEST(SimulatorValidation, PutsPredictionsBesideAProcessRunAndJudgesTheLargestErr
     EXPECT_EQ(row.workers, point["workers"].get<int>());
     EXPECT_NEAR(row.measured_s, point["time_to_solution"].get<double>(), 1e-6);
     EXPECT_NEAR(row.measured_round_ms, 1e3 * point["seconds_per_round"].get<double>(), 1e-6);
+    // Each side's spread of its two solves, as that side measured it (two timings never agree
+    // to the nanosecond, so a spread of 0 would be a spread not measured).
+    EXPECT_NEAR(row.scale_spread, point["spread"].get<double>(), 1e-6);
+    EXPECT_GT(row.scale_spread, 0);
+    const auto at = std::find_if(profile["points"].begin(), profile["points"].end(),
+                                 [&](const nlohmann::json& p) { return p["workers"].get<int>() == row.workers; });
+    ASSERT_NE(at, profile["points"].end());
+    EXPECT_NEAR(row.calibration_spread, (*at)["spread"].get<double>(), 1e-6);
+    EXPECT_GT(row.calibration_spread, 0);
     for (const auto& [predicted, measured] :
          {std::pair{row.predicted_s, row.measured_s}, std::pair{row.predicted_round_ms, row.measured_round_ms}}) {
       EXPECT_GT(predicted, measured / 2);
@@ -97,6 +110,16 @@ TEST(SimulatorValidation, PutsPredictionsBesideAProcessRunAndJudgesTheLargestErr
   EXPECT_NE(strict.err.find("the predictions are off by"), std::string::npos) << strict.err;
   EXPECT_NE(strict.out.find("largest error"), std::string::npos) << strict.out;
   EXPECT_EQ(validate(largest * 1.02).exit_code, 0);
+
+  // A miss where a side's own solves disagreed by more than the tolerance says to measure again.
+  nlohmann::json noisy = scale;
+  for (nlohmann::json& point : noisy["points"]) point["spread"] = 9.0;  // beyond any calibration's own
+  WriteTextFile(dir.File("noisy.json"), noisy.dump());
+  const CommandResult again = RunNimbus({"simulate", "--profile", dir.File("profile.json"), "--validate",
+                                         dir.File("noisy.json"), "--tolerance", Number(largest * 0.98)});
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_NE(again.err.find("disagreed among themselves by up to 900%"), std::string::npos) << again.err;
+  EXPECT_NE(again.out.find("+900.0%"), std::string::npos) << again.out;
 }
 
 }  // namespace

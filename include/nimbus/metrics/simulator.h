@@ -51,6 +51,10 @@ struct ProfilePoint {
   // span that perfect processor sharing of the cores would give their one-at-a-time times:
   // what sharing the machine's cores, memory and caches costs (local platforms only).
   double shared_slowdown = 1;
+  // How far the calibration's one-at-a-time solves of this K disagreed: the slowest's compute
+  // per worker and round over the fastest's (which the point keeps), minus 1; 0 from one solve.
+  // This machine's speed drifts (other tenants of its host): a prediction is good to about this.
+  double spread = 0;
 };
 
 struct Profile {
