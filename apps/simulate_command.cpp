@@ -171,14 +171,6 @@ std::string DescribePlatform(const Platform& p) {
                     : "");
 }
 
-// The calibration's spread at K (0 where it did not measure K, as from a single solve: unknown).
-double CalibrationSpreadAt(const Profile& profile, int workers) {
-  for (const ProfilePoint& p : profile.points) {
-    if (p.workers == workers) return p.spread;
-  }
-  return 0;
-}
-
 std::string SpreadText(double spread) { return spread > 0 ? Format("+%.1f%%", 100 * spread) : "-"; }
 
 // The predictions for a `nimbus scale` run on this machine beside what it measured.
@@ -227,7 +219,7 @@ int Validate(const Profile& profile, Platform platform, const std::string& scale
     const double round_error = predicted->round_seconds / point.seconds_per_round() - 1;
     const double total_error = predicted->total_seconds / point.time_to_solution() - 1;
     worst = std::max({worst, std::abs(total_error), std::abs(round_error)});
-    const double calibration_spread = CalibrationSpreadAt(profile, point.workers);
+    const double calibration_spread = profile.At(point.workers).spread;
     widest = std::max({widest, calibration_spread, point.spread});
     table += Format("  %5d  %5d %5d  %7.2f  %7.2f  %+5.1f%%  %7.3f  %7.3f  %+5.1f%%  %10s  %5s\n", point.workers,
                     point.rounds, predicted->rounds, 1e3 * point.seconds_per_round(), 1e3 * predicted->round_seconds,

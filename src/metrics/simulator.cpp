@@ -346,7 +346,7 @@ ProfilePoint Between(const ProfilePoint& a, const ProfilePoint& b, double t, boo
   at.cg_iterations = mix(a.cg_iterations, b.cg_iterations);
   at.master_seconds = mix(a.master_seconds, b.master_seconds);
   at.shared_slowdown = mix(a.shared_slowdown, b.shared_slowdown);
-  at.spread = std::max(a.spread, b.spread);
+  at.spread = mix(a.spread, b.spread);
   at.request_vectors = mix(a.request_vectors, b.request_vectors);
   at.reply_vectors = mix(a.reply_vectors, b.reply_vectors);
   at.local_fraction = std::exp(mix(std::log(a.local_fraction), std::log(b.local_fraction)));

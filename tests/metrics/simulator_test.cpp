@@ -476,6 +476,16 @@ TEST(Profile, TheSolvesSpreadRoundTripsAndANegativeOneIsNamed) {
     wrong.points[0].spread = spread;
     EXPECT_NE(wrong.Validate().message().find("spread"), std::string::npos) << spread;
   }
+  // At a measured K, that K's own; between two, mixed in log K as the other figures are.
+  Profile two = FlatProfile();
+  two.points[0].spread = 0.1;
+  ProfilePoint four = two.points[0];
+  four.workers = 4;
+  four.spread = 0.5;
+  two.points.push_back(four);
+  EXPECT_NEAR(two.At(1).spread, 0.1, 1e-12);
+  EXPECT_NEAR(two.At(4).spread, 0.5, 1e-12);
+  EXPECT_NEAR(two.At(2).spread, 0.3, 1e-12);
 }
 
 // General-form points at K = 1 and 4 (s = nnz / (K d) = 100 and 25 nonzeros per coordinate)
