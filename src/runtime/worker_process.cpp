@@ -244,11 +244,15 @@ class WorkerSession {
   // ZeroMQ makes a broken link again by itself, but what was crossing it is lost. Sending the
   // last message again tells the master where this worker is; the master answers it with
   // what it sent after (the assignment, the round), and keeps one copy of anything doubled.
+  // A heartbeat with the new count goes first, on the link itself: the master then knows of
+  // the reconnect before the message it answers, so a run that ends soon after still counts
+  // it (the heartbeat socket's next beat may come after the run's end).
   void ResendIfReconnected() {
     const int64_t reconnects = link_->Reconnects();
     if (reconnects <= link_reconnects_.load()) return;
     link_reconnects_.store(reconnects);
     std::fprintf(stderr, "%s: the link to the master was made again; sending its last message again\n", name_.c_str());
+    (void)link_->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat), {WallSeconds(), reconnects}));
     if (last_sent_) (void)link_->Send("", *last_sent_);
   }
 

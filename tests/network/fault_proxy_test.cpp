@@ -96,6 +96,22 @@ TEST(FaultProxy, AResetInTheMiddleOfAMessageIsRecovered) {
   EXPECT_GE(run.summary["reconnects"].get<int>() + run.summary["worker_restarts"].get<int>(), 1) << context;
 }
 
+// Every worker's link reset in the middle of a message, with heartbeats 1.5 s apart (and a
+// round deadline well past that, so no worker is replaced): a worker sees its link remade
+// within a heartbeat, and the master must count each reconnect although the run ends
+// soon after, before the heartbeat socket's next beat. (Of the first six streams, the three
+// links reach 30,000 bytes in their first rounds; the heartbeat streams never do.)
+TEST(FaultProxy, EveryReconnectIsCountedThoughTheRunEndsBeforeTheNextHeartbeat) {
+  std::vector<std::string> streams = {"*=delay:1"};
+  for (int stream = 0; stream < 6; ++stream) streams.push_back(std::to_string(stream) + "=reset-byte:30000,delay:1");
+  const ProxiedRun run = RunThroughProxy(streams, 1, nullptr, {.heartbeat_seconds = 1.5, .round_timeout_floor_seconds = 10});
+  const std::string context = Describe(run, streams);
+  ExpectFaultFreeObjective(run, context);
+  EXPECT_EQ(run.Count("reset", "byte"), 3) << context;
+  EXPECT_EQ(run.summary["worker_restarts"], 0) << context;
+  EXPECT_EQ(run.summary["reconnects"], 3) << context;
+}
+
 // Delays and a narrow link only slow the run: nothing is lost, nothing counted. The proxy's
 // log of every chunk shows the schedule kept: each chunk due 5-8 ms after it came in, no
 // sooner than the one before it, and at least its bytes' time at 50 Mbit/s after it; and the

@@ -26,9 +26,11 @@ NetworkProblem::NetworkProblem() : data_(dir_.File("gen.svm")) {
   objective_ = Json::parse(ReadTextFile(dir_.File("threads.json")))["objective"].get<double>();
 }
 
-std::vector<std::string> NetworkProblem::TrainCommand(const std::string& summary_json) const {
+std::vector<std::string> NetworkProblem::TrainCommand(const std::string& summary_json,
+                                                      const LinkTimeouts& timeouts) const {
   return {"timeout", "120", NIMBUS_BINARY, "train", "--quiet", "--data", data_, "--l1", "1e-4", "--workers", "3",
-          "--heartbeat", "0.2", "--round-timeout-floor", "2", "--summary-json", summary_json};
+          "--heartbeat", Number(timeouts.heartbeat_seconds), "--round-timeout-floor",
+          Number(timeouts.round_timeout_floor_seconds), "--summary-json", summary_json};
 }
 
 int ProxiedRun::Count(const std::string& event, const std::string& why_prefix) const {
@@ -90,7 +92,8 @@ std::vector<std::string> Schedule(uint64_t seed) {
   return streams;
 }
 
-ProxiedRun RunThroughProxy(const std::vector<std::string>& streams, uint64_t seed, const NetworkNamespaces* namespaces) {
+ProxiedRun RunThroughProxy(const std::vector<std::string>& streams, uint64_t seed, const NetworkNamespaces* namespaces,
+                           const LinkTimeouts& timeouts) {
   TempDir dir;
   const int master_port = FreePort(), proxy_port = FreePort();
   // In namespaces the proxy listens where the workers can reach it; the master stays on the
@@ -111,7 +114,7 @@ ProxiedRun RunThroughProxy(const std::vector<std::string>& streams, uint64_t see
       ADD_FAILURE() << "nimbus-fault-proxy did not start: " << ReadTextFile(dir.File("proxy.log"));
       return run;
     }
-    std::vector<std::string> train = NetworkProblem::Get().TrainCommand(dir.File("summary.json"));
+    std::vector<std::string> train = NetworkProblem::Get().TrainCommand(dir.File("summary.json"), timeouts);
     train.insert(train.end(), {"--listen", "tcp://127.0.0.1:" + std::to_string(master_port), "--advertise",
                                "tcp://" + proxy_host + ":" + std::to_string(proxy_port)});
     if (namespaces == nullptr) {

@@ -13,6 +13,12 @@ namespace nimbus::testing {
 
 using Json = nlohmann::json;
 
+// The train command's --heartbeat and --round-timeout-floor.
+struct LinkTimeouts {
+  double heartbeat_seconds = 0.2;
+  double round_timeout_floor_seconds = 2;
+};
+
 // 3,000 x 2,000 generated rows of 20 nonzeros, l1 1e-4, 3 workers: about 70 Newton rounds,
 // each moving a 16 KB vector to every worker and back. (The data's origin does not matter
 // here: these suites test the network, not the solver's speed.)
@@ -22,8 +28,9 @@ class NetworkProblem {
   const std::string& data() const { return data_; }
   double objective() const { return objective_; }  // on threads: no network, no faults
   // `nimbus train` on this problem (under `timeout`, so that a run ends by itself): the data,
-  // l1, 3 workers, fast failure detection (heartbeat 0.2 s, round deadline 2 s), summary JSON.
-  std::vector<std::string> TrainCommand(const std::string& summary_json) const;
+  // l1, 3 workers, fast failure detection (heartbeat 0.2 s, round deadline 2 s, unless
+  // `timeouts` says otherwise), summary JSON.
+  std::vector<std::string> TrainCommand(const std::string& summary_json, const LinkTimeouts& timeouts = {}) const;
 
  private:
   NetworkProblem();
@@ -77,7 +84,7 @@ struct ProxiedRun {
 // the proxy in the master's namespace and each worker in its own, dialing the proxy at
 // 10.77.0.1.
 ProxiedRun RunThroughProxy(const std::vector<std::string>& streams, uint64_t seed,
-                           const NetworkNamespaces* namespaces = nullptr);
+                           const NetworkNamespaces* namespaces = nullptr, const LinkTimeouts& timeouts = {});
 
 // A seeded fault schedule for the first six streams (three workers' links and heartbeat
 // streams): each gets a delay, maybe jitter and a rate cap, and about half of them one
