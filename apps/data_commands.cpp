@@ -1,5 +1,8 @@
 // nimbus gen, split, predict and eval.
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "cli_common.h"
@@ -23,16 +26,6 @@ Result<SyntheticTask> ParseTask(const std::string& name) {
   if (name == "classification") return SyntheticTask::kClassification;
   if (name == "regression") return SyntheticTask::kRegression;
   return InvalidArgument("--task: unknown task '" + name + "' (choose classification or regression)");
-}
-
-// Each class's weight for eval's objective (--class-weight text, for `data`'s labels; empty
-// without), after reading the rows' own (--sample-weights file) into `data`.
-Result<std::vector<double>> ObjectiveWeights(const Model& model, Dataset& data, const std::string& path,
-                                             const std::string& class_weight, const std::string& sample_weights) {
-  if (!sample_weights.empty()) NIMBUS_RETURN_IF_ERROR(ReadSampleWeightsInto(sample_weights, data));
-  if (class_weight.empty()) return std::vector<double>{};
-  NIMBUS_ASSIGN_OR_RETURN(const ClassWeights parsed, ParseClassWeights(class_weight));
-  return ClassWeightsOf(parsed, model.labels, data.labels, path);
 }
 
 }  // namespace
@@ -80,18 +73,39 @@ int RunGen(int argc, char** argv) {
   return kExitOk;
 }
 
+// Progress on a terminal: a line that overwrites itself, at most every half second.
+std::function<void(const std::string&, uint64_t, uint64_t)> TerminalProgress(const std::string& command, bool quiet) {
+  if (quiet || !StderrIsTerminal()) return {};
+  auto last = std::make_shared<double>(0);
+  return [command, last](const std::string& pass, uint64_t done, uint64_t total) {
+    const double now = MonotonicSeconds();
+    if (done < total && now - *last < 0.5) return;
+    *last = now;
+    std::fprintf(stderr, "\r%s: %s %5.1f%% (%.2f of %.2f GB)%s", command.c_str(), pass.c_str(),
+                 100.0 * static_cast<double>(done) / static_cast<double>(total), static_cast<double>(done) / 1e9,
+                 static_cast<double>(total) / 1e9, done >= total ? "\n" : "");
+  };
+}
+
 int RunSplit(int argc, char** argv) {
-  std::string data, out, task = "classification", sample_weights;
-  int64_t shards = 0;
-  ArgParser parser("split", "--data FILE.svm --shards K --out DIR|s3://bucket/prefix",
-                   "Splits a LIBSVM file into K row shards of nearly equal nonzeros, written in the binary\n"
-                   "shard format with a manifest.json, for workers that load their own shard.");
-  parser.AddString("data", "FILE.svm", "LIBSVM input file", &data);
-  parser.AddInt("shards", "K", "number of shards (one per worker)", &shards);
+  std::string data, out, task = "classification";
+  SplitOptions options;
+  int64_t threads = 0;
+  bool quiet = false;
+  ArgParser parser("split", "--data FILE.svm|DIR|s3://... --shards K --out DIR|s3://bucket/prefix",
+                   "Splits LIBSVM text into K row shards of nearly equal size, written in the binary shard format\n"
+                   "with a manifest.json, for workers that load their own shard. The text is a file, several\n"
+                   "separated by commas, or a directory or S3 prefix of files, plain or compressed (.gz, .zst, .xz);\n"
+                   "it is read twice as it streams, on every core, in memory that does not grow with its size.");
+  parser.AddString("data", "FILE.svm", "LIBSVM input: file(s), a directory or s3://bucket/prefix", &data);
+  parser.AddInt("shards", "K", "number of shards (one per worker)", &options.shards);
   parser.AddString("out", "DIR|s3://B/P", "output store: a directory (created if missing) or s3://bucket/prefix", &out);
   parser.AddString("task", "T", "classification (two labels, mapped to -1/+1, or up to 1000 classes) or regression\n"
                    "                            (real targets)", &task);
-  parser.AddString("sample-weights", "FILE", "each row's weight, one per line: the shards carry them", &sample_weights);
+  parser.AddString("sample-weights", "FILE", "each row's weight, one per line: the shards carry them",
+                   &options.sample_weights);
+  parser.AddInt("threads", "N", "threads that read and write (default: this machine's cores)", &threads);
+  parser.AddSwitch("quiet", "no progress on the terminal", &quiet);
   parser.Require("data");
   parser.Require("shards");
   parser.Require("out");
@@ -99,43 +113,43 @@ int RunSplit(int argc, char** argv) {
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
   Result<SyntheticTask> parsed_task = ParseTask(task);
   if (!parsed_task.ok()) return ReportError("split", parsed_task.status());
-  if (shards < 1 || shards > 1000000) return ReportError("split", InvalidArgument("--shards: must be in [1, 1000000]"));
+  options.regression = *parsed_task == SyntheticTask::kRegression;
+  options.threads = static_cast<int>(std::clamp<int64_t>(threads, -1, 4096));
+  options.on_progress = TerminalProgress("split", quiet);
 
   Stopwatch watch;
-  LibsvmReadOptions read_options;
-  read_options.label_mode = *parsed_task == SyntheticTask::kClassification ? LabelMode::kClassification : LabelMode::kRegression;
-  read_options.renumber_columns = true;  // the shards hold the features that occur; the manifest, the map
-  Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
-  if (!dataset.ok()) return ReportError("split", dataset.status());
-  if (!sample_weights.empty()) {
-    if (Status read = ReadSampleWeightsInto(sample_weights, *dataset); !read.ok()) return ReportError("split", read);
+  Result<SplitSummary> summary = SplitData(data, out, options);
+  if (!summary.ok()) return ReportError("split", summary.status());
+  const std::string features = summary->cols != summary->source_cols
+                                   ? std::to_string(summary->source_cols) + " features (" +
+                                         std::to_string(summary->cols) + " occur, renumbered)"
+                                   : std::to_string(summary->cols) + " features";
+  std::printf("wrote %lld shards of %s to %s: %lld rows, %s, %lld nonzeros, %s (%.2f s)\n",
+              static_cast<long long>(summary->shards), data.c_str(), out.c_str(),
+              static_cast<long long>(summary->rows), features.c_str(), static_cast<long long>(summary->nnz),
+              summary->labels.c_str(), watch.ElapsedSeconds());
+  if (summary->empty_parts > 0) {
+    std::printf("(%lld of the %lld parts held no line and were left out: fewer shards than asked)\n",
+                static_cast<long long>(summary->empty_parts), static_cast<long long>(options.shards));
   }
-  Result<std::unique_ptr<Store>> store = OpenAnyStore(out, /*create=*/true);
-  if (!store.ok()) return ReportError("split", store.status());
-  Result<Manifest> manifest = WriteShards(*dataset, static_cast<int>(shards), data, **store);
-  if (!manifest.ok()) return ReportError("split", manifest.status());
-  const std::string features =
-      manifest->features ? std::to_string(manifest->features->source_cols) + " features (" +
-                               std::to_string(manifest->cols) + " occur, renumbered)"
-                         : std::to_string(manifest->cols) + " features";
-  std::printf("wrote %zu shards of %s to %s: %lld rows, %s, %lld nonzeros, %s (%.2f s)\n", manifest->shards.size(),
-              data.c_str(), out.c_str(), static_cast<long long>(manifest->rows), features.c_str(),
-              static_cast<long long>(manifest->nnz), manifest->encoding.Describe().c_str(), watch.ElapsedSeconds());
   return kExitOk;
 }
 
 int RunPredict(int argc, char** argv) {
   std::string model_path, data, out;
-  bool scores = false;
+  PredictOptions options;
+  bool quiet = false;
   ArgParser parser("predict", "--model MODEL --data FILE.svm [--out FILE]",
                    "Writes one prediction per row of the data: the predicted label in the data's own encoding\n"
-                   "(or the predicted value, for regression). Reads nimbus JSON and liblinear models.");
+                   "(or the predicted value, for regression). Reads nimbus JSON and liblinear models. The data is\n"
+                   "read as it streams (file(s), a directory or s3:// prefix, plain or .gz/.zst/.xz).");
   parser.AddString("model", "MODEL", "model file (nimbus JSON or liblinear format)", &model_path);
   parser.AddString("data", "FILE.svm", "LIBSVM data to predict", &data);
   parser.AddString("out", "FILE", "output file (default: standard output)", &out);
   parser.AddSwitch("scores", "add the scores: for logistic models the probability of the positive label (of\n"
                    "                            each class, in ascending order of label, for a multiclass model), the decision\n"
-                   "                            value(s) otherwise", &scores);
+                   "                            value(s) otherwise", &options.scores);
+  parser.AddSwitch("quiet", "no progress on the terminal", &quiet);
   parser.Require("model");
   parser.Require("data");
   int exit_code = 0;
@@ -143,52 +157,29 @@ int RunPredict(int argc, char** argv) {
 
   Result<Model> model = ReadModel(model_path);
   if (!model.ok()) return ReportError("predict", model.status());
-  LibsvmReadOptions read_options;
-  read_options.label_mode = LabelMode::kRegression;  // prediction ignores the labels' values
-  read_options.renumber_columns = true;
-  Result<Dataset> dataset = ReadLibsvmFile(data, read_options);
-  if (!dataset.ok()) return ReportError("predict", dataset.status());
-
-  const std::vector<double> values = DecisionValues(*model, *dataset);
-  const auto c_count = static_cast<std::size_t>(model->classes);
-  const bool logistic = model->loss == Loss::kLogistic;
-  std::string text;
-  char number[40];
-  for (std::size_t r = 0; r < static_cast<std::size_t>(dataset->rows()); ++r) {
-    const std::span<const double> row = std::span<const double>(values).subspan(r * c_count, c_count);
-    text += FormatLabel(model->labels.classification ? model->labels.Decode(PredictedLabel(*model, row)) : row[0]);
-    if (scores) {
-      const std::vector<double> shown = logistic ? ClassProbabilities(*model, row) : std::vector<double>(row.begin(), row.end());
-      for (const double score : shown) {
-        std::snprintf(number, sizeof number, " %.17g", score);
-        text += number;
-      }
-    }
-    text += '\n';
-  }
-  if (out.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return kExitOk;
-  }
-  const Status written = WriteFileAtomically(out, text);
-  return written.ok() ? kExitOk : ReportError("predict", written);
+  if (!out.empty()) options.on_progress = TerminalProgress("predict", quiet);
+  Result<int64_t> rows = PredictData(*model, data, out, options);
+  return rows.ok() ? kExitOk : ReportError("predict", rows.status());
 }
 
 int RunEval(int argc, char** argv) {
-  std::string model_path, data, class_weight, sample_weights;
+  std::string model_path, data, class_weight;
+  EvaluateOptions options;
   double l1 = -1, l2 = -1;
-  bool json = false;
+  bool json = false, quiet = false;
   ArgParser parser("eval", "--model MODEL --data FILE.svm",
                    "Measures a model on labelled data: accuracy, log loss and AUC for classifiers (for more than\n"
                    "two classes, each class's precision and recall and the confusion matrix in place of the AUC),\n"
-                   "MSE and R^2 for regression, and the objective F with the model's regularization (or --l1/--l2).");
+                   "MSE and R^2 for regression, and the objective F with the model's regularization (or --l1/--l2).\n"
+                   "The data is read as it streams (file(s), a directory or s3:// prefix, plain or .gz/.zst/.xz).");
   parser.AddString("model", "MODEL", "model file (nimbus JSON or liblinear format)", &model_path);
   parser.AddString("data", "FILE.svm", "LIBSVM data with labels", &data);
   parser.AddDouble("l1", "X", "L1 weight for the objective (default: the model's; liblinear models: 0)", &l1);
   parser.AddDouble("l2", "X", "L2 weight for the objective (default: the model's; liblinear models: 0)", &l2);
   parser.AddString("class-weight", "L=W,...", "class weights for the objective, as train takes them", &class_weight);
-  parser.AddString("sample-weights", "FILE", "each row's weight for the objective, one per line", &sample_weights);
+  parser.AddString("sample-weights", "FILE", "each row's weight for the objective, one per line", &options.sample_weights);
   parser.AddSwitch("json", "print one JSON object instead of text", &json);
+  parser.AddSwitch("quiet", "no progress on the terminal", &quiet);
   parser.Require("model");
   parser.Require("data");
   int exit_code = 0;
@@ -201,12 +192,15 @@ int RunEval(int argc, char** argv) {
   if (model->regularizer.l1 < 0 || model->regularizer.l2 < 0) {
     return ReportError("eval", InvalidArgument("--l1, --l2: must be >= 0"));
   }
-  Result<Dataset> dataset = ReadLibsvmFileFor(data, model->labels);
-  if (!dataset.ok()) return ReportError("eval", dataset.status());
-  Result<std::vector<double>> class_weights = ObjectiveWeights(*model, *dataset, data, class_weight, sample_weights);
-  if (!class_weights.ok()) return ReportError("eval", class_weights.status());
-  const Evaluation evaluation = Evaluate(*model, *dataset, *class_weights);
-  std::fputs(json ? (evaluation.ToJson() + "\n").c_str() : evaluation.Report().c_str(), stdout);
+  if (!class_weight.empty()) {
+    Result<ClassWeights> parsed = ParseClassWeights(class_weight);
+    if (!parsed.ok()) return ReportError("eval", parsed.status());
+    options.class_weights = *parsed;
+  }
+  options.on_progress = TerminalProgress("eval", quiet);
+  Result<Evaluation> evaluation = EvaluateData(*model, data, options);
+  if (!evaluation.ok()) return ReportError("eval", evaluation.status());
+  std::fputs(json ? (evaluation->ToJson() + "\n").c_str() : evaluation->Report().c_str(), stdout);
   return kExitOk;
 }
 

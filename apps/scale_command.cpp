@@ -54,7 +54,7 @@ Result<std::vector<int64_t>> ApplyScaleFlags(const ArgParser& parser, ScaleFlags
 // The data in this process, split for the first K, with its regularizer.
 Result<Plan> PlanScaling(const ProblemFlags& problem, int64_t first_workers) {
   const SolveOptions& options = problem.options;
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(TrainingDataOf(problem), first_workers, options.loss));
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanDataInMemory(TrainingDataOf(problem), first_workers, options.loss));
   if (!plan.data) {
     return InvalidArgument("--data: " + problem.data +
                            " holds shards for one K; give the LIBSVM file, which scale splits anew for each K");

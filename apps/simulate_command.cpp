@@ -49,7 +49,7 @@ int RunCalibrate(int argc, char** argv) {
   if (!workers.ok()) return ReportError(command, workers.status());
   if (repeat < 1 || repeat > 100) return ReportError(command, InvalidArgument("--repeat: must be in [1, 100]"));
   if (Status writable = CheckWritableLocation(out); !writable.ok()) return ReportError(command, writable);
-  Result<Plan> plan = PlanData(TrainingDataOf(problem), workers->front(), solve_options.loss);
+  Result<Plan> plan = PlanDataInMemory(TrainingDataOf(problem), workers->front(), solve_options.loss);
   if (!plan.ok()) return ReportError(command, plan.status());
   if (!plan->data) return ReportError(command, InvalidArgument("--data: give a LIBSVM file (it is split anew for each K)"));
   if (Status valid = SetProblem(solve_options, &*plan); !valid.ok()) {

@@ -62,9 +62,13 @@ namespace nimbus {
 // (a renumbered copy of the column indices; data/feature_map.h) and the model maps back.
 class TrainingData {
  public:
+  // LIBSVM text: a file, a directory or S3 prefix of files, several of these separated by
+  // commas, plain or compressed (.gz, .zst, .xz). The workers read it themselves, each its own
+  // part (byte ranges of a file, or whole files); no process reads all of it. A directory or
+  // prefix with a manifest.json is a store of shards instead.
   static TrainingData LibsvmFile(std::string path);
   static TrainingData Store(std::string location);
-  // A store if `location` looks like one (s3://..., or a directory), else a LIBSVM file.
+  // The same as LibsvmFile: shards if the location has a manifest, else text.
   static TrainingData At(std::string location);
   // Each row's column indices ascend (as in a LIBSVM file). `labels`: one per row; for a
   // classification loss any two distinct values (the larger becomes +1, as in a file), or up
@@ -297,6 +301,60 @@ struct CvResult {
 // Cross-validation over `data` (rows in memory: a LIBSVM file or the caller's arrays). The
 // options are Solve's, as for a path.
 Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& options, const CvOptions& cv);
+
+// ---- Data of any size ----------------------------------------------------------------------
+//
+// LIBSVM text given by location: a file, a directory or an S3 prefix of files, several of
+// these separated by commas; plain, or compressed (.gz, .zst, .xz). The commands below read it
+// as it streams, so their memory does not grow with the data (a few blocks of text per thread,
+// and vectors the size of the model).
+
+struct SplitOptions {
+  int64_t shards = 0;       // one per worker
+  bool regression = false;  // real-valued targets; else a classifier's labels (up to 1000 classes)
+  std::string sample_weights;  // a file (or s3:// object) with each row's weight, a line per row
+  int threads = 0;             // 0: this machine's cores
+  // Now and then, from the working threads: the pass ("reading", "writing"), bytes done, total.
+  std::function<void(const std::string& pass, uint64_t done, uint64_t total)> on_progress;
+
+  Status Validate() const;
+};
+
+struct SplitSummary {
+  int64_t rows = 0, cols = 0, nnz = 0;
+  int64_t source_cols = 0;  // the largest index (cols counts the features that occur when renumbered)
+  int64_t shards = 0;       // written
+  int64_t empty_parts = 0;  // slices that held no line (a long line, a small file), left out
+  std::string labels;       // the encoding, described
+  uint64_t bytes_read = 0;  // of the text, twice over (two passes)
+};
+
+// Splits the text at `data` into binary shards and manifest.json in the store `out` (a
+// directory, made if missing, or s3://bucket/prefix), for workers that load their own shard.
+Result<SplitSummary> SplitData(const std::string& data, const std::string& out, const SplitOptions& options);
+
+struct EvaluateOptions {
+  ClassWeights class_weights;  // for the objective, as Solve takes them
+  std::string sample_weights;  // each row's weight for the objective, a line per row
+  std::function<void(const std::string& pass, uint64_t done, uint64_t total)> on_progress;
+};
+
+// `model` on the labelled text at `data`: Evaluate's figures (model/evaluation.h), the exact
+// AUC included, the text streamed.
+Result<Evaluation> EvaluateData(const Model& model, const std::string& data, const EvaluateOptions& options = {});
+
+struct PredictOptions {
+  // After each row's label: the probability of each class (logistic models; two classes: of
+  // the positive one) or the decision values.
+  bool scores = false;
+  std::function<void(const std::string& pass, uint64_t done, uint64_t total)> on_progress;
+};
+
+// A line per row of the text at `data`: the predicted label in the data's own encoding (the
+// predicted value, for regression), into the file `out` (written whole, or not at all), or
+// standard output when `out` is empty. Returns the rows predicted.
+Result<int64_t> PredictData(const Model& model, const std::string& data, const std::string& out,
+                            const PredictOptions& options = {});
 
 // ---- A program's own workers ---------------------------------------------------------------
 

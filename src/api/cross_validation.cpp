@@ -143,7 +143,11 @@ Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& opt
                            "the store " + data.location());
   }
   const auto [solve, grid] = OneLambdaOrGrid(options, cv.path);
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, solve, grid));
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, solve, grid, /*rows_in_memory=*/true));
+  if (!plan.data) {
+    return InvalidArgument("cv: the folds are made from every row's label on the master; give LIBSVM text, not the "
+                           "store " + data.location());
+  }
   CvResult result;
   result.penalty = grid.penalty;
   result.folds = cv.folds;

@@ -182,13 +182,16 @@ class GridRun {
 
 }  // namespace
 
-Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, const PathOptions& path) {
+Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, const PathOptions& path,
+                      bool rows_in_memory) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(path.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckPathOptions(options, path));
   SolveOptions planned = options;
   (path.penalty == "l1" ? planned.l1 : planned.l2) = 1.0;  // a placeholder: each point sets its own
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, options.runtime.workers, options.loss));
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, rows_in_memory ? PlanDataInMemory(data, options.runtime.workers, options.loss)
+                                                    : PlanData(data, options.runtime.workers, options.loss));
+  NIMBUS_RETURN_IF_ERROR(ScanData(plan, planned));
   NIMBUS_RETURN_IF_ERROR(SetProblem(planned, &plan));
   return plan;
 }

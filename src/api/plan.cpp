@@ -7,6 +7,9 @@
 
 #include "nimbus/admm/coordinator.h"
 #include "nimbus/cloud/s3.h"
+#include "nimbus/cloud/text_files.h"
+#include "nimbus/data/sample_weights.h"
+#include "nimbus/worker/text_part.h"
 #include "nimbus/core/args.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/data/feature_map.h"
@@ -167,35 +170,215 @@ Result<std::unique_ptr<Launcher>> MakeInvokeLauncher([[maybe_unused]] const Runt
 
 }  // namespace
 
+namespace {
+
+int64_t DefaultWorkers() { return std::max<unsigned>(1, std::thread::hardware_concurrency()); }
+
+// Text the workers read: its files cut into one slice per worker. A slice with no bytes (more
+// workers than compressed files can feed) is refused before any worker starts.
+Result<Plan> PlanText(const TrainingData& source, TextFiles files, int64_t requested_workers, Loss loss) {
+  Plan plan;
+  const int64_t workers = requested_workers > 0 ? requested_workers : DefaultWorkers();
+  TextSource text;
+  text.files = std::move(files);
+  if (text.files.bytes() == 0) return InvalidArgument(text.files.location + ":1: empty file: no data rows");
+  text.slices = SliceText(text.files.files, static_cast<int>(workers));
+  int64_t empty = 0;
+  for (const TextSlice& slice : text.slices) empty += slice.pieces.empty() ? 1 : 0;
+  if (empty > 0) {
+    return InvalidArgument("--workers: " + std::to_string(workers) + " workers for " + text.files.location + ", whose " +
+                           std::to_string(text.files.files.size()) + " file(s) (" +
+                           std::to_string(text.files.bytes()) + " bytes; a compressed file goes whole to one worker) "
+                           "leave " + std::to_string(empty) + " of them nothing to read: give --workers " +
+                           std::to_string(workers - empty) + " or fewer");
+  }
+  text.libsvm.label_mode = IsClassification(loss) ? LabelMode::kClassification : LabelMode::kRegression;
+  text.libsvm.renumber_columns = true;
+  if (!source.sample_weights().empty()) {
+    return InvalidArgument("sample weights: an array goes with rows in memory; give a file for text read by the workers");
+  }
+  if (!source.sample_weights_file().empty()) {
+    Result<TextFiles> found = FindTextFiles(source.sample_weights_file());
+    if (!found.ok() && found.status().code() == StatusCode::kNotFound) {
+      return NotFound(source.sample_weights_file() + ": cannot open the sample weights file");
+    }
+    NIMBUS_ASSIGN_OR_RETURN(const TextFiles weights, std::move(found));
+    if (weights.files.size() != 1 || weights.files[0].compression != Compression::kNone) {
+      return InvalidArgument("--sample-weights: " + source.sample_weights_file() + " must be one uncompressed file");
+    }
+    text.sample_weights = weights.files[0];
+  }
+  plan.workers = static_cast<int>(workers);
+  plan.text = std::move(text);
+  return plan;
+}
+
+}  // namespace
+
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
   if (data.is_store() && (!data.sample_weights().empty() || !data.sample_weights_file().empty())) {
     return InvalidArgument("--sample-weights: the store " + data.location() +
                            " holds its rows' weights, if any (give them to nimbus split)");
   }
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, data.is_store() ? PlanFromStore(data.location(), workers, loss)
-                                           : PlanInMemory(data, workers, loss));
+  Result<Plan> planned = Plan{};
+  if (data.in_memory()) {
+    planned = PlanInMemory(data, workers, loss);
+  } else if (data.is_store()) {
+    planned = PlanFromStore(data.location(), workers, loss);
+  } else {
+    NIMBUS_ASSIGN_OR_RETURN(DataLocation located, LocateData(data.location()));
+    if (located.is_store() && (!data.sample_weights().empty() || !data.sample_weights_file().empty())) {
+      return InvalidArgument("--sample-weights: the store " + data.location() +
+                             " holds its rows' weights, if any (give them to nimbus split)");
+    }
+    planned = located.is_store() ? PlanFromStore(data.location(), workers, loss)
+                                 : PlanText(data, std::move(located.text), workers, loss);
+  }
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, std::move(planned));
   plan.source = data.in_memory() ? "memory" : data.location();
   plan.spec.loss = loss;
   return plan;
 }
 
+Result<Plan> PlanDataInMemory(const TrainingData& data, int64_t workers, Loss loss) {
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, workers, loss));
+  NIMBUS_RETURN_IF_ERROR(ReadTextHere(plan));
+  return plan;
+}
+
+std::vector<TextPart> TextSource::Parts(const std::vector<int64_t>& memory_estimates) const {
+  std::vector<TextPart> parts;
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    parts.push_back(TextPartOf(files.files, slices[i], libsvm));
+    if (!planned) continue;
+    TextPlanned part = PlannedFor(*planned, i, scans[i]);
+    part.memory_estimate_bytes = memory_estimates.empty() ? 0 : memory_estimates[i];
+    if (sample_weights) {
+      part.weights = {sample_weights->store_uri, sample_weights->key, sample_weights->bytes, 0};
+      part.weights_offset = weight_offsets[i];
+    }
+    parts.back().plan = std::move(part);
+  }
+  return parts;
+}
+
+Status ScanData(Plan& plan, const SolveOptions& options) {
+  if (!plan.text || plan.text->planned) return Status::Ok();
+  TextSource& text = *plan.text;
+  Stopwatch watch;
+  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
+  NIMBUS_ASSIGN_OR_RETURN(const std::vector<TextScanned> scanned,
+                          runtime.executor->ScanText(Deadline::After(options.admm.start_timeout_seconds)));
+  for (const TextScanned& scan : scanned) text.scans.push_back(ScanOf(scan));
+  NIMBUS_ASSIGN_OR_RETURN(TextPlan whole, PlanText(text.scans, text.libsvm, plan.source));
+  for (TextScan& scan : text.scans) scan.features = {};
+  // A worker whose range holds no line serves nothing; more workers than rows is a mistake.
+  if (plan.workers > whole.rows) {
+    return InvalidArgument("--workers: " + std::to_string(plan.workers) + " workers for " + std::to_string(whole.rows) +
+                           " rows: every worker needs at least one row");
+  }
+  if (text.sample_weights) {
+    NIMBUS_ASSIGN_OR_RETURN(text.weight_offsets, SampleWeightOffsets(*text.sample_weights, whole.first_rows, whole.rows));
+  }
+  plan.spec.rows = whole.rows;
+  plan.spec.cols = whole.cols();
+  plan.columns = whole.columns();
+  plan.labels = whole.encoding;
+  plan.load_seconds = watch.ElapsedSeconds();
+  text.planned = std::move(whole);
+  runtime.awaiting_plan = true;
+  text.scanned = std::make_shared<Runtime>(std::move(runtime));
+  return Status::Ok();
+}
+
+Status ReadTextHere(Plan& plan) {
+  if (!plan.text) return Status::Ok();
+  TextSource& text = *plan.text;
+  Stopwatch watch;
+  // Slice by slice, into one block: the workers get the rows their slices hold, as they
+  // would have read them themselves.
+  auto rows = std::make_shared<RowBlock>();
+  std::vector<TextScan> scans;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const TextSlice& slice : text.slices) {
+    const int64_t first = rows->rows();
+    NIMBUS_ASSIGN_OR_RETURN(TextScan scan, ReadTextSlice(text.files.files, slice, {text.libsvm, true}, *rows, true));
+    scans.push_back(std::move(scan));
+    ranges.emplace_back(first, rows->rows());
+  }
+  NIMBUS_ASSIGN_OR_RETURN(const TextPlan whole, PlanText(scans, text.libsvm, plan.source));
+  NIMBUS_RETURN_IF_ERROR(TextPlanRows(whole).Apply(*rows));
+  Dataset data = DatasetOfRows(std::move(rows), whole.cols(), whole.encoding);
+  data.columns = whole.columns();
+  if (text.sample_weights) {
+    NIMBUS_ASSIGN_OR_RETURN(SampleWeightReader reader, SampleWeightReader::Open(*text.sample_weights));
+    std::vector<double> weights;
+    NIMBUS_RETURN_IF_ERROR(reader.Read(data.rows(), weights));
+    NIMBUS_RETURN_IF_ERROR(reader.ExpectEnd(data.rows()));
+    data.AdoptWeights(std::move(weights));
+  }
+  if (plan.workers > data.rows()) {
+    return InvalidArgument("--workers: " + std::to_string(plan.workers) + " workers for " +
+                           std::to_string(data.rows()) + " rows: every worker needs at least one row");
+  }
+  plan.spec.rows = data.rows();
+  plan.spec.cols = data.cols();
+  plan.columns = data.columns;
+  plan.labels = data.encoding;
+  plan.ranges = std::move(ranges);
+  plan.data = std::move(data);
+  plan.load_seconds = watch.ElapsedSeconds();
+  plan.text.reset();
+  return Status::Ok();
+}
+
+Status SendTextPlan(const Plan& plan, Runtime& runtime) {
+  if (!runtime.awaiting_plan) return Status::Ok();
+  std::vector<TextPlanned> parts;
+  std::vector<int64_t> estimates;
+  for (const TextScan& scan : plan.text->scans) {
+    estimates.push_back(static_cast<int64_t>(WorkerMemoryBytes(scan.rows, scan.nnz,
+                                                               static_cast<int64_t>(plan.spec.model_size()),
+                                                               runtime.general_form, plan.spec.blocks(),
+                                                               plan.spec.regularizer.l1 > 0)));
+  }
+  for (TextPart& part : plan.text->Parts(estimates)) parts.push_back(std::move(*part.plan));
+  NIMBUS_RETURN_IF_ERROR(runtime.executor->SetTextPlan(plan.spec, std::move(parts)));
+  runtime.awaiting_plan = false;
+  return Status::Ok();
+}
+
 Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const LabelEncoding& encoding,
                                            std::span<const double> labels, const std::string& source) {
+  std::optional<std::vector<int64_t>> counts;
+  if (!labels.empty()) {
+    counts.emplace(encoding.ClassValues().size(), 0);
+    for (const double y : labels) ++(*counts)[ClassIndex(y)];
+  }
+  return ClassWeightsOfCounts(weights, encoding, counts, source);
+}
+
+Result<std::vector<double>> ClassWeightsOfCounts(const ClassWeights& weights, const LabelEncoding& encoding,
+                                                 const std::optional<std::vector<int64_t>>& class_rows,
+                                                 const std::string& source) {
   if (weights.empty()) return std::vector<double>{};
   NIMBUS_RETURN_IF_ERROR(weights.Validate());
   if (!encoding.classification) return InvalidArgument("--class-weight: the data has real-valued targets, not classes");
   const std::vector<double> values = encoding.ClassValues();
   std::vector<double> per_class(values.size(), 1.0);
   if (weights.balanced) {
-    if (labels.empty()) {
+    if (!class_rows) {
       return InvalidArgument("--class-weight balanced: needs the rows of each class, which the store " + source +
                              " does not list; give the LIBSVM file, or the weights by label");
     }
-    std::vector<double> counts(values.size(), 0.0);
-    for (const double y : labels) counts[ClassIndex(y)] += 1;
     // scikit-learn's: N / (classes x the class's rows).
-    const auto rows = static_cast<double>(labels.size()), classes = static_cast<double>(values.size());
-    for (std::size_t c = 0; c < counts.size(); ++c) per_class[c] = counts[c] > 0 ? rows / (classes * counts[c]) : 1.0;
+    double rows = 0;
+    for (const int64_t count : *class_rows) rows += static_cast<double>(count);
+    const auto classes = static_cast<double>(values.size());
+    for (std::size_t c = 0; c < per_class.size(); ++c) {
+      const auto count = static_cast<double>((*class_rows)[c]);
+      per_class[c] = count > 0 ? rows / (classes * count) : 1.0;
+    }
   }
   for (const auto& [label, weight] : weights.by_label) {
     const auto at = std::find(values.begin(), values.end(), label);
@@ -209,9 +392,18 @@ Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const La
 }
 
 Status SetProblem(const SolveOptions& options, Plan* plan) {
-  const std::span<const double> labels = plan->data ? plan->data->labels : std::span<const double>();
-  NIMBUS_ASSIGN_OR_RETURN(plan->spec.class_weights,
-                          ClassWeightsOf(options.class_weights, plan->labels, labels, plan->source));
+  if (plan->text && plan->text->planned && plan->text->planned->encoding.classification) {
+    std::vector<int64_t> class_rows(plan->labels.ClassValues().size(), 0);
+    for (const std::vector<int64_t>& part : plan->text->planned->class_rows) {
+      for (std::size_t c = 0; c < part.size(); ++c) class_rows[c] += part[c];
+    }
+    NIMBUS_ASSIGN_OR_RETURN(plan->spec.class_weights,
+                            ClassWeightsOfCounts(options.class_weights, plan->labels, class_rows, plan->source));
+  } else {
+    const std::span<const double> labels = plan->data ? plan->data->labels : std::span<const double>();
+    NIMBUS_ASSIGN_OR_RETURN(plan->spec.class_weights,
+                            ClassWeightsOf(options.class_weights, plan->labels, labels, plan->source));
+  }
   plan->spec.intercept = options.intercept;
   plan->spec.multinomial = options.multiclass == "multinomial";
   plan->spec.classes = plan->labels.multiclass() ? static_cast<int64_t>(plan->labels.classes.size())
@@ -252,6 +444,13 @@ Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_colum
     }
     return Status::Ok();
   }
+  if (plan.text) {
+    for (std::size_t i = 0; i < plan.text->scans.size(); ++i) {
+      const TextScan& scan = plan.text->scans[i];
+      NIMBUS_RETURN_IF_ERROR(check("worker " + std::to_string(i) + "'s rows of " + plan.source, scan.rows, scan.nnz));
+    }
+    return Status::Ok();
+  }
   for (const ShardEntry& entry : plan.manifest.shards) {
     NIMBUS_RETURN_IF_ERROR(check(plan.store->Describe(entry.key), entry.rows, entry.nnz));
   }
@@ -259,7 +458,7 @@ Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_colum
 }
 
 Status Repartition(Plan& plan, int workers) {
-  if (!plan.data) return InvalidArgument(plan.source + ": the shards of a store cannot be split anew; give a LIBSVM file");
+  if (!plan.data) return InvalidArgument(plan.source + ": only rows in memory can be split anew (PlanDataInMemory)");
   if (workers < 1 || workers > plan.data->rows()) {
     return InvalidArgument("--workers: " + std::to_string(workers) + " workers for " + std::to_string(plan.data->rows()) +
                            " rows");
@@ -271,9 +470,19 @@ Status Repartition(Plan& plan, int workers) {
 
 Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const WorkerOptions& worker_options) {
   Runtime runtime;
+  runtime.general_form = worker_options.general_form;
+  if (plan.text && plan.text->scanned) {
+    // The workers that scanned the text, once: a later runtime's read their parts anew.
+    runtime = std::move(*plan.text->scanned);
+    plan.text->scanned.reset();
+    NIMBUS_RETURN_IF_ERROR(SendTextPlan(plan, runtime));
+    return runtime;
+  }
   if (flags.kind == "threads") {
     std::vector<ShardSource> shards;
-    if (plan.data) {
+    if (plan.text) {
+      for (TextPart& part : plan.text->Parts()) shards.push_back(ShardSource::InText(std::move(part)));
+    } else if (plan.data) {
       for (const auto& [begin, end] : plan.ranges) shards.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
     } else {
       for (const ShardEntry& entry : plan.manifest.shards) {
@@ -284,31 +493,54 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
     return runtime;
   }
 
-  std::string store_uri = plan.store ? plan.store->uri() : "";
-  Manifest manifest = plan.manifest;
-  if (plan.data) {
-    std::string directory = flags.shard_dir;
-    if (directory.empty()) {
-      NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory temporary, TemporaryDirectory::Create("nimbus-shards"));
-      directory = temporary.path();
-      runtime.shard_directory = std::move(temporary);
-    }
-    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(directory, /*create=*/true));
-    NIMBUS_ASSIGN_OR_RETURN(manifest, WriteShards(*plan.data, plan.workers, plan.source, *store));
-    store_uri = directory;
-  }
-  if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
   std::vector<ShardAssignment> shards;
-  for (std::size_t i = 0; i < manifest.shards.size(); ++i) {
-    const ShardEntry& entry = manifest.shards[i];
-    // (With an l1 term, L1 Newton's copy of the working columns counted: the larger need.)
-    const auto estimate = static_cast<int64_t>(WorkerMemoryBytes(
-        entry.rows, entry.nnz, static_cast<int64_t>(plan.spec.model_size()), worker_options.general_form,
-        plan.spec.blocks(), plan.spec.regularizer.l1 > 0));
-    shards.push_back({store_uri, entry.key, entry.checksum, {}, entry.rows, entry.nnz, estimate});
-    if (plan.data && !plan.data->folds.empty()) {  // the same row blocks as the shards written
-      const auto [begin, end] = plan.ranges[i];
-      shards.back().folds.assign(plan.data->folds.begin() + begin, plan.data->folds.begin() + end);
+  if (plan.text) {
+    std::vector<int64_t> estimates;
+    for (const TextScan& scan : plan.text->scans) {
+      estimates.push_back(static_cast<int64_t>(WorkerMemoryBytes(
+          scan.rows, scan.nnz, static_cast<int64_t>(plan.spec.model_size()), worker_options.general_form,
+          plan.spec.blocks(), plan.spec.regularizer.l1 > 0)));
+    }
+    const std::vector<TextPart> parts = plan.text->Parts(estimates);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      ShardAssignment shard;
+      shard.key = "part " + std::to_string(i) + " of " + plan.source;
+      shard.text = parts[i];
+      if (i < plan.text->scans.size()) {
+        shard.rows = plan.text->scans[i].rows;
+        shard.nnz = plan.text->scans[i].nnz;
+        shard.memory_estimate_bytes = static_cast<int64_t>(WorkerMemoryBytes(
+            shard.rows, shard.nnz, static_cast<int64_t>(plan.spec.model_size()), worker_options.general_form,
+            plan.spec.blocks(), plan.spec.regularizer.l1 > 0));
+      }
+      shards.push_back(std::move(shard));
+    }
+  } else {
+    std::string store_uri = plan.store ? plan.store->uri() : "";
+    Manifest manifest = plan.manifest;
+    if (plan.data) {
+      std::string directory = flags.shard_dir;
+      if (directory.empty()) {
+        NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory temporary, TemporaryDirectory::Create("nimbus-shards"));
+        directory = temporary.path();
+        runtime.shard_directory = std::move(temporary);
+      }
+      NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(directory, /*create=*/true));
+      NIMBUS_ASSIGN_OR_RETURN(manifest, WriteShards(*plan.data, plan.ranges, plan.source, *store));
+      store_uri = directory;
+    }
+    if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
+    for (std::size_t i = 0; i < manifest.shards.size(); ++i) {
+      const ShardEntry& entry = manifest.shards[i];
+      // (With an l1 term, L1 Newton's copy of the working columns counted: the larger need.)
+      const auto estimate = static_cast<int64_t>(WorkerMemoryBytes(
+          entry.rows, entry.nnz, static_cast<int64_t>(plan.spec.model_size()), worker_options.general_form,
+          plan.spec.blocks(), plan.spec.regularizer.l1 > 0));
+      shards.push_back({store_uri, entry.key, entry.checksum, {}, entry.rows, entry.nnz, estimate});
+      if (plan.data && !plan.data->folds.empty()) {  // the same row blocks as the shards written
+        const auto [begin, end] = plan.ranges[i];
+        shards.back().folds.assign(plan.data->folds.begin() + begin, plan.data->folds.begin() + end);
+      }
     }
   }
 #ifdef NIMBUS_HAVE_MPI

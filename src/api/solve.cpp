@@ -33,8 +33,8 @@ TrainingData TrainingData::Store(std::string location) {
 }
 
 TrainingData TrainingData::At(std::string location) {
-  const bool store = LooksLikeStoreUri(location);
-  return store ? Store(std::move(location)) : LibsvmFile(std::move(location));
+  // What the location holds (shards, or text) is found when the data is planned.
+  return LibsvmFile(std::move(location));
 }
 
 TrainingData TrainingData::Csr(CsrView matrix, std::span<const double> labels) {
@@ -346,8 +346,10 @@ Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options
     }
     return worker;
   }
+  // (The MPI runtime's ranks do not read text themselves yet: rank 0 reads it, as it streams.)
   Result<Plan> plan = PlanData(data, options.runtime.workers, options.loss);
-  Status planned = plan.ok() ? SetProblem(options, &*plan) : plan.status();
+  Status planned = plan.ok() ? ReadTextHere(*plan) : plan.status();
+  if (planned.ok()) planned = SetProblem(options, &*plan);
   Result<SolveResult> result = planned.ok() ? SolvePlanned(*plan, options) : Result<SolveResult>(planned);
   if (!result.ok() && mpi->size() > 1) AbortJob(*mpi, result.status());
   if (result.ok()) mpi->EndNormally();  // the workers have had their BYE
@@ -363,6 +365,7 @@ Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options)
   if (options.runtime.kind == "mpi") return SolveUnderMpi(data, options);
 #endif
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, options.runtime.workers, options.loss));
+  NIMBUS_RETURN_IF_ERROR(ScanData(plan, options));
   NIMBUS_RETURN_IF_ERROR(SetProblem(options, &plan));
   return SolvePlanned(plan, options);
 }

@@ -1,5 +1,8 @@
 #include "nimbus/core/pod_array.h"
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // mremap
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -54,6 +57,21 @@ void MappedRegion::Truncate(std::size_t keep) {
   munmap(static_cast<char*>(data_) + kept, bytes_ - kept);
   bytes_ = kept;
   if (bytes_ == 0) data_ = nullptr;
+}
+
+Status MappedRegion::Grow(std::size_t bytes) {
+  const std::size_t length = RoundUpToPage(bytes);
+  if (length <= bytes_) return Status::Ok();
+  if (data_ == nullptr) {
+    NIMBUS_ASSIGN_OR_RETURN(*this, Reserve(length));
+    return Status::Ok();
+  }
+  void* p = mremap(data_, bytes_, length, MREMAP_MAYMOVE);
+  if (p == MAP_FAILED) return ErrnoError("cannot grow a mapping to " + std::to_string(length) + " bytes", errno);
+  ::madvise(p, length, MADV_HUGEPAGE);
+  data_ = p;
+  bytes_ = length;
+  return Status::Ok();
 }
 
 }  // namespace nimbus

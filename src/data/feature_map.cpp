@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cassert>
+#include <iterator>
 
 namespace nimbus {
 
@@ -25,6 +26,38 @@ void RadixSort(std::vector<uint32_t>& keys, int64_t cols) {
 }
 
 }  // namespace
+
+void SortUnique(std::vector<uint32_t>& keys, int64_t cols) {
+  RadixSort(keys, cols);
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
+std::vector<uint32_t> MergeUnique(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  std::vector<uint32_t> merged;
+  merged.reserve(a.size() + b.size());
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(merged));
+  return merged;
+}
+
+OccurringColumns OccurringColumns::FromSorted(std::vector<uint32_t> columns, int64_t cols) {
+  OccurringColumns occurring;
+  if (cols > 40 * static_cast<int64_t>(std::max<std::size_t>(columns.size(), 1))) {
+    occurring.columns_ = std::move(columns);
+    occurring.IndexBuckets(cols);
+    return occurring;
+  }
+  const std::size_t words = static_cast<std::size_t>(cols + 63) / 64;
+  occurring.bits_.assign(words, 0);
+  for (const uint32_t j : columns) occurring.bits_[j / 64] |= uint64_t{1} << (j % 64);
+  occurring.before_.resize(words);
+  uint32_t count = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    occurring.before_[w] = count;
+    count += static_cast<uint32_t>(std::popcount(occurring.bits_[w]));
+  }
+  occurring.columns_ = std::move(columns);
+  return occurring;
+}
 
 OccurringColumns OccurringColumns::Of(std::span<const uint32_t> col_idx, int64_t cols) {
   OccurringColumns occurring;
@@ -82,6 +115,18 @@ uint32_t OccurringColumns::Rank(uint32_t column) const {
   // The columns below it in its word, by popcount of the bits under it.
   const uint64_t below = bits_[column / 64] & ((uint64_t{1} << (column % 64)) - 1);
   return before_[column / 64] + static_cast<uint32_t>(std::popcount(below));
+}
+
+int64_t OccurringColumns::Find(uint32_t column) const {
+  if (bits_.empty()) {
+    const std::size_t bucket = column >> shift_;
+    if (bucket + 1 >= first_.size()) return -1;
+    const auto begin = columns_.begin() + first_[bucket], end = columns_.begin() + first_[bucket + 1];
+    const auto at = std::lower_bound(begin, end, column);
+    return at != end && *at == column ? at - columns_.begin() : -1;
+  }
+  if (column / 64 >= bits_.size() || (bits_[column / 64] >> (column % 64) & 1) == 0) return -1;
+  return Rank(column);
 }
 
 void OccurringColumns::Renumber(std::span<const uint32_t> in, std::span<uint32_t> out) const {

@@ -19,13 +19,6 @@ namespace {
 
 constexpr std::size_t kReadChunkBytes = 4 << 20;
 
-struct OwnedCsr {
-  PodArray<int64_t> row_ptr;
-  PodArray<uint32_t> col_idx;
-  PodArray<double> values;
-  PodArray<double> labels;
-};
-
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 bool EndsToken(const char* p, const char* end) { return p == end || IsBlank(*p) || *p == '#'; }
 
@@ -73,165 +66,158 @@ const char* ParseShortDecimal(const char* p, const char* end, double* value) {
   return p;
 }
 
-class Parser {
- public:
-  Parser(std::string path, const LibsvmReadOptions& options, OwnedCsr* csr)
-      : path_(std::move(path)), options_(options), csr_(csr) {}
+}  // namespace
 
-  // Parses the complete lines in [begin, end); end follows a '\n' or is the end of the file.
-  Status ParseLines(const char* begin, const char* end) {
-    const char* p = begin;
-    while (p < end) {
-      ++line_;
-      const char* newline = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-      const char* line_end = newline != nullptr ? newline : end;
-      const char* content_end = line_end;
-      if (content_end > p && content_end[-1] == '\r') --content_end;
-      NIMBUS_RETURN_IF_ERROR(ParseLine(p, content_end));
-      p = newline != nullptr ? newline + 1 : end;
-    }
-    return Status::Ok();
+void RowBlock::Clear() {
+  row_ptr.clear();
+  col_idx.clear();
+  values.clear();
+  labels.clear();
+}
+
+CsrView RowBlock::View(int64_t cols) const {
+  return CsrView{rows(), cols, row_ptr.data(), col_idx.data(), values.data()};
+}
+
+uint64_t RowBlock::MemoryBytes() const {
+  return row_ptr.capacity() * 8 + col_idx.capacity() * 4 + values.capacity() * 8 + labels.capacity() * 8;
+}
+
+LibsvmParser::LibsvmParser(const LibsvmReadOptions& options, std::function<std::string(int64_t line)> where)
+    : options_(options), where_(std::move(where)) {
+  if (options_.expected_labels) known_labels_ = options_.expected_labels->ClassValues();
+}
+
+Status LibsvmParser::Error(const std::string& reason) const { return InvalidArgument(where_(line_) + ": " + reason); }
+
+Status LibsvmParser::Parse(std::string_view lines, int64_t first_line, RowBlock& rows) {
+  line_ = first_line - 1;
+  if (rows.row_ptr.size() == 0) {
+    NIMBUS_RETURN_IF_ERROR(rows.row_ptr.Ensure(1));
+    rows.row_ptr.push_back(0);
   }
-
-  Status Finish(int64_t* cols) {
-    if (csr_->labels.size() == 0) {
-      return Error(line_ == 0 ? "empty file: no data rows" : "no data rows (only blank or comment lines)",
-                   line_ == 0 ? 1 : line_);
-    }
-    *cols = static_cast<int64_t>(max_index_);
-    return Status::Ok();
+  const char* p = lines.data();
+  const char* end = p + lines.size();
+  while (p < end) {
+    ++line_;
+    const char* newline = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+    const char* line_end = newline != nullptr ? newline : end;
+    const char* content_end = line_end;
+    if (content_end > p && content_end[-1] == '\r') --content_end;
+    NIMBUS_RETURN_IF_ERROR(ParseLine(p, content_end, rows));
+    p = newline != nullptr ? newline + 1 : end;
   }
+  return Status::Ok();
+}
 
-  LabelEncoding Encoding() const {
-    LabelEncoding encoding;
-    if (options_.expected_labels) return *options_.expected_labels;
-    if (options_.label_mode == LabelMode::kRegression) {
-      encoding.classification = false;
-      return encoding;
-    }
-    return distinct_labels_.Encoding();
+namespace {
+
+// A decimal number ending at a blank, '#' or the end of the line; '+' and exponents allowed.
+bool ParseNumber(const char*& p, const char* end, double* value, bool* out_of_range) {
+  const char* start = p;
+  if (start != end && *start == '+') {
+    ++start;
+    if (start != end && (*start == '-' || *start == '+')) return false;
   }
-
-  std::size_t distinct_label_count() const { return distinct_labels_.count(); }
-  int64_t line() const { return line_; }
-
- private:
-  Status Error(const std::string& reason, int64_t line) const {
-    return InvalidArgument(path_ + ":" + std::to_string(line) + ": " + reason);
-  }
-  Status Error(const std::string& reason) const { return Error(reason, line_); }
-
-  // A decimal number ending at a blank, '#' or the end of the line; '+' and exponents allowed.
-  static bool ParseNumber(const char*& p, const char* end, double* value, bool* out_of_range) {
-    const char* start = p;
-    if (start != end && *start == '+') {
-      ++start;
-      if (start != end && (*start == '-' || *start == '+')) return false;
-    }
-    *out_of_range = false;
-    if (const char* next = ParseShortDecimal(start, end, value); next != nullptr && EndsToken(next, end)) {
-      p = next;
-      return true;
-    }
-    const auto [next, error] = std::from_chars(start, end, *value);
-    if (error != std::errc() && error != std::errc::result_out_of_range) return false;
-    if (!EndsToken(next, end)) return false;
-    if (error == std::errc::result_out_of_range) {
-      // Too small to represent is a zero (as strtod and liblinear read it); too large is not.
-      const std::string token(start, next);
-      *value = std::strtod(token.c_str(), nullptr);
-      *out_of_range = !std::isfinite(*value);
-    }
+  *out_of_range = false;
+  if (const char* next = ParseShortDecimal(start, end, value); next != nullptr && EndsToken(next, end)) {
     p = next;
     return true;
   }
-
-  Status ParseLabel(const char*& p, const char* end) {
-    const char* token = p;
-    double label = 0;
-    bool out_of_range = false;
-    if (!ParseNumber(p, end, &label, &out_of_range)) {
-      return Error("invalid label " + Quote(token, end) + ": expected a number");
-    }
-    if (out_of_range || !std::isfinite(label)) return Error("label " + Quote(token, end) + " is not a finite number");
-    if (options_.expected_labels) {
-      const LabelEncoding& expected = *options_.expected_labels;
-      const std::vector<double> known = expected.ClassValues();
-      if (expected.classification && std::find(known.begin(), known.end(), label) == known.end()) {
-        return Error("label " + Quote(token, end) + " is not one of the model's " + expected.Describe());
-      }
-    } else if (options_.label_mode == LabelMode::kClassification) {
-      NIMBUS_RETURN_IF_ERROR(NoteClassLabel(label, token, end));
-    }
-    csr_->labels.push_back(label);
-    return Status::Ok();
+  const auto [next, error] = std::from_chars(start, end, *value);
+  if (error != std::errc() && error != std::errc::result_out_of_range) return false;
+  if (!EndsToken(next, end)) return false;
+  if (error == std::errc::result_out_of_range) {
+    // Too small to represent is a zero (as strtod and liblinear read it); too large is not.
+    const std::string token(start, next);
+    *value = std::strtod(token.c_str(), nullptr);
+    *out_of_range = !std::isfinite(*value);
   }
+  p = next;
+  return true;
+}
 
-  Status NoteClassLabel(double label, const char* token, const char* end) {
-    if (distinct_labels_.Add(label)) return Status::Ok();
+}  // namespace
+
+Status LibsvmParser::ParseLabel(const char*& p, const char* end, RowBlock& rows) {
+  const char* token = p;
+  double label = 0;
+  bool out_of_range = false;
+  if (!ParseNumber(p, end, &label, &out_of_range)) {
+    return Error("invalid label " + Quote(token, end) + ": expected a number");
+  }
+  if (out_of_range || !std::isfinite(label)) return Error("label " + Quote(token, end) + " is not a finite number");
+  if (options_.expected_labels) {
+    if (options_.expected_labels->classification &&
+        std::find(known_labels_.begin(), known_labels_.end(), label) == known_labels_.end()) {
+      return Error("label " + Quote(token, end) + " is not one of the model's " + options_.expected_labels->Describe());
+    }
+  } else if (options_.label_mode == LabelMode::kClassification && !distinct_labels_.Add(label)) {
     return Error("label " + Quote(token, end) + " is a distinct label beyond " + std::to_string(kMaxClasses) +
                  ", the most classes a classifier takes (are the labels a regression's targets? --loss squared)");
   }
+  NIMBUS_RETURN_IF_ERROR(rows.labels.Ensure(1));
+  rows.labels.push_back(label);
+  return Status::Ok();
+}
 
-  Status ParseLine(const char* p, const char* end) {
+Status LibsvmParser::ParseLine(const char* p, const char* end, RowBlock& rows) {
+  while (p != end && IsBlank(*p)) ++p;
+  if (p == end || *p == '#') return Status::Ok();  // blank or comment-only line
+  // An entry takes at least 4 bytes ("1:1 "), the last 3: room for every entry of the line.
+  const auto most_entries = static_cast<std::size_t>(end - p) / 4 + 1;
+  NIMBUS_RETURN_IF_ERROR(rows.col_idx.Ensure(most_entries));
+  NIMBUS_RETURN_IF_ERROR(rows.values.Ensure(most_entries));
+  NIMBUS_RETURN_IF_ERROR(rows.row_ptr.Ensure(1));
+  NIMBUS_RETURN_IF_ERROR(ParseLabel(p, end, rows));
+  uint64_t previous_index = 0;
+  while (true) {
     while (p != end && IsBlank(*p)) ++p;
-    if (p == end || *p == '#') return Status::Ok();  // blank or comment-only line
-    if (csr_->labels.full() || csr_->row_ptr.full()) return Internal("row reservation exceeded");
-    NIMBUS_RETURN_IF_ERROR(ParseLabel(p, end));
-    uint64_t previous_index = 0;
-    while (true) {
-      while (p != end && IsBlank(*p)) ++p;
-      if (p == end || *p == '#') break;
-      const char* token = p;
-      if (*p < '0' || *p > '9') return Error("expected INDEX:VALUE, found " + Quote(token, end));
-      uint64_t index = 0;
-      for (; p != end && *p >= '0' && *p <= '9'; ++p) {
-        index = index * 10 + static_cast<uint64_t>(*p - '0');
-        if (index > kMaxFeatureIndex) {
-          return Error("feature index " + Quote(token, end) + " overflows: the largest index is " +
-                       std::to_string(kMaxFeatureIndex));
-        }
+    if (p == end || *p == '#') break;
+    const char* token = p;
+    if (*p < '0' || *p > '9') return Error("expected INDEX:VALUE, found " + Quote(token, end));
+    uint64_t index = 0;
+    for (; p != end && *p >= '0' && *p <= '9'; ++p) {
+      index = index * 10 + static_cast<uint64_t>(*p - '0');
+      if (index > kMaxFeatureIndex) {
+        return Error("feature index " + Quote(token, end) + " overflows: the largest index is " +
+                     std::to_string(kMaxFeatureIndex));
       }
-      if (p == end || *p != ':') {
-        if (EndsToken(p, end)) return Error("missing ':' after feature index " + std::to_string(index));
-        return Error("expected INDEX:VALUE, found " + Quote(token, end));
-      }
-      ++p;
-      if (index == 0) return Error("feature index 0: indices start at 1");
-      if (index <= previous_index) {
-        return Error(index == previous_index
-                         ? "duplicate feature index " + std::to_string(index)
-                         : "feature index " + std::to_string(index) + " after " + std::to_string(previous_index) +
-                               ": indices must ascend");
-      }
-      if (EndsToken(p, end)) return Error("missing value after '" + std::to_string(index) + ":'");
-      const char* value_token = p;
-      double value = 0;
-      bool out_of_range = false;
-      if (!ParseNumber(p, end, &value, &out_of_range)) {
-        return Error("invalid value " + Quote(value_token, end) + " for feature " + std::to_string(index));
-      }
-      if (out_of_range || !std::isfinite(value)) {
-        return Error("value " + Quote(value_token, end) + " of feature " + std::to_string(index) +
-                     " is not a finite number");
-      }
-      if (csr_->values.full()) return Internal("entry reservation exceeded");
-      csr_->col_idx.push_back(static_cast<uint32_t>(index - 1));
-      csr_->values.push_back(value);
-      previous_index = index;
     }
-    if (previous_index > max_index_) max_index_ = previous_index;
-    csr_->row_ptr.push_back(static_cast<int64_t>(csr_->values.size()));
-    return Status::Ok();
+    if (p == end || *p != ':') {
+      if (EndsToken(p, end)) return Error("missing ':' after feature index " + std::to_string(index));
+      return Error("expected INDEX:VALUE, found " + Quote(token, end));
+    }
+    ++p;
+    if (index == 0) return Error("feature index 0: indices start at 1");
+    if (index <= previous_index) {
+      return Error(index == previous_index
+                       ? "duplicate feature index " + std::to_string(index)
+                       : "feature index " + std::to_string(index) + " after " + std::to_string(previous_index) +
+                             ": indices must ascend");
+    }
+    if (EndsToken(p, end)) return Error("missing value after '" + std::to_string(index) + ":'");
+    const char* value_token = p;
+    double value = 0;
+    bool out_of_range = false;
+    if (!ParseNumber(p, end, &value, &out_of_range)) {
+      return Error("invalid value " + Quote(value_token, end) + " for feature " + std::to_string(index));
+    }
+    if (out_of_range || !std::isfinite(value)) {
+      return Error("value " + Quote(value_token, end) + " of feature " + std::to_string(index) +
+                   " is not a finite number");
+    }
+    if (rows.values.full()) return Internal("entry reservation exceeded");
+    rows.col_idx.push_back(static_cast<uint32_t>(index - 1));
+    rows.values.push_back(value);
+    previous_index = index;
   }
+  if (previous_index > max_index_) max_index_ = previous_index;
+  rows.row_ptr.push_back(static_cast<int64_t>(rows.values.size()));
+  return Status::Ok();
+}
 
-  std::string path_;
-  LibsvmReadOptions options_;
-  OwnedCsr* csr_;
-  int64_t line_ = 0;
-  uint64_t max_index_ = 0;
-  DistinctLabels distinct_labels_;
-};
+namespace {
 
 // In place: the columns renumbered to the features that occur, when that is worth it.
 ColumnMap RenumberIfSparse(std::span<uint32_t> col_idx, int64_t* cols) {
@@ -276,21 +262,17 @@ Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions&
   if (fd.get() < 0) return ErrnoError("cannot open " + path, errno);
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
 
-  // Upper bounds from the file size: a row takes at least 2 bytes ("1\n"), an entry at least
-  // 4 ("1:1 "). Only what is written becomes resident (see PodArray).
-  auto csr = std::make_shared<OwnedCsr>();
-  const std::size_t max_rows = file_size / 2 + 2;
-  const std::size_t max_entries = file_size / 4 + 1;
-  NIMBUS_ASSIGN_OR_RETURN(csr->row_ptr, PodArray<int64_t>::Reserve(max_rows + 1));
-  NIMBUS_ASSIGN_OR_RETURN(csr->labels, PodArray<double>::Reserve(max_rows));
-  NIMBUS_ASSIGN_OR_RETURN(csr->col_idx, PodArray<uint32_t>::Reserve(max_entries));
-  NIMBUS_ASSIGN_OR_RETURN(csr->values, PodArray<double>::Reserve(max_entries));
-  csr->row_ptr.push_back(0);
-
-  Parser parser(path, options, csr.get());
+  auto csr = std::make_shared<RowBlock>();
+  LibsvmParser parser(options, [&path](int64_t line) { return path + ":" + std::to_string(line); });
   // No bigger than the file: a small file is read without clearing megabytes first.
   std::vector<char> buffer(std::min<std::size_t>(kReadChunkBytes, file_size + 1));
   std::size_t carried = 0;  // bytes of an unfinished line kept at the front of the buffer
+  int64_t next_line = 1;
+  auto parse = [&](const char* begin, const char* end) -> Status {
+    NIMBUS_RETURN_IF_ERROR(parser.Parse(std::string_view(begin, static_cast<std::size_t>(end - begin)), next_line, *csr));
+    next_line = parser.last_line() + 1;
+    return Status::Ok();
+  };
   while (true) {
     if (carried == buffer.size()) buffer.resize(buffer.size() * 2);  // a line longer than the buffer
     const ssize_t n = ::read(fd.get(), buffer.data() + carried, buffer.size() - carried);
@@ -299,7 +281,7 @@ Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions&
       return ErrnoError("cannot read " + path, errno);
     }
     if (n == 0) {
-      NIMBUS_RETURN_IF_ERROR(parser.ParseLines(buffer.data(), buffer.data() + carried));
+      NIMBUS_RETURN_IF_ERROR(parse(buffer.data(), buffer.data() + carried));
       break;
     }
     const char* begin = buffer.data();
@@ -309,18 +291,23 @@ Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions&
       carried = static_cast<std::size_t>(end - begin);
       continue;
     }
-    NIMBUS_RETURN_IF_ERROR(parser.ParseLines(begin, last_newline + 1));
+    NIMBUS_RETURN_IF_ERROR(parse(begin, last_newline + 1));
     carried = static_cast<std::size_t>(end - (last_newline + 1));
     std::memmove(buffer.data(), last_newline + 1, carried);
   }
 
-  int64_t cols = 0;
-  NIMBUS_RETURN_IF_ERROR(parser.Finish(&cols));
-  if (options.label_mode == LabelMode::kClassification && !options.expected_labels && parser.distinct_label_count() < 2) {
-    return InvalidArgument(path + ":" + std::to_string(parser.line()) + ": every row has label " +
+  const int64_t lines = parser.last_line();
+  if (csr->rows() == 0) {
+    return InvalidArgument(path + ":" + std::to_string(lines == 0 ? 1 : lines) + ": " +
+                           (lines == 0 ? "empty file: no data rows" : "no data rows (only blank or comment lines)"));
+  }
+  int64_t cols = static_cast<int64_t>(parser.max_index());
+  if (options.label_mode == LabelMode::kClassification && !options.expected_labels &&
+      parser.distinct_labels().count() < 2) {
+    return InvalidArgument(path + ":" + std::to_string(lines) + ": every row has label " +
                            FormatLabel(csr->labels[0]) + ": a binary classifier needs two distinct labels");
   }
-  const LabelEncoding encoding = parser.Encoding();
+  const LabelEncoding encoding = EncodingOf(options, parser.distinct_labels());
   if (encoding.classification) {
     for (double& label : csr->labels.span()) label = encoding.Encode(label);
   }
@@ -331,15 +318,21 @@ Result<Dataset> ReadLibsvmFile(const std::string& path, const LibsvmReadOptions&
 
   Dataset data;
   if (options.renumber_columns) data.columns = RenumberIfSparse(csr->col_idx.span(), &cols);
-  data.matrix.rows = static_cast<int64_t>(csr->labels.size());
-  data.matrix.cols = cols;
-  data.matrix.row_ptr = csr->row_ptr.data();
-  data.matrix.col_idx = csr->col_idx.data();
-  data.matrix.values = csr->values.data();
+  data.matrix = csr->View(cols);
   data.labels = csr->labels.span();
   data.encoding = encoding;
   data.storage = std::move(csr);
   return data;
+}
+
+LabelEncoding EncodingOf(const LibsvmReadOptions& options, const DistinctLabels& labels) {
+  if (options.expected_labels) return *options.expected_labels;
+  if (options.label_mode == LabelMode::kRegression) {
+    LabelEncoding encoding;
+    encoding.classification = false;
+    return encoding;
+  }
+  return labels.Encoding();
 }
 
 Result<Dataset> ReadLibsvmFileFor(const std::string& path, const LabelEncoding& labels) {

@@ -257,12 +257,26 @@ std::vector<std::pair<int64_t, int64_t>> PartitionRows(const CsrView& matrix, in
   return ranges;
 }
 
+Result<FeatureMapEntry> WriteColumnMap(Store& store, const ColumnMap& columns) {
+  static_assert(std::endian::native == std::endian::little, "features.bin is little-endian");
+  const std::vector<uint32_t>& features = *columns.features;
+  const std::string_view bytes(reinterpret_cast<const char*>(features.data()), features.size() * sizeof(uint32_t));
+  NIMBUS_RETURN_IF_ERROR(store.Put(kFeatureMapKey, bytes));
+  return FeatureMapEntry{kFeatureMapKey, columns.source_cols, XXH3_64bits(bytes.data(), bytes.size())};
+}
+
 Result<Manifest> WriteShards(const Dataset& data, int shards, const std::string& source, Store& store) {
   if (shards < 1) return InvalidArgument("shards: must be at least 1, got " + std::to_string(shards));
   if (shards > data.rows()) {
     return InvalidArgument("cannot split " + std::to_string(data.rows()) + " rows into " + std::to_string(shards) +
                            " shards");
   }
+  return WriteShards(data, PartitionRows(data.matrix, shards), source, store);
+}
+
+Result<Manifest> WriteShards(const Dataset& data, const std::vector<std::pair<int64_t, int64_t>>& ranges,
+                             const std::string& source, Store& store) {
+  const int shards = static_cast<int>(ranges.size());
   Manifest manifest;
   manifest.source = source;
   manifest.rows = data.rows();
@@ -270,13 +284,8 @@ Result<Manifest> WriteShards(const Dataset& data, int shards, const std::string&
   manifest.nnz = data.nnz();
   manifest.encoding = data.encoding;
   if (data.columns.renumbered()) {
-    static_assert(std::endian::native == std::endian::little, "features.bin is little-endian");
-    const std::vector<uint32_t>& features = *data.columns.features;
-    const std::string_view bytes(reinterpret_cast<const char*>(features.data()), features.size() * sizeof(uint32_t));
-    NIMBUS_RETURN_IF_ERROR(store.Put(kFeatureMapKey, bytes));
-    manifest.features = FeatureMapEntry{kFeatureMapKey, data.columns.source_cols, XXH3_64bits(bytes.data(), bytes.size())};
+    NIMBUS_ASSIGN_OR_RETURN(manifest.features, WriteColumnMap(store, data.columns));
   }
-  const auto ranges = PartitionRows(data.matrix, shards);
   for (int i = 0; i < shards; ++i) {
     const auto [begin, end] = ranges[static_cast<std::size_t>(i)];
     const std::string key = ShardKey(i);

@@ -1,8 +1,14 @@
 #include "nimbus/data/shard.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <xxhash.h>
 
+#include <cerrno>
+
+#include <algorithm>
 #include <bit>
+#include <utility>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -39,7 +45,108 @@ uint64_t PayloadBytes(int64_t rows, int64_t nnz, bool weighted) {
          static_cast<uint64_t>(nnz) * 12;
 }
 
+Header MakeHeader(int64_t rows, int64_t cols, int64_t nnz, int64_t first_row, bool weighted,
+                  const LabelEncoding& encoding, uint64_t payload_checksum) {
+  Header header{};
+  std::memcpy(header.magic, kMagic, sizeof kMagic);
+  header.version = kShardFormatVersion;
+  header.flags = (encoding.classification && !encoding.multiclass() ? kFlagBinaryLabels : 0) |
+                 (encoding.multiclass() ? kFlagClassIndexLabels : 0) | (weighted ? kFlagRowWeights : 0);
+  header.rows = rows;
+  header.cols = cols;
+  header.nnz = nnz;
+  header.first_row = first_row;
+  header.label_negative = encoding.negative;
+  header.label_positive = encoding.positive;
+  header.payload_checksum = payload_checksum;
+  header.header_checksum = XXH3_64bits(&header, kHeaderChecksummedBytes);
+  return header;
+}
+
 }  // namespace
+
+Result<std::unique_ptr<ShardFileWriter>> ShardFileWriter::Create(std::string path, int64_t rows, int64_t cols,
+                                                                 int64_t nnz, bool weighted,
+                                                                 const LabelEncoding& encoding, int64_t first_row) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("cannot create " + path, errno);
+  std::unique_ptr<ShardFileWriter> writer(new ShardFileWriter(std::move(path), fd));
+  writer->rows_ = rows;
+  writer->cols_ = cols;
+  writer->nnz_ = nnz;
+  writer->first_row_ = first_row;
+  writer->weighted_ = weighted;
+  writer->encoding_ = encoding;
+  const uint64_t size = sizeof(Header) + PayloadBytes(rows, nnz, weighted);
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return ErrnoError("cannot size " + writer->path_, errno);
+  // The last offset: the rows' entries end at nnz.
+  NIMBUS_RETURN_IF_ERROR(writer->WriteAt(sizeof(Header) + static_cast<uint64_t>(rows) * 8, &nnz, sizeof nnz));
+  return writer;
+}
+
+ShardFileWriter::~ShardFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status ShardFileWriter::WriteAt(uint64_t offset, const void* data, std::size_t bytes) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t wrote = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote < 0) return ErrnoError("cannot write " + path_, errno);
+    p += wrote;
+    offset += static_cast<uint64_t>(wrote);
+    bytes -= static_cast<std::size_t>(wrote);
+  }
+  return Status::Ok();
+}
+
+Status ShardFileWriter::Write(int64_t row, int64_t entry, const CsrView& block, std::span<const double> labels,
+                              std::span<const double> weights) {
+  if (row < 0 || entry < 0 || row + block.rows > rows_ || entry + block.nnz() > nnz_ ||
+      static_cast<int64_t>(labels.size()) != block.rows || (weighted_ && static_cast<int64_t>(weights.size()) != block.rows)) {
+    return Internal(path_ + ": a block of rows outside the shard's sizes");
+  }
+  // The sections: row offsets, labels, weights, values, column indices.
+  const uint64_t offsets = sizeof(Header);
+  const uint64_t label_section = offsets + static_cast<uint64_t>(rows_ + 1) * 8;
+  const uint64_t weight_section = label_section + static_cast<uint64_t>(rows_) * 8;
+  const uint64_t value_section = weight_section + (weighted_ ? static_cast<uint64_t>(rows_) * 8 : 0);
+  const uint64_t index_section = value_section + static_cast<uint64_t>(nnz_) * 8;
+  std::vector<int64_t> row_ptr(static_cast<std::size_t>(block.rows));
+  for (int64_t r = 0; r < block.rows; ++r) row_ptr[static_cast<std::size_t>(r)] = entry + block.row_ptr[r] - block.row_ptr[0];
+  const auto first = static_cast<uint64_t>(row), at = static_cast<uint64_t>(entry);
+  const auto entries = static_cast<std::size_t>(block.nnz());
+  NIMBUS_RETURN_IF_ERROR(WriteAt(offsets + first * 8, row_ptr.data(), row_ptr.size() * 8));
+  NIMBUS_RETURN_IF_ERROR(WriteAt(label_section + first * 8, labels.data(), labels.size() * 8));
+  if (weighted_) NIMBUS_RETURN_IF_ERROR(WriteAt(weight_section + first * 8, weights.data(), weights.size() * 8));
+  NIMBUS_RETURN_IF_ERROR(WriteAt(value_section + at * 8, block.values + block.row_ptr[0], entries * 8));
+  return WriteAt(index_section + at * 4, block.col_idx + block.row_ptr[0], entries * 4);
+}
+
+Result<ShardInfo> ShardFileWriter::Finish() {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::vector<char> buffer(std::size_t{4} << 20);
+  const uint64_t size = sizeof(Header) + PayloadBytes(rows_, nnz_, weighted_);
+  for (uint64_t offset = sizeof(Header); offset < size;) {
+    const ssize_t got = ::pread(fd_, buffer.data(), std::min<uint64_t>(buffer.size(), size - offset),
+                                static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      XXH3_freeState(state);
+      return got < 0 ? ErrnoError("cannot read back " + path_, errno) : DataLoss(path_ + ": shorter than written");
+    }
+    XXH3_64bits_update(state, buffer.data(), static_cast<std::size_t>(got));
+    offset += static_cast<uint64_t>(got);
+  }
+  const uint64_t checksum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  const Header header = MakeHeader(rows_, cols_, nnz_, first_row_, weighted_, encoding_, checksum);
+  NIMBUS_RETURN_IF_ERROR(WriteAt(0, &header, sizeof header));
+  if (::close(std::exchange(fd_, -1)) != 0) return ErrnoError("cannot close " + path_, errno);
+  return ShardInfo{rows_, cols_, nnz_, first_row_, checksum};
+}
 
 Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& store, const std::string& key) {
   const CsrView& m = data.matrix;
@@ -69,19 +176,8 @@ Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& stor
   const uint64_t payload_checksum = XXH3_64bits_digest(state);
   XXH3_freeState(state);
 
-  Header header{};
-  std::memcpy(header.magic, kMagic, sizeof kMagic);
-  header.version = kShardFormatVersion;
-  header.flags = (data.encoding.classification && !data.encoding.multiclass() ? kFlagBinaryLabels : 0) |
-                 (data.encoding.multiclass() ? kFlagClassIndexLabels : 0) | (data.weights.empty() ? 0 : kFlagRowWeights);
-  header.rows = m.rows;
-  header.cols = m.cols;
-  header.nnz = nnz;
-  header.first_row = first_row;
-  header.label_negative = data.encoding.negative;
-  header.label_positive = data.encoding.positive;
-  header.payload_checksum = payload_checksum;
-  header.header_checksum = XXH3_64bits(&header, kHeaderChecksummedBytes);
+  const Header header =
+      MakeHeader(m.rows, m.cols, nnz, first_row, !data.weights.empty(), data.encoding, payload_checksum);
 
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer, store.OpenWriter(key));
   NIMBUS_RETURN_IF_ERROR(writer->Write(std::string_view(reinterpret_cast<const char*>(&header), sizeof header)));

@@ -5,7 +5,13 @@
 #include <cstdio>
 #include <numeric>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
 #include "nimbus/core/json_writer.h"
+#include "nimbus/data/feature_map.h"
 #include "nimbus/problem/data_term.h"
 
 namespace nimbus {
@@ -228,6 +234,252 @@ std::string Evaluation::ToJson() const {
   for (const std::vector<int64_t>& row : confusion) array(row);
   json.EndArray();
   return json.EndObject().Take();
+}
+
+}  // namespace nimbus
+
+// ---- Streaming ----
+
+namespace nimbus {
+
+RowScorer::RowScorer(const Model& model) : model_(model) {
+  if (!model.features.empty()) held_ = std::make_shared<const OccurringColumns>(OccurringColumns::FromSorted(model.features, model.cols));
+}
+
+void RowScorer::Score(const CsrView& rows, std::vector<double>& scores) const {
+  const auto c_count = static_cast<std::size_t>(model_.classes);
+  scores.assign(static_cast<std::size_t>(rows.rows) * c_count, 0.0);
+  const int64_t held = model_.held();
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    double* row = scores.data() + static_cast<std::size_t>(r) * c_count;
+    for (std::size_t c = 0; c < c_count; ++c) row[c] = model_.bias(static_cast<int64_t>(c));
+    for (int64_t k = rows.row_ptr[r]; k < rows.row_ptr[r + 1]; ++k) {
+      const auto feature = static_cast<int64_t>(rows.col_idx[k]);
+      int64_t at = -1;  // the feature's place among the model's, if it has one
+      if (held_) {
+        if (feature < model_.cols) at = held_->Find(static_cast<uint32_t>(feature));
+      } else if (feature < held) {
+        at = feature;
+      }
+      if (at < 0) continue;
+      const double* w = model_.weights.data() + static_cast<std::size_t>(at) * c_count;
+      for (std::size_t c = 0; c < c_count; ++c) row[c] += rows.values[k] * w[c];
+    }
+  }
+}
+
+// The two-class AUC's scores and labels: sorted runs of at most the budget, spilled to files,
+// merged at the end into the Mann-Whitney rank sum (ties sharing their mean rank), as
+// AreaUnderRoc computes it in memory.
+class StreamingEvaluation::ScoreRuns {
+ public:
+  ScoreRuns(std::size_t budget, std::string scratch) : budget_(std::max<std::size_t>(budget, 1)), scratch_(std::move(scratch)) {}
+  ~ScoreRuns() {
+    for (const std::string& run : runs_) std::remove(run.c_str());
+  }
+
+  Status Add(double score, bool positive) {
+    scores_.push_back({score, positive ? 1.0 : 0.0});
+    return scores_.size() >= budget_ ? Spill() : Status::Ok();
+  }
+
+  Result<double> Finish() {
+    if (runs_.empty()) {
+      std::sort(scores_.begin(), scores_.end());
+      std::size_t at = 0;
+      return Combine([&](Entry* next) {
+        if (at == scores_.size()) return false;
+        *next = scores_[at++];
+        return true;
+      });
+    }
+    NIMBUS_RETURN_IF_ERROR(Spill());
+    // A k-way merge of the runs, a buffer of each at a time.
+    struct Reader {
+      std::FILE* file;
+      std::vector<Entry> buffer;
+      std::size_t at = 0, size = 0;
+      bool Next(Entry* entry) {
+        if (at == size) {
+          size = std::fread(buffer.data(), sizeof(Entry), buffer.size(), file);
+          at = 0;
+          if (size == 0) return false;
+        }
+        *entry = buffer[at++];
+        return true;
+      }
+    };
+    std::vector<Reader> readers;
+    for (const std::string& run : runs_) {
+      std::FILE* file = std::fopen(run.c_str(), "rb");
+      if (file == nullptr) return ErrnoError("cannot read back " + run, errno);
+      readers.push_back({file, std::vector<Entry>(std::size_t{1} << 16)});
+    }
+    using Head = std::pair<Entry, std::size_t>;
+    auto later = [](const Head& a, const Head& b) { return b.first < a.first; };
+    std::vector<Head> heads;
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+      Entry entry;
+      if (readers[i].Next(&entry)) heads.emplace_back(entry, i);
+    }
+    std::make_heap(heads.begin(), heads.end(), later);
+    Result<double> auc = Combine([&](Entry* next) {
+      if (heads.empty()) return false;
+      std::pop_heap(heads.begin(), heads.end(), later);
+      *next = heads.back().first;
+      const std::size_t from = heads.back().second;
+      heads.pop_back();
+      Entry entry;
+      if (readers[from].Next(&entry)) {
+        heads.emplace_back(entry, from);
+        std::push_heap(heads.begin(), heads.end(), later);
+      }
+      return true;
+    });
+    for (Reader& reader : readers) std::fclose(reader.file);
+    return auc;
+  }
+
+ private:
+  using Entry = std::pair<double, double>;  // (score, 1 for a positive)
+
+  Status Spill() {
+    if (scores_.empty()) return Status::Ok();
+    std::sort(scores_.begin(), scores_.end());
+    if (scratch_.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      scratch_ = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    }
+    std::string path = scratch_ + "/nimbus-auc-XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) return ErrnoError("cannot make a file for the AUC's scores in " + scratch_, errno);
+    runs_.push_back(path);
+    std::FILE* file = ::fdopen(fd, "wb");
+    const bool written = file != nullptr && std::fwrite(scores_.data(), sizeof(Entry), scores_.size(), file) == scores_.size();
+    if (file == nullptr || std::fclose(file) != 0 || !written) return IoError("cannot write " + path);
+    scores_.clear();
+    return Status::Ok();
+  }
+
+  // The AUC of the entries in ascending order of score.
+  template <typename NextEntry>
+  static double Combine(NextEntry&& next_entry) {
+    long double positive_rank_sum = 0, positives = 0, count = 0;
+    Entry entry;
+    bool have = next_entry(&entry);
+    while (have) {
+      const double score = entry.first;
+      long double group = 0, group_positives = 0;
+      while (have && entry.first == score) {
+        group += 1;
+        group_positives += entry.second;
+        have = next_entry(&entry);
+      }
+      positive_rank_sum += group_positives * (count + (group + 1) / 2);  // ranks count+1 .. count+group
+      positives += group_positives;
+      count += group;
+    }
+    const long double negatives = count - positives;
+    if (positives == 0 || negatives == 0) return std::nan("");
+    return static_cast<double>((positive_rank_sum - positives * (positives + 1) / 2) / (positives * negatives));
+  }
+
+  std::size_t budget_;
+  std::string scratch_;
+  std::vector<Entry> scores_;
+  std::vector<std::string> runs_;
+};
+
+StreamingEvaluation::StreamingEvaluation(const Model& model, std::vector<double> class_weights,
+                                         std::size_t auc_budget, std::string scratch_directory)
+    : model_(model), class_weights_(std::move(class_weights)), scorer_(model) {
+  e_.classification = IsClassification(model.loss);
+  if (e_.classification && model.classes > 1) {
+    e_.class_values = model.labels.ClassValues();
+    e_.confusion.assign(static_cast<std::size_t>(model.classes), std::vector<int64_t>(static_cast<std::size_t>(model.classes), 0));
+  }
+  if (e_.classification && model.classes == 1) auc_ = std::make_unique<ScoreRuns>(auc_budget, std::move(scratch_directory));
+}
+
+StreamingEvaluation::~StreamingEvaluation() = default;
+
+Status StreamingEvaluation::Add(const CsrView& rows, std::span<const double> labels, std::span<const double> weights) {
+  scorer_.Score(rows, scores_);
+  const auto c_count = static_cast<std::size_t>(model_.classes);
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    const double y = labels[r];
+    const std::span<const double> row = std::span<const double>(scores_).subspan(r * c_count, c_count);
+    if (!e_.classification) {
+      squared_error_ += (row[0] - y) * (row[0] - y);
+      const double n = static_cast<double>(e_.rows + static_cast<int64_t>(r) + 1);
+      const double delta = y - label_mean_;
+      label_mean_ += delta / n;
+      label_m2_ += delta * (y - label_mean_);
+    } else if (c_count > 1) {
+      const std::size_t truth = ClassIndex(y);
+      const auto predicted = static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
+      ++e_.confusion[truth][predicted];
+      if (model_.loss == Loss::kLogistic) log_loss_ -= std::log(std::max(ClassProbabilities(model_, row)[truth], 1e-300));
+    } else {
+      correct_ += (row[0] > 0 ? 1.0 : -1.0) == y ? 1 : 0;
+      log_loss_ += LogOnePlusExpMinus(y * row[0]);
+      NIMBUS_RETURN_IF_ERROR(auc_->Add(row[0], y > 0));
+    }
+  }
+  ProblemSpec spec = model_.Spec(rows.rows, rows.cols);
+  spec.class_weights = class_weights_;
+  const DataTerm term = DataTerm::ForProblem(spec, rows, labels, weights);
+  loss_sum_ += term.LossSum(scores_);
+  if (spec.one_vs_rest()) {
+    const std::vector<double> sums = term.ClassLossSums(scores_);
+    class_loss_sums_.resize(sums.size(), 0.0);
+    for (std::size_t c = 0; c < sums.size(); ++c) class_loss_sums_[c] += sums[c];
+  }
+  e_.rows += rows.rows;
+  return Status::Ok();
+}
+
+Result<Evaluation> StreamingEvaluation::Finish() {
+  Evaluation e = e_;
+  const auto n = static_cast<double>(e.rows);
+  if (!e.classification) {
+    e.mean_squared_error = squared_error_ / n;
+    e.r_squared = label_m2_ > 0 ? 1.0 - squared_error_ / label_m2_ : std::nan("");
+  } else if (model_.classes > 1) {
+    double correct = 0;
+    for (std::size_t c = 0; c < e.confusion.size(); ++c) {
+      int64_t predicted = 0, present = 0;
+      for (std::size_t other = 0; other < e.confusion.size(); ++other) {
+        predicted += e.confusion[other][c];
+        present += e.confusion[c][other];
+      }
+      const auto hits = static_cast<double>(e.confusion[c][c]);
+      correct += hits;
+      e.precision.push_back(predicted > 0 ? hits / static_cast<double>(predicted) : std::nan(""));
+      e.recall.push_back(present > 0 ? hits / static_cast<double>(present) : std::nan(""));
+    }
+    e.accuracy = correct / n;
+    e.log_loss = model_.loss == Loss::kLogistic ? log_loss_ / n : std::nan("");
+    e.auc = std::nan("");
+  } else {
+    e.accuracy = correct_ / n;
+    e.log_loss = model_.loss == Loss::kLogistic ? log_loss_ / n : std::nan("");
+    NIMBUS_ASSIGN_OR_RETURN(e.auc, auc_->Finish());
+  }
+  e.objective = loss_sum_ / n + model_.Penalty();
+  if (!class_loss_sums_.empty()) {
+    const auto c_count = static_cast<std::size_t>(model_.classes);
+    const auto held = static_cast<std::size_t>(model_.held());
+    e.class_objectives.assign(c_count, 0.0);
+    for (std::size_t c = 0; c < c_count; ++c) {
+      e.class_objectives[c] = class_loss_sums_[c] / n;
+      for (std::size_t k = 0; k < held; ++k) {
+        const double w = model_.weights[k * c_count + c];
+        e.class_objectives[c] += model_.regularizer.l1 * std::abs(w) + 0.5 * model_.regularizer.l2 * w * w;
+      }
+    }
+  }
+  return e;
 }
 
 }  // namespace nimbus

@@ -14,7 +14,7 @@ constexpr int kSilentHeartbeats = 5;  // missed heartbeats after which a worker 
 constexpr std::size_t kRoundTimeWindow = 64;
 
 const char* PhaseName(int phase) {
-  static const char* const names[] = {"launching", "loading", "idle", "busy", "gone"};
+  static const char* const names[] = {"launching", "scanning", "scanned", "loading", "idle", "busy", "gone"};
   return names[phase];
 }
 
@@ -57,6 +57,7 @@ AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec,
   body.heartbeat_seconds = heartbeat_seconds;
   body.master_timeout_seconds = master_timeout_seconds;
   body.faults = EncodeFaults(worker.faults);
+  body.text = shard.text;
   return body;
 }
 
@@ -177,12 +178,21 @@ std::string RemoteExecutor::Ended(int worker, const std::string& how) const {
   const Slot& slot = slots_[static_cast<std::size_t>(worker)];
   if (!OutOfMemory(how, slot.memory_limit)) return how;
   const ShardAssignment& shard = shards_[static_cast<std::size_t>(worker)];
-  std::string report = "ran out of memory (" + how + "): shard " + shard.key + " (" + std::to_string(shard.rows) +
-                       " rows, " + std::to_string(shard.nnz) + " nonzeros) needs about " +
-                       Megabytes(shard.memory_estimate_bytes) + " of data in a worker, besides the program, and " +
-                       (slot.memory_limit > 0 ? "the worker's limit is " + Megabytes(slot.memory_limit)
-                                              : std::string("the worker had less")) +
-                       ". Use more workers (smaller shards)";
+  const std::string limit = slot.memory_limit > 0 ? "the worker's limit is " + Megabytes(slot.memory_limit)
+                                                  : std::string("the worker had less");
+  std::string report;
+  if (shard.text && !shard.text->plan) {
+    // Before its scan said what the part holds: the part's text, which its rows take about
+    // as much memory as (12 bytes an entry against 8 to 14 of text).
+    uint64_t bytes = 0;
+    for (const TextPieceRef& piece : shard.text->pieces) bytes += piece.end - piece.begin;
+    report = "ran out of memory (" + how + ") reading " + shard.key + " (" + Megabytes(static_cast<int64_t>(bytes)) +
+             " of text, which its rows take about as much memory as), and " + limit + ". Use more workers (smaller parts)";
+  } else {
+    report = "ran out of memory (" + how + "): shard " + shard.key + " (" + std::to_string(shard.rows) + " rows, " +
+             std::to_string(shard.nnz) + " nonzeros) needs about " + Megabytes(shard.memory_estimate_bytes) +
+             " of data in a worker, besides the program, and " + limit + ". Use more workers (smaller shards)";
+  }
   return report + (options_.memory_advice.empty() ? "" : ", " + options_.memory_advice);
 }
 
@@ -291,7 +301,9 @@ void RemoteExecutor::HandleHello(int worker, const Incoming& incoming, double no
     Fail(worker, "cannot send it its assignment: " + sent.message());
     return;
   }
-  slot.phase = Phase::kLoading;
+  // Text not yet planned: the worker reads its part and says what it holds first.
+  const bool scans = shards_[static_cast<std::size_t>(worker)].text && !HasTextPlan();
+  slot.phase = scans ? Phase::kScanning : Phase::kLoading;
   Event(worker, "hello", "process started " + std::to_string(hello->process_start_wall + slot.clock_offset -
                                                              slot.launched_wall) + " s after launch");
 }
@@ -315,6 +327,32 @@ void RemoteExecutor::HandleReady(int worker, const Incoming& incoming) {
   slot.phase = Phase::kIdle;
   Event(worker, "ready", "shard loaded in " + std::to_string(r.load_seconds) + " s");
   if (slot.round) SendRound(worker);
+}
+
+bool RemoteExecutor::HasTextPlan() const {
+  return !shards_.empty() && shards_.front().text && shards_.front().text->plan.has_value();
+}
+
+void RemoteExecutor::HandleScanned(int worker, const Incoming& incoming) {
+  Slot& slot = slots_[static_cast<std::size_t>(worker)];
+  Result<ScannedBody> scanned = UnpackScanned(incoming.message);
+  if (scanned.ok() && slot.phase == Phase::kLoading) return ResendAfter(worker, "SCANNED");
+  if (!scanned.ok() || slot.phase != Phase::kScanning) {
+    transport_->CountStale(scanned.ok() ? "an unexpected SCANNED" : scanned.status().message());
+    return;
+  }
+  slot.scanned = std::move(scanned->scan);
+  Event(worker, "scanned", std::to_string(slot.scanned->rows) + " rows read in " +
+                               std::to_string(slot.scanned->seconds) + " s");
+  if (!HasTextPlan()) {
+    slot.phase = Phase::kScanned;
+    return;
+  }
+  if (Status sent = SendAssign(worker); !sent.ok()) {
+    Fail(worker, "cannot send it the plan: " + sent.message());
+    return;
+  }
+  slot.phase = Phase::kLoading;
 }
 
 void RemoteExecutor::HandleReply(int worker, const Incoming& incoming) {
@@ -393,7 +431,7 @@ void RemoteExecutor::HandleHeartbeat(int worker, const Incoming& incoming) {
 void RemoteExecutor::ResendAfter(int worker, const std::string& what) {
   Slot& slot = slots_[static_cast<std::size_t>(worker)];
   transport_->CountStale("a repeated " + what + " (after a reconnect)");
-  if (slot.phase == Phase::kLoading) {
+  if (slot.phase == Phase::kLoading || slot.phase == Phase::kScanning) {
     (void)SendAssign(worker);
   } else if (slot.phase == Phase::kBusy && slot.round) {
     ++stats_.rounds_resent;
@@ -438,6 +476,9 @@ void RemoteExecutor::Handle(Incoming incoming) {
     case MessageType::kHeartbeat:
       HandleHeartbeat(worker, incoming);
       return;
+    case MessageType::kScanned:
+      HandleScanned(worker, incoming);
+      return;
     default:
       transport_->CountStale(std::string("an unexpected ") + MessageTypeName(type));
   }
@@ -479,10 +520,11 @@ void RemoteExecutor::Pump(Deadline until) {
   }
 }
 
-Result<std::vector<WorkerReady>> RemoteExecutor::Start(Deadline deadline) {
-  if (started_) return FailedPrecondition("the " + options_.name + " runtime was already started");
+Status RemoteExecutor::Open() {
+  if (opened_) return Status::Ok();
   NIMBUS_RETURN_IF_ERROR(options_.Validate());
   if (shards_.empty()) return InvalidArgument("workers: need at least one shard");
+  opened_ = true;
   started_ = true;
   run_id_ = options_.run_id != 0 ? options_.run_id : RandomRunId();
   context_ = ZmqContext::Create();
@@ -490,36 +532,100 @@ Result<std::vector<WorkerReady>> RemoteExecutor::Start(Deadline deadline) {
     NIMBUS_ASSIGN_OR_RETURN(keys_, RunKeys::Generate());
   }
   // The largest inbound frame is a REPLY's w (a Newton evaluation's: a gradient and a
-  // diagonal); anything far larger is refused by ZeroMQ.
-  const auto max_frame = static_cast<int64_t>(2 * spec_.model_size() * sizeof(double)) + (int64_t{1} << 20);
+  // diagonal), or a SCANNED's list of features (at most a byte of text each); anything far
+  // larger is refused by ZeroMQ.
+  int64_t max_frame = static_cast<int64_t>(2 * spec_.model_size() * sizeof(double));
+  for (const ShardAssignment& shard : shards_) {
+    if (!shard.text) continue;
+    uint64_t bytes = 0;
+    for (const TextPieceRef& piece : shard.text->pieces) bytes += piece.end - piece.begin;
+    max_frame = std::max(max_frame, static_cast<int64_t>(bytes));
+  }
+  max_frame += int64_t{1} << 20;
   NIMBUS_ASSIGN_OR_RETURN(transport_,
                           RouterTransport::Bind(context_, options_.listen, run_id_, max_frame, keys_.server));
   endpoint_ = options_.advertise.empty() ? transport_->endpoint() : options_.advertise;
-  state_ = std::make_unique<StateKeeper>(workers(), spec_.model_size(), options_.state_memory_limit_bytes,
-                                         options_.spill_directory);
   for (int worker = 0; worker < workers(); ++worker) Launch(worker);
+  return Status::Ok();
+}
 
+Status RemoteExecutor::AwaitPhase(Phase phase, Deadline deadline) {
+  const std::string doing = phase == Phase::kScanned ? "start (reading its part of the data)" : "start";
   while (true) {
-    bool all_ready = true;
+    bool all_there = true;
     for (int worker = 0; worker < workers(); ++worker) {
       const Slot& slot = slots_[static_cast<std::size_t>(worker)];
       if (slot.phase == Phase::kGone) {
-        return Unavailable("worker " + std::to_string(worker) + " could not start: " + slot.last_failure);
+        // A line of the data it could not read is the data's fault, named by its file and line.
+        const auto bad_data = slot.last_failure.find(kBadData);
+        if (bad_data != std::string::npos) {
+          return InvalidArgument(slot.last_failure.substr(bad_data + std::string(kBadData).size()) + " (worker " +
+                                 std::to_string(worker) + ")");
+        }
+        return Unavailable("worker " + std::to_string(worker) + " could not " + doing + ": " + slot.last_failure);
       }
-      all_ready = all_ready && slot.phase == Phase::kIdle;
+      all_there = all_there && slot.phase == phase;
     }
-    if (all_ready) break;
+    if (all_there) return Status::Ok();
     if (deadline.Expired()) {
       for (int worker = 0; worker < workers(); ++worker) {
         const Slot& slot = slots_[static_cast<std::size_t>(worker)];
-        if (slot.phase != Phase::kIdle) {
-          return DeadlineExceeded("worker " + std::to_string(worker) + " was not ready before the start deadline (" +
-                                  PhaseName(static_cast<int>(slot.phase)) + ")");
+        if (slot.phase != phase) {
+          return DeadlineExceeded("worker " + std::to_string(worker) + " did not " + doing +
+                                  " before the start deadline (" + PhaseName(static_cast<int>(slot.phase)) + ")");
         }
       }
     }
     Pump(deadline);
   }
+}
+
+Result<std::vector<TextScanned>> RemoteExecutor::ScanText(Deadline deadline) {
+  if (opened_) return FailedPrecondition("the " + options_.name + " runtime was already started");
+  for (const ShardAssignment& shard : shards_) {
+    if (!shard.text || shard.text->plan) return FailedPrecondition("ScanText: a worker's part is not unplanned text");
+  }
+  NIMBUS_RETURN_IF_ERROR(Open());
+  NIMBUS_RETURN_IF_ERROR(AwaitPhase(Phase::kScanned, deadline));
+  std::vector<TextScanned> scans;
+  for (Slot& slot : slots_) {
+    scans.push_back(*slot.scanned);
+    slot.restarts = 0;
+  }
+  return scans;
+}
+
+Status RemoteExecutor::SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) {
+  if (parts.size() != shards_.size()) return InvalidArgument("SetTextPlan: one part per worker");
+  spec_ = spec;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (!shards_[i].text) return FailedPrecondition("SetTextPlan: a worker's rows are not text");
+    shards_[i].text->plan = std::move(parts[i]);
+    shards_[i].rows = shards_[i].text->plan->rows;
+    shards_[i].nnz = shards_[i].text->plan->nnz;
+    shards_[i].memory_estimate_bytes = shards_[i].text->plan->memory_estimate_bytes;
+  }
+  for (int worker = 0; worker < workers(); ++worker) {
+    Slot& slot = slots_[static_cast<std::size_t>(worker)];
+    if (slot.phase != Phase::kScanned) continue;  // scanning still, or replaced: it gets the plan in turn
+    if (Status sent = SendAssign(worker); !sent.ok()) {
+      Fail(worker, "cannot send it the plan: " + sent.message());
+      continue;
+    }
+    slot.phase = Phase::kLoading;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<WorkerReady>> RemoteExecutor::Start(Deadline deadline) {
+  if (state_) return FailedPrecondition("the " + options_.name + " runtime was already started");
+  if (!shards_.empty() && shards_.front().text && !HasTextPlan()) {
+    return FailedPrecondition("the workers' text has no plan yet (ScanText, SetTextPlan)");
+  }
+  NIMBUS_RETURN_IF_ERROR(Open());
+  state_ = std::make_unique<StateKeeper>(workers(), spec_.model_size(), options_.state_memory_limit_bytes,
+                                         options_.spill_directory);
+  NIMBUS_RETURN_IF_ERROR(AwaitPhase(Phase::kIdle, deadline));
   std::vector<WorkerReady> ready;
   for (Slot& slot : slots_) {
     ready.push_back(*slot.ready);
@@ -554,7 +660,7 @@ std::vector<WorkerReply> RemoteExecutor::Collect(int count, Deadline deadline) {
 }
 
 Status RemoteExecutor::Restore(const std::vector<WorkerHistory>& histories) {
-  if (state_ == nullptr) return FailedPrecondition("restore: the workers have not been started");
+  if (state_ == nullptr) return FailedPrecondition("restore: the workers have not been started");  // (Start makes it)
   if (histories.size() != slots_.size()) return InvalidArgument("restore: one history per worker");
   for (int worker = 0; worker < workers(); ++worker) {
     NIMBUS_RETURN_IF_ERROR(state_->Restore(worker, histories[static_cast<std::size_t>(worker)]));
@@ -567,6 +673,7 @@ Status RemoteExecutor::Restore(const std::vector<WorkerHistory>& histories) {
 void RemoteExecutor::Stop() {
   if (!started_) return;
   started_ = false;
+  opened_ = false;
   for (int worker = 0; worker < workers(); ++worker) {
     const Slot& slot = slots_[static_cast<std::size_t>(worker)];
     if (!slot.peer.empty() && slot.phase != Phase::kGone) {

@@ -1,10 +1,13 @@
 #include "nimbus/runtime/threads_executor.h"
 
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
 
 #include "nimbus/core/clock.h"
+#include "nimbus/cloud/s3.h"
 #include "nimbus/data/shard.h"
+#include "nimbus/worker/text_part.h"
 
 namespace nimbus {
 
@@ -24,57 +27,121 @@ Result<Dataset> ShardSource::Load(const ProblemSpec& spec) const {
   return data;
 }
 
+namespace {
+
+// What threads open: a directory, or with AWS an S3 prefix.
+Result<std::unique_ptr<Store>> OpenStoreAt(const std::string& uri) { return OpenAnyStore(uri, /*create=*/false); }
+
+}  // namespace
+
 ThreadsExecutor::ThreadsExecutor(std::vector<ShardSource> shards, const ProblemSpec& spec,
                                  const WorkerOptions& options, int concurrency)
     : shards_(std::move(shards)), spec_(spec), options_(options), slots_(shards_.size()) {
   if (concurrency > 0) compute_slots_ = std::make_unique<std::counting_semaphore<>>(concurrency);
+  // Parts of text that come with their plan are read and finished at once (no scan round).
+  planned_ = !shards_.empty() && std::all_of(shards_.begin(), shards_.end(), [](const ShardSource& shard) {
+    return shard.text && shard.text->plan;
+  });
 }
 
 ThreadsExecutor::~ThreadsExecutor() { Stop(); }
 
-Result<std::vector<WorkerReady>> ThreadsExecutor::Start(Deadline deadline) {
-  if (!threads_.empty()) return FailedPrecondition("the threads runtime was already started");
-  if (shards_.empty()) return InvalidArgument("workers: need at least one shard");
+void ThreadsExecutor::StartThreads() {
   for (int id = 0; id < workers(); ++id) threads_.emplace_back(&ThreadsExecutor::WorkerMain, this, id);
+}
 
+Status ThreadsExecutor::AwaitWorkers(Deadline deadline, const std::function<bool(const Slot&)>& done,
+                                     const std::string& what) {
   std::unique_lock lock(mutex_);
   const auto all_reported = [&] {
     for (const Slot& slot : slots_) {
-      if (!slot.ready && slot.load_error.empty()) return false;
+      if (!done(slot) && slot.load_error.empty()) return false;
     }
     return true;
   };
   if (!work_done_.wait_until(lock, deadline.time_point(), all_reported)) {
-    return DeadlineExceeded("workers did not load their shards before the start deadline");
+    return DeadlineExceeded("workers did not " + what + " before the start deadline");
   }
-  std::vector<WorkerReady> ready;
   for (std::size_t id = 0; id < slots_.size(); ++id) {
     if (!slots_[id].load_error.empty()) {
-      return Unavailable("worker " + std::to_string(id) + " could not load its shard: " + slots_[id].load_error);
+      // The worker's own error (a bad line is the data's fault, not the runtime's).
+      return Status(slots_[id].load_code, "worker " + std::to_string(id) + " could not " + what + ": " +
+                                              slots_[id].load_error);
     }
-    ready.push_back(*slots_[id].ready);
   }
+  return Status::Ok();
+}
+
+Result<std::vector<TextScanned>> ThreadsExecutor::ScanText(Deadline deadline) {
+  if (!threads_.empty()) return FailedPrecondition("the threads runtime was already started");
+  for (const ShardSource& shard : shards_) {
+    if (!shard.text) return FailedPrecondition("ScanText: a worker's rows are not text");
+  }
+  StartThreads();
+  NIMBUS_RETURN_IF_ERROR(AwaitWorkers(deadline, [](const Slot& slot) { return slot.scanned.has_value(); },
+                                      "start (reading its part of the data)"));
+  std::lock_guard lock(mutex_);
+  std::vector<TextScanned> scans;
+  for (Slot& slot : slots_) scans.push_back(std::move(*slot.scanned));
+  return scans;
+}
+
+Status ThreadsExecutor::SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) {
+  if (parts.size() != shards_.size()) return InvalidArgument("SetTextPlan: one part per worker");
+  {
+    std::lock_guard lock(mutex_);
+    spec_ = spec;
+    for (std::size_t i = 0; i < parts.size(); ++i) shards_[i].text->plan = std::move(parts[i]);
+    planned_ = true;
+  }
+  work_ready_.notify_all();
+  return Status::Ok();
+}
+
+Result<std::vector<WorkerReady>> ThreadsExecutor::Start(Deadline deadline) {
+  if (shards_.empty()) return InvalidArgument("workers: need at least one shard");
+  const bool text = shards_.front().text.has_value();
+  if (text && !planned_) return FailedPrecondition("the workers' text has no plan yet (ScanText, SetTextPlan)");
+  if (!text && !threads_.empty()) return FailedPrecondition("the threads runtime was already started");
+  if (threads_.empty()) StartThreads();
+  NIMBUS_RETURN_IF_ERROR(AwaitWorkers(deadline, [](const Slot& slot) { return slot.ready.has_value(); },
+                                      "load its shard"));
+  std::lock_guard lock(mutex_);
+  std::vector<WorkerReady> ready;
+  for (const Slot& slot : slots_) ready.push_back(*slot.ready);
   return ready;
+}
+
+Result<Dataset> ThreadsExecutor::LoadRows(int id) {
+  ShardSource& source = shards_[static_cast<std::size_t>(id)];
+  if (!source.text) return source.Load(spec_);
+  NIMBUS_ASSIGN_OR_RETURN(TextPartRows rows, ReadTextPart(*source.text, OpenStoreAt));
+  {
+    std::unique_lock lock(mutex_);
+    slots_[static_cast<std::size_t>(id)].scanned = rows.scan;
+    work_done_.notify_all();
+    work_ready_.wait(lock, [&] { return stopping_ || planned_; });
+    if (stopping_) return FailedPrecondition("stopped before the plan came");
+  }
+  NIMBUS_ASSIGN_OR_RETURN(Dataset data, FinishTextPart(std::move(rows), *source.text, OpenStoreAt));
+  data.matrix.cols = spec_.cols;
+  return data;
 }
 
 void ThreadsExecutor::WorkerMain(int id) {
   Stopwatch load_watch;
   std::unique_ptr<ShardWorker> worker;
-  std::string load_error;
-  Result<Dataset> data = shards_[static_cast<std::size_t>(id)].Load(spec_);
+  Result<Dataset> data = LoadRows(id);
   const double load_seconds = load_watch.ElapsedSeconds();
-  if (data.ok()) {
-    worker = std::make_unique<ShardWorker>(id, std::move(data).value(), spec_, options_);
-  } else {
-    load_error = data.status().ToString();
-  }
+  if (data.ok()) worker = std::make_unique<ShardWorker>(id, std::move(data).value(), spec_, options_);
   {
     std::lock_guard lock(mutex_);
     Slot& loaded = slots_[static_cast<std::size_t>(id)];
     if (worker) {
       loaded.ready = worker->Ready(load_seconds);
     } else {
-      loaded.load_error = load_error;
+      loaded.load_error = data.status().message();
+      loaded.load_code = data.status().code();
     }
   }
   work_done_.notify_all();

@@ -23,6 +23,7 @@
 #include "nimbus/data/shard.h"
 #include "nimbus/transport/transport.h"
 #include "nimbus/worker/shard_worker.h"
+#include "nimbus/worker/text_part.h"
 
 namespace nimbus {
 
@@ -46,40 +47,63 @@ Result<ProblemSpec> AssignedSpec(const AssignBody& body) {
   return spec;
 }
 
+namespace {
+
+Result<std::unique_ptr<Store>> OpenStoreAt(const std::string& uri) { return OpenAnyStore(uri, /*create=*/false); }
+
+}  // namespace
+
 Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const AssignBody& body, ProblemSpec* spec,
-                                                        double* load_seconds) {
+                                                        double* load_seconds, std::optional<Dataset> rows) {
   Stopwatch load_watch;
-  Result<std::unique_ptr<Store>> store = OpenAnyStore(body.store_uri, /*create=*/false);
-  if (!store.ok()) return store.status().WithContext("cannot open the store");
-  std::optional<uint64_t> checksum;
-  if (body.shard_checksum != 0) checksum = body.shard_checksum;
-  Result<Dataset> shard = LoadShard(**store, body.shard_key, checksum);
-  if (!shard.ok()) return shard.status().WithContext("cannot load its shard");
-  *load_seconds = load_watch.ElapsedSeconds();
+  if (!rows) {
+    Result<std::unique_ptr<Store>> store = OpenAnyStore(body.store_uri, /*create=*/false);
+    if (!store.ok()) return store.status().WithContext("cannot open the store");
+    std::optional<uint64_t> checksum;
+    if (body.shard_checksum != 0) checksum = body.shard_checksum;
+    Result<Dataset> shard = LoadShard(**store, body.shard_key, checksum);
+    if (!shard.ok()) return shard.status().WithContext("cannot load its shard");
+    rows = std::move(shard).value();
+  }
+  Dataset& shard = *rows;
+  *load_seconds += load_watch.ElapsedSeconds();
   NIMBUS_ASSIGN_OR_RETURN(*spec, AssignedSpec(body));
-  if (shard->cols() > spec->cols) return InvalidArgument("its shard has more features than the problem");
-  shard->matrix.cols = spec->cols;
-  for (const double label : shard->labels) {
+  if (shard.cols() > spec->cols) return InvalidArgument("its shard has more features than the problem");
+  shard.matrix.cols = spec->cols;
+  for (const double label : shard.labels) {
     if (spec->classes > 1 && ClassIndex(label) >= static_cast<std::size_t>(spec->classes)) {
       return InvalidArgument("its shard has class " + FormatLabel(label) + ", the problem " +
                              std::to_string(spec->classes) + " classes");
     }
   }
   if (!body.folds.empty()) {
-    if (static_cast<int64_t>(body.folds.size()) != shard->rows()) {
+    if (static_cast<int64_t>(body.folds.size()) != shard.rows()) {
       return InvalidArgument("its rows' folds are " + std::to_string(body.folds.size()) + ", its shard's rows " +
-                             std::to_string(shard->rows()));
+                             std::to_string(shard.rows()));
     }
     for (const uint8_t fold : body.folds) {
       if (fold >= spec->copies) return InvalidArgument("a row's fold is past the problem's copies");
     }
-    shard->AdoptFolds(body.folds);
+    shard.AdoptFolds(body.folds);
   }
   WorkerOptions options;
   options.solver = static_cast<LocalSolver>(body.local_solver);
   NIMBUS_ASSIGN_OR_RETURN(options.faults, DecodeFaults(body.faults));
   options.general_form = body.general_form != 0;
-  return std::make_unique<ShardWorker>(worker, std::move(shard).value(), *spec, options);
+  return std::make_unique<ShardWorker>(worker, std::move(shard), *spec, options);
+}
+
+Result<TextPartRows> ReadAssignedText(const AssignBody& body) {
+  Result<TextPartRows> rows = ReadTextPart(*body.text, OpenStoreAt);
+  // A line the reader refuses is the data's fault: the master says so as it would of its own.
+  if (!rows.ok() && rows.status().code() == StatusCode::kInvalidArgument) {
+    return InvalidArgument(std::string(kBadData) + rows.status().message());
+  }
+  return rows;
+}
+
+Result<Dataset> FinishAssignedText(TextPartRows rows, const AssignBody& body) {
+  return FinishTextPart(std::move(rows), *body.text, OpenStoreAt);
 }
 
 int64_t ProcessMemoryLimitBytes() {
@@ -158,14 +182,36 @@ class WorkerSession {
     master_timeout_ = body->master_timeout_seconds;
     SetHeartbeatInterval(body->heartbeat_seconds);
 
-    // The cold start: load the shard.
+    // The cold start: load the shard, or read the part of the text (and, the first time
+    // round, say what it holds and wait for the plan of the whole).
     doing_ = "loading its shard";
     double load_seconds = 0;
-    Result<std::unique_ptr<ShardWorker>> worker = MakeAssignedWorker(options_.worker, *body, &spec_, &load_seconds);
-    if (!worker.ok() && worker.status().code() == StatusCode::kResourceExhausted) {
-      return Fatal(std::string(kOutOfMemory) + " (" + worker.status().message() + ")");
+    std::optional<Dataset> rows;
+    if (body->text) {
+      Stopwatch read_watch;
+      doing_ = "reading its part of the data";
+      Result<TextPartRows> read = ReadAssignedText(*body);
+      if (!read.ok()) return FatalLoad(read.status());
+      while (!body->text->plan) {
+        if (Status sent = SendKept(PackScanned(Envelope_(MessageType::kScanned), {read->scan})); !sent.ok()) {
+          return Error("cannot say SCANNED: " + sent.message());
+        }
+        assign = Await(MessageType::kAssign, master_timeout_);
+        if (!assign.ok()) {
+          return assign.status().code() == StatusCode::kDeadlineExceeded ? LostMaster() : Leave(assign.status());
+        }
+        body = UnpackAssign(*assign);
+        if (!body.ok()) return Fatal("bad assignment: " + body.status().message());
+        if (!body->text) return Fatal("bad assignment: the plan of the text came without the text");
+      }
+      Result<Dataset> finished = FinishAssignedText(std::move(read).value(), *body);
+      if (!finished.ok()) return FatalLoad(finished.status());
+      rows = std::move(finished).value();
+      load_seconds = read_watch.ElapsedSeconds();
     }
-    if (!worker.ok()) return Fatal(worker.status().message());
+    Result<std::unique_ptr<ShardWorker>> worker =
+        MakeAssignedWorker(options_.worker, *body, &spec_, &load_seconds, std::move(rows));
+    if (!worker.ok()) return FatalLoad(worker.status());
     worker_ = std::move(worker).value();
     faults_ = worker_->options().faults;
 
@@ -334,6 +380,13 @@ class WorkerSession {
   int Error(const std::string& message) {
     std::fprintf(stderr, "%s: error: %s\n", name_.c_str(), message.c_str());
     return kWorkerError;
+  }
+  // A load that failed: out of memory, said so; anything else, fatal.
+  int FatalLoad(const Status& status) {
+    if (status.code() == StatusCode::kResourceExhausted) {
+      return Fatal(std::string(kOutOfMemory) + " (" + doing_ + ": " + status.message() + ")");
+    }
+    return Fatal(status.message());
   }
   // Tells the master this worker cannot do its part (so it is not restarted in vain).
   int Fatal(const std::string& message) {

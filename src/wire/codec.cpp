@@ -7,6 +7,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include <nlohmann/json.hpp>
+
 namespace nimbus {
 namespace {
 
@@ -70,6 +72,14 @@ struct ReplyFields {
 struct HeartbeatFields {
   double send_wall;
   int64_t link_reconnects;
+};
+struct ScannedFields {
+  int64_t rows, nnz;
+  uint64_t max_index;
+  int64_t labels, all_ones, all_floats;
+  uint64_t bytes_read;
+  double seconds;
+  int64_t features;
 };
 
 template <typename Fields>
@@ -166,6 +176,96 @@ Result<std::vector<double>> ReadDoubles(const Frame& frame, std::size_t count, M
   return values;
 }
 
+// A TextPart as JSON (its plan's features travel in a frame of their own):
+//   {"files": [[store_uri, key, bytes, compression], ...], "pieces": [[file, begin, end], ...],
+//    "classification": true, "renumber": true,
+//    "plan": {"classification": true, "classes": [...], "source_cols": N, "first_row": R, "rows": r,
+//             "nnz": n, "renumbered": true, "weights": [store_uri, key, bytes], "weights_offset": B}}
+std::string TextPartJson(const TextPart& part) {
+  nlohmann::json json;
+  json["files"] = nlohmann::json::array();
+  for (const TextFileRef& f : part.files) json["files"].push_back({f.store_uri, f.key, f.bytes, f.compression});
+  json["pieces"] = nlohmann::json::array();
+  for (const TextPieceRef& p : part.pieces) json["pieces"].push_back({p.file, p.begin, p.end});
+  json["classification"] = part.classification;
+  json["renumber"] = part.renumber;
+  if (part.plan) {
+    const TextPlanned& plan = *part.plan;
+    json["plan"] = {{"classification", plan.classification}, {"classes", plan.class_values},
+                    {"source_cols", plan.source_cols},       {"first_row", plan.first_row},
+                    {"rows", plan.rows},                     {"nnz", plan.nnz},
+                    {"renumbered", plan.features != nullptr},
+                    {"weights", {plan.weights.store_uri, plan.weights.key, plan.weights.bytes}},
+                    {"weights_offset", plan.weights_offset}};
+  }
+  return json.dump();
+}
+
+// Every field checked for its type: the text comes off the wire.
+Result<TextPart> ParseTextPart(std::string_view text) {
+  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto bad = [](const std::string& why) { return BadBody(MessageType::kAssign, "the text part: " + why); };
+  if (!json.is_object()) return bad("not a JSON object");
+  const auto unsigned_at = [](const nlohmann::json& a, std::size_t i) {
+    return a.is_array() && i < a.size() && a[i].is_number_unsigned();
+  };
+  TextPart part;
+  if (!json.contains("files") || !json["files"].is_array() || !json.contains("pieces") || !json["pieces"].is_array()) {
+    return bad("no files or pieces");
+  }
+  for (const nlohmann::json& f : json["files"]) {
+    if (!f.is_array() || f.size() != 4 || !f[0].is_string() || !f[1].is_string() || !unsigned_at(f, 2) ||
+        !unsigned_at(f, 3)) {
+      return bad("a file is not [store, key, bytes, compression]");
+    }
+    part.files.push_back({f[0].get<std::string>(), f[1].get<std::string>(), f[2].get<uint64_t>(), f[3].get<int64_t>()});
+  }
+  for (const nlohmann::json& p : json["pieces"]) {
+    if (!p.is_array() || p.size() != 3 || !unsigned_at(p, 0) || !unsigned_at(p, 1) || !unsigned_at(p, 2)) {
+      return bad("a piece is not [file, begin, end]");
+    }
+    const uint64_t file = p[0].get<uint64_t>(), begin = p[1].get<uint64_t>(), end = p[2].get<uint64_t>();
+    if (file >= part.files.size() || begin > end || end > part.files[file].bytes) return bad("a piece outside its file");
+    part.pieces.push_back({static_cast<uint32_t>(file), begin, end});
+  }
+  const auto flag = [&](const nlohmann::json& in, const char* name, bool* out) {
+    if (!in.contains(name) || !in[name].is_boolean()) return false;
+    *out = in[name].get<bool>();
+    return true;
+  };
+  if (!flag(json, "classification", &part.classification) || !flag(json, "renumber", &part.renumber)) {
+    return bad("no classification or renumber flag");
+  }
+  if (!json.contains("plan")) return part;
+  const nlohmann::json& p = json["plan"];
+  TextPlanned plan;
+  bool renumbered = false;
+  const auto number = [&](const char* name, int64_t* out) {
+    if (!p.contains(name) || !p[name].is_number_integer() || p[name].get<int64_t>() < 0) return false;
+    *out = p[name].get<int64_t>();
+    return true;
+  };
+  if (!p.is_object() || !flag(p, "classification", &plan.classification) || !flag(p, "renumbered", &renumbered) ||
+      !number("source_cols", &plan.source_cols) || !number("first_row", &plan.first_row) || !number("rows", &plan.rows) ||
+      !number("nnz", &plan.nnz) || !p.contains("classes") || !p["classes"].is_array() || !p.contains("weights") ||
+      !p["weights"].is_array() || p["weights"].size() != 3 || !p["weights"][0].is_string() ||
+      !p["weights"][1].is_string() || !unsigned_at(p["weights"], 2) || !p.contains("weights_offset") ||
+      !p["weights_offset"].is_number_unsigned()) {
+    return bad("a malformed plan");
+  }
+  for (const nlohmann::json& value : p["classes"]) {
+    if (!value.is_number()) return bad("a class value is not a number");
+    plan.class_values.push_back(value.get<double>());
+  }
+  plan.weights = {p["weights"][0].get<std::string>(), p["weights"][1].get<std::string>(),
+                  p["weights"][2].get<uint64_t>(), 0};
+  plan.weights_offset = p["weights_offset"].get<uint64_t>();
+  // The features arrive in their own frame; an empty list stands for "renumbered to none".
+  if (renumbered) plan.features = std::make_shared<const std::vector<uint32_t>>();
+  part.plan = std::move(plan);
+  return part;
+}
+
 WireMessage Make(const Envelope& envelope, MessageType type, std::vector<Frame> payload) {
   assert(payload.size() <= kMaxPayloadFrames);  // the header has room for no more
   WireMessage message{envelope, std::move(payload)};
@@ -184,6 +284,7 @@ const char* MessageTypeName(MessageType type) {
     case MessageType::kReply: return "REPLY";
     case MessageType::kBye: return "BYE";
     case MessageType::kHeartbeat: return "HEARTBEAT";
+    case MessageType::kScanned: return "SCANNED";
   }
   return "UNKNOWN";
 }
@@ -252,7 +353,7 @@ Result<WireMessage> Decode(std::vector<Frame> frames) {
                            std::to_string(kWireVersion));
   }
   if (header.type < static_cast<uint16_t>(MessageType::kHello) ||
-      header.type > static_cast<uint16_t>(MessageType::kHeartbeat)) {
+      header.type > static_cast<uint16_t>(MessageType::kScanned)) {
     return InvalidArgument("unknown message type " + std::to_string(header.type));
   }
   if (header.frame_count > kMaxPayloadFrames || header.frame_count + 1 != frames.size()) {
@@ -292,13 +393,24 @@ WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
   // kMaxPayloadFrames).
   std::vector<double> doubles = b.class_weights;
   doubles.insert(doubles.end(), b.copy_scales.begin(), b.copy_scales.end());
+  // A part of text: its description as JSON, and the plan's features (uint32) beside it.
+  std::string text;
+  Frame features = Frame::Copy(nullptr, 0);
+  if (b.text) {
+    text = TextPartJson(*b.text);
+    if (b.text->plan && b.text->plan->features) {
+      const std::vector<uint32_t>& list = *b.text->plan->features;
+      features = Frame::View(b.text->plan->features, list.data(), list.size() * sizeof(uint32_t));
+    }
+  }
   return Make(envelope, MessageType::kAssign,
               {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss + '\n' + b.faults),
-               Frame::Copy(doubles.data(), doubles.size() * sizeof(double)), Frame::Copy(b.folds.data(), b.folds.size())});
+               Frame::Copy(doubles.data(), doubles.size() * sizeof(double)), Frame::Copy(b.folds.data(), b.folds.size()),
+               Frame::Adopt(std::move(text)), std::move(features)});
 }
 
 Result<AssignBody> UnpackAssign(const WireMessage& message) {
-  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 4, 4));
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 6, 6));
   NIMBUS_ASSIGN_OR_RETURN(const AssignFields f, ReadFields<AssignFields>(message, MessageType::kAssign, 0));
   // "store\nkey\nloss\nfaults"
   std::string_view text = message.payload[1].text();
@@ -344,7 +456,76 @@ Result<AssignBody> UnpackAssign(const WireMessage& message) {
   }
   b.folds.resize(message.payload[3].size());
   if (!b.folds.empty()) std::memcpy(b.folds.data(), message.payload[3].data(), b.folds.size());
+  const Frame& features = message.payload[5];
+  if (message.payload[4].size() > 0) {
+    NIMBUS_ASSIGN_OR_RETURN(b.text, ParseTextPart(message.payload[4].text()));
+    if (features.size() % sizeof(uint32_t) != 0) return BadBody(MessageType::kAssign, "a feature list of odd size");
+    const bool renumbered = b.text->plan && b.text->plan->features != nullptr;
+    if (!renumbered && features.size() > 0) return BadBody(MessageType::kAssign, "features without a renumbering plan");
+    if (renumbered && features.size() > 0) {
+      auto list = std::make_shared<std::vector<uint32_t>>(features.size() / sizeof(uint32_t));
+      std::memcpy(list->data(), features.data(), features.size());
+      for (std::size_t k = 0; k < list->size(); ++k) {
+        if ((k > 0 && (*list)[k] <= (*list)[k - 1]) || (*list)[k] >= static_cast<uint64_t>(b.text->plan->source_cols)) {
+          return BadBody(MessageType::kAssign, "the plan's features do not ascend below its largest index");
+        }
+      }
+      b.text->plan->features = std::move(list);
+    }
+  } else if (features.size() > 0) {
+    return BadBody(MessageType::kAssign, "features without a part of text");
+  }
   return b;
+}
+
+WireMessage PackScanned(const Envelope& envelope, const ScannedBody& body) {
+  const TextScanned& s = body.scan;
+  const ScannedFields f{s.rows, s.nnz, s.max_index, static_cast<int64_t>(s.labels.size()), s.all_ones ? 1 : 0,
+                        s.all_floats ? 1 : 0, s.bytes_read, s.seconds, static_cast<int64_t>(s.features.size())};
+  std::vector<double> labels = s.labels;
+  for (const int64_t rows : s.label_rows) labels.push_back(static_cast<double>(rows));  // exact below 2^53
+  return Make(envelope, MessageType::kScanned,
+              {FieldsFrame(f), Frame::Copy(labels.data(), labels.size() * sizeof(double)),
+               Frame::Copy(s.features.data(), s.features.size() * sizeof(uint32_t))});
+}
+
+Result<ScannedBody> UnpackScanned(const WireMessage& message) {
+  NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kScanned, 3, 3));
+  NIMBUS_ASSIGN_OR_RETURN(const ScannedFields f, ReadFields<ScannedFields>(message, MessageType::kScanned, 0));
+  if (f.rows < 0 || f.nnz < 0 || f.labels < 0 || f.labels > 1000000 || f.features < 0 || !(f.seconds >= 0)) {
+    return BadBody(MessageType::kScanned, "sizes out of range");
+  }
+  ScannedBody body;
+  TextScanned& s = body.scan;
+  s.rows = f.rows;
+  s.nnz = f.nnz;
+  s.max_index = f.max_index;
+  s.all_ones = f.all_ones != 0;
+  s.all_floats = f.all_floats != 0;
+  s.bytes_read = f.bytes_read;
+  s.seconds = f.seconds;
+  const auto labels = static_cast<std::size_t>(f.labels);
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<double> doubles,
+                          ReadDoubles(message.payload[1], 2 * labels, MessageType::kScanned, "labels and their rows"));
+  s.labels.assign(doubles.begin(), doubles.begin() + static_cast<std::ptrdiff_t>(labels));
+  for (std::size_t l = 0; l < labels; ++l) {
+    const double rows = doubles[labels + l];
+    if (!(rows >= 0 && rows <= static_cast<double>(f.rows))) return BadBody(MessageType::kScanned, "a label's rows out of range");
+    s.label_rows.push_back(static_cast<int64_t>(rows));
+  }
+  const Frame& features = message.payload[2];
+  if (features.size() != static_cast<uint64_t>(f.features) * sizeof(uint32_t)) {
+    return BadBody(MessageType::kScanned, "the feature list's size differs from the fields'");
+  }
+  s.features.resize(static_cast<std::size_t>(f.features));
+  if (!s.features.empty()) std::memcpy(s.features.data(), features.data(), features.size());
+  for (std::size_t k = 1; k < s.features.size(); ++k) {
+    if (s.features[k] <= s.features[k - 1]) return BadBody(MessageType::kScanned, "the features do not ascend");
+  }
+  if (!s.features.empty() && s.features.back() >= s.max_index) {
+    return BadBody(MessageType::kScanned, "a feature past the largest index");
+  }
+  return body;
 }
 
 WireMessage PackReady(const Envelope& envelope, const ReadyBody& body) {

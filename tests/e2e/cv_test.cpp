@@ -170,6 +170,9 @@ TEST(CvCli, GridRefitsOnAllTheDataAndChoosesByTheRule) {
 TEST(CvCli, BadInputIsNamed) {
   TempDir run;
   const std::string three = ThreeClassHeart(run);
+  // (A directory of LIBSVM files is text to read; one with a manifest, a store of shards.)
+  const std::string store = run.File("store");
+  ASSERT_EQ(RunNimbus({"split", "--data", HeartScalePath(), "--shards", "2", "--out", store}).exit_code, 0);
   ExpectRefused({"cv", "--out", run.File("out")}, {
       {{"--data", HeartScalePath(), "--folds", "1"}, "--folds: must be in [2, 100]"},
       {{"--data", HeartScalePath(), "--folds", "300"}, "--folds: must be in [2, 100]"},
@@ -177,7 +180,7 @@ TEST(CvCli, BadInputIsNamed) {
       {{"--data", HeartScalePath(), "--metric", "mse"}, "--metric mse: the data is a classifier's"},
       {{"--data", HeartScalePath(), "--metric", "f1"}, "--metric: 'f1' is not log_loss, accuracy, auc or mse"},
       {{"--data", HeartScalePath(), "--refit", "worst"}, "--refit: 'worst' is not best or 1se"},
-      {{"--data", run.path()}, "give the LIBSVM file, not the store"},
+      {{"--data", store}, "not the store"},
                 });
 }
 

@@ -44,7 +44,7 @@ TEST(S3Data, TrainOnShardsInS3GivesTheLocalModel) {
 
   const CommandResult missing = RunNimbus({"train", "--data", "s3://data/nothing-here", "--l1", "0.01"});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("s3://data/nothing-here/manifest.json: no such key"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("s3://data/nothing-here: no such object, nor objects under it"), std::string::npos) << missing.err;
   const CommandResult no_bucket = RunNimbus({"train", "--data", "s3://no-such-bucket/x", "--l1", "0.01"});
   EXPECT_NE(no_bucket.err.find("s3://no-such-bucket: no such bucket"), std::string::npos) << no_bucket.err;
 }

@@ -13,7 +13,8 @@ namespace nimbus::testing {
 namespace {
 
 // 200,000 rows of 30 nonzeros over 2 workers: 3,000,000 nonzeros per shard, about 57 MB of
-// data for a worker (nimbus's estimate).
+// data for a worker (nimbus's estimate). As a split store (a shard the master knows the size
+// of) and as text each worker reads its part of (whose size is known once it is read).
 class OutOfMemory : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -21,14 +22,17 @@ class OutOfMemory : public ::testing::Test {
     const CommandResult gen = RunNimbus({"gen", "--rows", "200000", "--cols", "5000", "--nnz-per-row", "30", "--seed",
                                          "3", "--out", dir_->File("big.svm")});
     ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const CommandResult split =
+        RunNimbus({"split", "--data", dir_->File("big.svm"), "--shards", "2", "--out", dir_->File("shards")});
+    ASSERT_EQ(split.exit_code, 0) << split.err;
   }
   static void TearDownTestSuite() {
     delete dir_;
     dir_ = nullptr;
   }
   // `nimbus train` on the command runtime, each worker started by `launch_prefix nimbus worker`.
-  static CommandResult TrainWith(const std::string& launch_prefix) {
-    return RunCommand({"timeout", "120", NIMBUS_BINARY, "train", "--quiet", "--data", dir_->File("big.svm"), "--l1",
+  static CommandResult TrainWith(const std::string& launch_prefix, const std::string& data = "shards") {
+    return RunCommand({"timeout", "120", NIMBUS_BINARY, "train", "--quiet", "--data", dir_->File(data), "--l1",
                        "1e-4", "--workers", "2", "--runtime", "command", "--max-restarts", "1", "--launch",
                        launch_prefix + NIMBUS_BINARY + " worker {args}"});
   }
@@ -43,6 +47,21 @@ class OutOfMemory : public ::testing::Test {
   static TempDir* dir_;
 };
 TempDir* OutOfMemory::dir_ = nullptr;
+
+// A worker reading its part of the text past its address-space limit: the report names the
+// part and its text's size against the limit.
+TEST_F(OutOfMemory, AWorkerReadingItsPartPastItsLimitSaysSo) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory needs more address space than any limit here leaves";
+#endif
+  const CommandResult run = TrainWith("prlimit --as=" + std::to_string(60 << 20) + " ", "big.svm");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  for (const std::string& part : {std::string("ran out of memory"), std::string("said BYE: fatal: out of memory"),
+                                  " of " + dir_->File("big.svm") + " (", std::string("reading part "), std::string(" MB of text"),
+                                  std::string("the worker's limit is 60 MB"), std::string("Use more workers")}) {
+    EXPECT_NE(run.err.find(part), std::string::npos) << "'" << part << "' missing from:\n" << run.err;
+  }
+}
 
 TEST_F(OutOfMemory, AWorkerPastItsAddressSpaceLimitSaysSoAndIsNotRetried) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

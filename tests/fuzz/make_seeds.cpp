@@ -69,6 +69,28 @@ int main(int argc, char** argv) {
   assign.cols = 13;
   assign.general_form = 1;
   WriteMessage(corpus + "/wire/assign", PackAssign(envelope, assign));
+  // A part of text, planned: two files, a range of one, the plan's renumbered features.
+  TextPart part;
+  part.files = {{"/data", "a.svm", 1000, 0}, {"s3://bucket/p", "b.svm.gz", 400, 1}};
+  part.pieces = {{0, 500, 1000}, {1, 0, 400}};
+  TextPlanned plan;
+  plan.class_values = {-1, 1};
+  plan.source_cols = 1000;
+  plan.features = std::make_shared<const std::vector<uint32_t>>(std::vector<uint32_t>{3, 17, 999});
+  plan.first_row = 20;
+  plan.rows = 30;
+  plan.nnz = 90;
+  part.plan = plan;
+  assign.text = part;
+  WriteMessage(corpus + "/wire/assign-text", PackAssign(envelope, assign));
+  ScannedBody scanned;
+  scanned.scan.rows = 30;
+  scanned.scan.nnz = 90;
+  scanned.scan.max_index = 1000;
+  scanned.scan.labels = {-1, 1};
+  scanned.scan.label_rows = {12, 18};
+  scanned.scan.features = {3, 17, 999};
+  WriteMessage(corpus + "/wire/scanned", PackScanned(envelope, scanned));
   ReadyBody ready;
   ready.ready.rows = 135;
   ready.ready.support = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{0, 2, 5});

@@ -1,4 +1,4 @@
-// The wire decoder on any bytes, as the frames of one multipart message: the first 72 bytes
+// The wire decoder on any bytes, as the frames of one multipart message: the first 88 bytes
 // are the header frame, the rest is cut into frames by the sizes the header declares (so the
 // fuzzer reaches the bodies), and what remains is one more frame. A message that decodes is
 // unpacked as its type says; a body that unpacks is packed again, and that canonical form
@@ -109,6 +109,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (auto body = UnpackHeartbeat(m); body.ok()) {
         auto pack = [&](const HeartbeatBody& b) { return PackHeartbeat(e, b); };
         CheckCanonical(pack(*body), UnpackHeartbeat, pack);
+      }
+      break;
+    case MessageType::kScanned:
+      if (auto body = UnpackScanned(m); body.ok()) {
+        auto pack = [&](const ScannedBody& b) { return PackScanned(e, b); };
+        CheckCanonical(pack(*body), UnpackScanned, pack);
       }
       break;
   }

@@ -11,6 +11,7 @@
 #include "nimbus/admm/summary.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/status.h"
+#include "nimbus/problem/problem.h"
 #include "nimbus/wire/messages.h"
 
 namespace nimbus {
@@ -34,6 +35,18 @@ class Executor {
   // Starts the workers and waits until each has loaded its shard (its cold start). Fails
   // with a message naming the worker if one cannot start before the deadline.
   virtual Result<std::vector<WorkerReady>> Start(Deadline deadline) = 0;
+  // Text the workers read themselves (wire/messages.h: TextPart): starts them, each reads and
+  // scans its own part, and returns every scan in worker order; the workers hold their rows
+  // until SetTextPlan tells them what the whole is. A bad line fails it, named by its file
+  // and line.
+  virtual Result<std::vector<TextScanned>> ScanText(Deadline /*deadline*/) {
+    return FailedPrecondition("the " + name() + " runtime does not read text itself");
+  }
+  // After ScanText, before Start: the problem the scans made (rows, columns, classes) and each
+  // worker's part of the plan.
+  virtual Status SetTextPlan(const ProblemSpec& /*spec*/, std::vector<TextPlanned> /*parts*/) {
+    return FailedPrecondition("the " + name() + " runtime does not read text itself");
+  }
   // Sends the round to these workers; each must have replied to its previous round.
   virtual void Dispatch(const RoundRequest& request, std::span<const int> workers) = 0;
   // Waits until `count` replies to dispatched rounds are in (or every dispatched round has

@@ -19,6 +19,8 @@
 #include "nimbus/core/trace.h"
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/store.h"
+#include "nimbus/data/text_input.h"
+#include "nimbus/data/text_rows.h"
 #include "nimbus/metrics/cost.h"
 #include "nimbus/nimbus.h"
 #include "nimbus/problem/problem.h"
@@ -27,8 +29,30 @@
 
 namespace nimbus {
 
-// The data, either in this process (a LIBSVM file, or the caller's arrays) or as shards in a
-// store.
+struct Runtime;
+
+// LIBSVM text that the workers read themselves, each its own slice; what it holds is known
+// once they have scanned it (ScanData).
+struct TextSource {
+  TextFiles files;
+  std::vector<TextSlice> slices;  // one per worker
+  LibsvmReadOptions libsvm;
+  std::optional<TextFile> sample_weights;
+  // After the scan:
+  std::vector<TextScan> scans;          // each worker's (its features dropped)
+  std::optional<TextPlan> planned;      // the whole (its features kept)
+  std::vector<uint64_t> weight_offsets;  // where each worker's weights begin
+  // The workers that scanned it, holding their rows for the plan: MakeRuntime hands them over
+  // once (mutable: taking them is not a change of the plan).
+  mutable std::shared_ptr<Runtime> scanned;
+
+  // Each worker's part, with the plan once there is one (and what a worker needs for it, the
+  // master's estimate, for its report should the worker run out of memory).
+  std::vector<TextPart> Parts(const std::vector<int64_t>& memory_estimates = {}) const;
+};
+
+// The data: in this process (the caller's arrays, or a LIBSVM file read here for the tools
+// that cut it anew), as shards in a store, or as text the workers read themselves.
 struct Plan {
   std::string source;  // the file or store; "memory" for the caller's arrays
   ProblemSpec spec;    // spec.cols: the columns the solve runs on
@@ -40,18 +64,34 @@ struct Plan {
   std::vector<std::pair<int64_t, int64_t>> ranges;  // its row blocks, one per worker
   std::shared_ptr<Store> store;                     // store input
   Manifest manifest;
+  std::optional<TextSource> text;                   // text input (the master reads no row)
 };
 // `workers` 0: the store's shard count, or this machine's cores for rows in memory. Columns
 // are renumbered to the features that occur when far fewer occur than the largest index
 // (data/feature_map.h): the master's and the workers' vectors follow the data, and the model
 // maps back.
+// A LIBSVM file (or several, or a directory or S3 prefix of them) is text the workers read.
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss);
+// A LIBSVM file read into this process (for the tools that cut the same rows anew for each
+// worker count: scale, calibrate, cross-validation's folds).
+Result<Plan> PlanDataInMemory(const TrainingData& data, int64_t workers, Loss loss);
+// Text input: starts the workers, each reads and scans its slice, and completes the plan from
+// their scans (rows, columns, labels); the workers wait for the problem (SetTextPlan, by
+// MakeRuntime's caller). Nothing for other input.
+Status ScanData(Plan& plan, const SolveOptions& options);
+// Text input read into this process instead, as it streams (for runtimes whose workers do not
+// read text themselves yet: MPI).
+Status ReadTextHere(Plan& plan);
 // W per class as ProblemSpec::class_weights holds them (the -1 class, the +1 class; or the
 // classes in ascending order of label), from
 // weights by label (a label `encoding` lacks is an error naming `source`) or balanced ones
 // (from the encoded `labels`; empty: unknown, an error).
 Result<std::vector<double>> ClassWeightsOf(const ClassWeights& weights, const LabelEncoding& encoding,
                                            std::span<const double> labels, const std::string& source);
+// The same from each class's rows (in class order; none: unknown).
+Result<std::vector<double>> ClassWeightsOfCounts(const ClassWeights& weights, const LabelEncoding& encoding,
+                                                 const std::optional<std::vector<int64_t>>& class_rows,
+                                                 const std::string& source);
 // The plan's problem beyond its data: the intercept, the classes (SolveOptions::multiclass),
 // the class weights, and the regularizer
 // (the options' l1, l2 or custom one; without any, l2 = 1/N, liblinear's C = 1).
@@ -79,6 +119,8 @@ int64_t SourceCols(const Plan& plan);
 struct Runtime {
   std::unique_ptr<Executor> executor;
   RemoteExecutor* remote = nullptr;
+  bool awaiting_plan = false;  // text: its workers scanned and wait for SetTextPlan
+  bool general_form = false;   // the workers' form of consensus (for their memory estimates)
   std::optional<TemporaryDirectory> shard_directory;  // rows in memory, as shards for remote workers
   std::optional<TemporaryDirectory> state_directory;  // kept worker state beyond the memory limit
 };
@@ -86,7 +128,11 @@ struct Runtime {
 WorkerOptions WorkerOptionsOf(const SolveOptions& options);
 // For remote runtimes, rows in memory are first written as shards (the same row blocks the
 // threads runtime uses, so the iterates are the same).
+// Text input: the workers that scanned it, told the plan, or (once they were taken) new ones
+// that read their parts with the plan.
 Result<Runtime> MakeRuntime(const RuntimeOptions& options, const Plan& plan, const WorkerOptions& worker_options);
+// Tells a runtime whose workers scanned the text the problem and their parts of the plan.
+Status SendTextPlan(const Plan& plan, Runtime& runtime);
 
 // The run's price at `prices` (Lambda's by default) into summary.cost_*: every worker for the
 // whole run, the replacements' invocations, the shard loads from S3, and the master.
@@ -105,7 +151,10 @@ SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution sol
 
 // A regularization path's steps (SolvePath, CrossValidate). The plan of the data, with every
 // option and the path's checked, and the varied term a placeholder each point sets.
-Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, const PathOptions& path);
+// With `rows_in_memory`, a LIBSVM file is read here (cross-validation's folds), else its text
+// is read by the workers.
+Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, const PathOptions& path,
+                      bool rows_in_memory = false);
 // Each point's lambda and solution; the first's setup includes starting the workers and the
 // solve at the path's start.
 using GridPoint = std::function<void(double lambda, Solution solution)>;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nimbus/cloud/aws.h"
 #include "nimbus/data/store.h"
@@ -25,6 +26,17 @@ class S3Client {
   // Multipart upload in parts of `part_bytes` (at least 5 MiB, S3's minimum).
   Status PutObjectInParts(const std::string& bucket, const std::string& key, std::string_view body,
                           std::size_t part_bytes) const;
+  // Multipart upload as the bytes come: Begin, then parts of at least 5 MiB (but the last),
+  // numbered from 1, then Complete with their ETags.
+  Result<std::string> BeginUpload(const std::string& bucket, const std::string& key) const;
+  Result<std::string> UploadPart(const std::string& bucket, const std::string& key, const std::string& upload_id,
+                                 int number, std::string_view body) const;
+  Status CompleteUpload(const std::string& bucket, const std::string& key, const std::string& upload_id,
+                        const std::vector<std::string>& etags) const;
+  // The keys and sizes of the objects under `prefix` (ListObjectsV2), ascending; with
+  // `delimiter` "/", none in a "folder" below it.
+  Result<std::vector<StoreObject>> ListObjects(const std::string& bucket, const std::string& prefix,
+                                               const std::string& delimiter = "/") const;
   Status DeleteObject(const std::string& bucket, const std::string& key) const;
   Status CreateBucket(const std::string& bucket) const;
 
@@ -49,6 +61,10 @@ class S3Store final : public Store {
   std::string Describe(const std::string& key) const override;
   Result<std::shared_ptr<const Blob>> Get(const std::string& key) override;
   Result<std::unique_ptr<BlobWriter>> OpenWriter(const std::string& key) override;
+  Result<uint64_t> Size(const std::string& key) override;
+  // Ranged GETs of part_bytes, the next one on its way while the last is read.
+  Result<std::unique_ptr<ByteReader>> OpenRange(const std::string& key, uint64_t begin, uint64_t end) override;
+  Result<std::vector<StoreObject>> List() override;
 
   // Objects larger than this are read in parallel ranges of this size (and written in parts).
   std::size_t part_bytes = std::size_t{8} << 20;

@@ -6,6 +6,7 @@
 // would be with a doubling std::vector.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <span>
@@ -31,6 +32,8 @@ class MappedRegion {
   std::size_t bytes() const { return bytes_; }
   // Gives back the address space past the first `keep` bytes (rounded up to a page).
   void Truncate(std::size_t keep);
+  // At least `bytes` long, keeping the contents (mremap: the pages move, nothing is copied).
+  Status Grow(std::size_t bytes);
 
  private:
   void* data_ = nullptr;
@@ -58,8 +61,20 @@ class PodArray {
   bool full() const { return size_ == capacity_; }
   T& operator[](std::size_t i) { return data()[i]; }
   const T& operator[](std::size_t i) const { return data()[i]; }
-  // The caller checks full() first: appending past the reservation is a bug.
+  // The caller checks full() first (or reserves with Ensure): appending past the reservation
+  // is a bug.
   void push_back(const T& value) { data()[size_++] = value; }
+  // Room for `more` entries past size(): the reservation grows by at least half when it must,
+  // so that appending stays amortized O(1) while the address space stays near what is
+  // written (a limit on it, RLIMIT_AS, then holds for what the data needs).
+  Status Ensure(std::size_t more) {
+    if (size_ + more <= capacity_) return Status::Ok();
+    const std::size_t wanted = std::max({size_ + more, capacity_ + capacity_ / 2, 4096 / sizeof(T)});
+    NIMBUS_RETURN_IF_ERROR(region_.Grow(wanted * sizeof(T)));
+    capacity_ = region_.bytes() / sizeof(T);
+    return Status::Ok();
+  }
+  void clear() { size_ = 0; }
   // n <= capacity(). Entries past the old size are zero.
   void resize(std::size_t n) {
     if (n > size_) std::memset(data() + size_, 0, (n - size_) * sizeof(T));

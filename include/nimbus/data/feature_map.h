@@ -20,9 +20,17 @@ namespace nimbus {
 // data would buy little.
 bool WorthRenumbering(int64_t occurring, int64_t cols);
 
+// `keys` (all below `cols`) sorted ascending, each kept once: radix sorted, linear in their count.
+void SortUnique(std::vector<uint32_t>& keys, int64_t cols);
+// The union of two ascending, duplicate-free lists.
+std::vector<uint32_t> MergeUnique(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b);
+
 // The columns that occur among a data set's entries, and each one's rank among them.
 class OccurringColumns {
  public:
+  // From the columns themselves (ascending, unique, below `cols`), with the smaller index: a
+  // bitmap when cols is at most 40 times their count, else buckets.
+  static OccurringColumns FromSorted(std::vector<uint32_t> columns, int64_t cols);
   // `col_idx`: the entries' columns, all below `cols`. When cols is at most 32 times the
   // entries: a bitmap of cols bits and a running count per 64-bit word (3 cols / 16 bytes, at
   // most 6 bytes an entry). Otherwise nothing is sized by cols: a copy of the entries radix
@@ -35,6 +43,8 @@ class OccurringColumns {
   std::vector<uint32_t> TakeColumns() && { return std::move(columns_); }
   // The position among columns() of a column that occurs.
   uint32_t Rank(uint32_t column) const;
+  // The position of `column` among columns(), or -1 if it does not occur (any column below cols).
+  int64_t Find(uint32_t column) const;
   // out[k] = Rank(in[k]); `in` and `out` may be the same array.
   void Renumber(std::span<const uint32_t> in, std::span<uint32_t> out) const;
 

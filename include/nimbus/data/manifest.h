@@ -67,6 +67,8 @@ Result<Manifest> ReadManifest(Store& store);
 // (column j is feature j) when the manifest has none.
 Result<ColumnMap> ReadColumnMap(Store& store, const Manifest& manifest);
 Status WriteManifest(Store& store, const Manifest& manifest);
+// The map of renumbered `columns` as the manifest's blob, and its entry.
+Result<FeatureMapEntry> WriteColumnMap(Store& store, const ColumnMap& columns);
 
 // Row ranges [begin, end) of `parts` contiguous blocks with nearly equal nonzeros (every
 // block gets at least one row). Requires 1 <= parts <= matrix.rows.
@@ -75,6 +77,9 @@ std::vector<std::pair<int64_t, int64_t>> PartitionRows(const CsrView& matrix, in
 // Writes `data` as `shards` shard files plus manifest.json into `store`, and its column map
 // when it was renumbered.
 Result<Manifest> WriteShards(const Dataset& data, int shards, const std::string& source, Store& store);
+// The same with the row blocks given (each [begin, end), in order, together every row).
+Result<Manifest> WriteShards(const Dataset& data, const std::vector<std::pair<int64_t, int64_t>>& ranges,
+                             const std::string& source, Store& store);
 
 // Key of shard i: "shard-00007.bin".
 std::string ShardKey(int index);

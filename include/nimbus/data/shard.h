@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "nimbus/core/status.h"
@@ -43,6 +44,37 @@ struct ShardInfo {
 
 // Writes rows of `data` as one shard under `key`. `first_row` is recorded for reference.
 Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& store, const std::string& key);
+
+// A shard file written in place, its rows arriving in parts, in any order and from any thread:
+// each part's place is known beforehand from the rows and entries before it (a scan), so a
+// shard of any size is written a block of rows at a time. Finish() checksums what was written
+// (a read of the file) and writes the header; until then the file is not a valid shard.
+class ShardFileWriter {
+ public:
+  static Result<std::unique_ptr<ShardFileWriter>> Create(std::string path, int64_t rows, int64_t cols, int64_t nnz,
+                                                         bool weighted, const LabelEncoding& encoding,
+                                                         int64_t first_row);
+  ~ShardFileWriter();
+  ShardFileWriter(const ShardFileWriter&) = delete;
+  ShardFileWriter& operator=(const ShardFileWriter&) = delete;
+
+  // Rows [row, row + block.rows) of the shard, whose entries start at `entry`: the block's own
+  // offsets from 0, its labels as the shard holds them (encoded), weights if the shard has them.
+  Status Write(int64_t row, int64_t entry, const CsrView& block, std::span<const double> labels,
+               std::span<const double> weights);
+  Result<ShardInfo> Finish();
+  const std::string& path() const { return path_; }
+
+ private:
+  ShardFileWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  Status WriteAt(uint64_t offset, const void* data, std::size_t bytes);
+
+  std::string path_;
+  int fd_;
+  int64_t rows_ = 0, cols_ = 0, nnz_ = 0, first_row_ = 0;
+  bool weighted_ = false;
+  LabelEncoding encoding_;
+};
 
 // Checks header, sizes, checksum and index bounds, then returns a Dataset over the blob.
 // `name` is used in error messages.

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nimbus/core/status.h"
 
@@ -31,6 +33,21 @@ class BlobWriter {
   virtual Status Commit() = 0;
 };
 
+// Bytes of a range of a blob, in order, a buffer at a time (a file's reads, S3's ranged GETs):
+// what a worker reads of a data file larger than its memory.
+class ByteReader {
+ public:
+  virtual ~ByteReader() = default;
+  // The next bytes, up to into.size() of them; 0 once the range is read.
+  virtual Result<std::size_t> Read(std::span<char> into) = 0;
+};
+
+// A blob in a store's listing.
+struct StoreObject {
+  std::string key;
+  uint64_t bytes = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -40,6 +57,11 @@ class Store {
   virtual Result<std::shared_ptr<const Blob>> Get(const std::string& key) = 0;
   virtual Result<std::unique_ptr<BlobWriter>> OpenWriter(const std::string& key) = 0;
   Status Put(const std::string& key, std::string_view bytes);
+  virtual Result<uint64_t> Size(const std::string& key) = 0;
+  // Bytes [begin, end) of the blob (an end past its size reads to its end).
+  virtual Result<std::unique_ptr<ByteReader>> OpenRange(const std::string& key, uint64_t begin, uint64_t end) = 0;
+  // The blobs directly under the store (not in folders below it), in ascending order of key.
+  virtual Result<std::vector<StoreObject>> List() = 0;
 };
 
 // A store in a local directory; Get() maps files read-only, so loading a shard costs no copy.
@@ -50,6 +72,9 @@ class DirectoryStore final : public Store {
   std::string Describe(const std::string& key) const override { return PathOf(key); }
   Result<std::shared_ptr<const Blob>> Get(const std::string& key) override;
   Result<std::unique_ptr<BlobWriter>> OpenWriter(const std::string& key) override;
+  Result<uint64_t> Size(const std::string& key) override;
+  Result<std::unique_ptr<ByteReader>> OpenRange(const std::string& key, uint64_t begin, uint64_t end) override;
+  Result<std::vector<StoreObject>> List() override;
   std::string PathOf(const std::string& key) const { return directory_ + "/" + key; }
 
  private:

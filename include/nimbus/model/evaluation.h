@@ -2,6 +2,8 @@
 // squared error and R^2 for regression, and the training objective F.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,6 +53,50 @@ double PredictedLabel(const Model& model, std::span<const double> decision_value
 
 // Area under the ROC curve of `scores` for labels in {-1, +1} (ties count one half).
 double AreaUnderRoc(std::span<const double> scores, std::span<const double> labels);
+
+// Decision values of rows as text numbers them, by their source's features (before any
+// renumbering): each entry's weight is looked up by its feature, so that nothing is sized by
+// the feature space and any block of rows can be scored as it is read.
+class RowScorer {
+ public:
+  explicit RowScorer(const Model& model);
+  // C values per row of `rows`, whose column j is the source's feature j.
+  void Score(const CsrView& rows, std::vector<double>& scores) const;
+
+ private:
+  const Model& model_;
+  std::shared_ptr<const class OccurringColumns> held_;  // the model's features, when it holds some only
+};
+
+// Evaluate's figures over rows that come a block at a time, in memory that does not grow with
+// them: sums and counts, and for the AUC (exact, as Evaluate's) the scores kept to a budget,
+// past it sorted into runs on disk that are merged at the end.
+class StreamingEvaluation {
+ public:
+  // `class_weights` as Evaluate's; the AUC keeps `auc_budget` scores in memory (16 bytes
+  // each) before it spills them to `scratch_directory` (empty: $TMPDIR).
+  StreamingEvaluation(const Model& model, std::vector<double> class_weights,
+                      std::size_t auc_budget = std::size_t{4} << 20, std::string scratch_directory = "");
+  ~StreamingEvaluation();
+  StreamingEvaluation(const StreamingEvaluation&) = delete;
+  StreamingEvaluation& operator=(const StreamingEvaluation&) = delete;
+  // A block: rows numbered by the source's features, labels encoded as the model's, the rows'
+  // own weights (empty: 1).
+  Status Add(const CsrView& rows, std::span<const double> labels, std::span<const double> weights);
+  Result<Evaluation> Finish();
+
+ private:
+  class ScoreRuns;
+  const Model& model_;
+  std::vector<double> class_weights_;
+  RowScorer scorer_;
+  std::unique_ptr<ScoreRuns> auc_;
+  Evaluation e_;
+  std::vector<double> scores_;
+  double correct_ = 0, log_loss_ = 0, loss_sum_ = 0, squared_error_ = 0;
+  double label_mean_ = 0, label_m2_ = 0;  // Welford's, for R^2
+  std::vector<double> class_loss_sums_;
+};
 
 // `class_weights`: each class's W in the objective F = (1/N) sum_r W_{class r} s_r loss_r +
 // penalty, with s_r the data's own row weights (data.weights; empty: all 1). Empty: all 1.

@@ -58,6 +58,9 @@ struct ShardAssignment {
   // needs for it (api/plan.h: WorkerMemoryBytes).
   int64_t rows = 0, nnz = 0;
   int64_t memory_estimate_bytes = 0;
+  // Or a part of LIBSVM text the worker reads itself (store_uri and checksum then unused; key
+  // names the part in messages).
+  std::optional<TextPart> text = std::nullopt;
 };
 
 // What ASSIGN tells a worker: its shard, the problem, its solver and the liveness settings.
@@ -83,6 +86,8 @@ class RemoteExecutor final : public Executor {
   std::string name() const override { return options_.name; }
   int workers() const override { return static_cast<int>(shards_.size()); }
   Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
+  Result<std::vector<TextScanned>> ScanText(Deadline deadline) override;
+  Status SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) override;
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
   std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
   void Stop() override;
@@ -103,7 +108,8 @@ class RemoteExecutor final : public Executor {
   std::vector<int64_t> worker_pids() const;
 
  private:
-  enum class Phase { kLaunching, kLoading, kIdle, kBusy, kGone };
+  // kScanning: reading its part of the text; kScanned: read, waiting for the plan.
+  enum class Phase { kLaunching, kScanning, kScanned, kLoading, kIdle, kBusy, kGone };
   struct Slot {
     uint64_t invocation = 0;
     std::unique_ptr<Invocation> process;
@@ -123,8 +129,16 @@ class RemoteExecutor final : public Executor {
     int64_t link_reconnects = 0;        // as its heartbeats last said
     int64_t memory_limit = 0;           // bytes, as its HELLO said (0: none it could see)
     std::string last_failure;
+    std::optional<TextScanned> scanned;  // text: what its part holds, once it said
   };
 
+  // Listens and launches every worker (once).
+  Status Open();
+  // Pumps until every worker is in `phase` (or one is gone, or the deadline passes: an error
+  // naming the worker).
+  Status AwaitPhase(Phase phase, Deadline deadline);
+  void HandleScanned(int worker, const Incoming& incoming);
+  bool HasTextPlan() const;
   void Launch(int worker);
   void Fail(int worker, const std::string& why);
   // Why a worker ended, `how`, in words; told as running out of memory where it was that.
@@ -166,6 +180,7 @@ class RemoteExecutor final : public Executor {
   RemoteStats stats_;
   TraceSink* trace_ = nullptr;
   bool started_ = false;
+  bool opened_ = false;
 };
 
 }  // namespace nimbus

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,15 +22,17 @@ namespace nimbus {
 
 struct ShardSource {
   std::optional<Dataset> rows;   // rows already in memory, or
-  std::shared_ptr<Store> store;  // a shard to load from a store
+  std::shared_ptr<Store> store;  // a shard to load from a store, or
   std::string key;
   std::optional<uint64_t> checksum;  // the manifest's checksum of that shard
+  std::optional<TextPart> text;      // a part of LIBSVM text the worker thread reads
 
-  static ShardSource InMemory(Dataset rows) { return {std::move(rows), nullptr, "", std::nullopt}; }
+  static ShardSource InMemory(Dataset rows) { return {std::move(rows), nullptr, "", std::nullopt, std::nullopt}; }
   static ShardSource InStore(std::shared_ptr<Store> store, std::string key,
                              std::optional<uint64_t> checksum = std::nullopt) {
-    return {std::nullopt, std::move(store), std::move(key), checksum};
+    return {std::nullopt, std::move(store), std::move(key), checksum, std::nullopt};
   }
+  static ShardSource InText(TextPart part) { return {std::nullopt, nullptr, "", std::nullopt, std::move(part)}; }
   // Loads (or hands over) the rows; checks they fit the problem.
   Result<Dataset> Load(const ProblemSpec& spec) const;
 };
@@ -46,6 +49,8 @@ class ThreadsExecutor final : public Executor {
   std::string name() const override { return "threads"; }
   int workers() const override { return static_cast<int>(shards_.size()); }
   Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
+  Result<std::vector<TextScanned>> ScanText(Deadline deadline) override;
+  Status SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) override;
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
   std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
   void Stop() override;
@@ -53,8 +58,10 @@ class ThreadsExecutor final : public Executor {
 
  private:
   struct Slot {
+    std::optional<TextScanned> scanned;  // text: its part read
     std::optional<WorkerReady> ready;
     std::string load_error;
+    StatusCode load_code = StatusCode::kUnavailable;  // of load_error
     std::optional<RoundRequest> pending;  // dispatched, not yet taken by the thread
     int64_t expected_round = -1;          // the round whose reply counts; others are stale
     bool awaiting_reply = false;
@@ -62,6 +69,12 @@ class ThreadsExecutor final : public Executor {
     std::shared_ptr<const ResumeState> resume;  // for the next round (a resumed run)
   };
   void WorkerMain(int id);
+  // The worker's rows: in memory, from a store, or its part of the text (scanned, then, once
+  // the plan comes, finished).
+  Result<Dataset> LoadRows(int id);
+  void StartThreads();
+  // Waits until every worker has said `done` (or failed); the first failure, naming the worker.
+  Status AwaitWorkers(Deadline deadline, const std::function<bool(const Slot&)>& done, const std::string& what);
 
   std::vector<ShardSource> shards_;
   ProblemSpec spec_;
@@ -74,6 +87,7 @@ class ThreadsExecutor final : public Executor {
   std::condition_variable work_done_;   // workers -> master: a reply or readiness
   std::vector<Slot> slots_;
   bool stopping_ = false;
+  bool planned_ = false;  // text: SetTextPlan came (guarded by mutex_)
 };
 
 }  // namespace nimbus

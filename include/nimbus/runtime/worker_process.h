@@ -11,6 +11,7 @@
 #include "nimbus/transport/transport.h"
 #include "nimbus/wire/codec.h"
 #include "nimbus/worker/shard_worker.h"
+#include "nimbus/worker/text_part.h"
 
 namespace nimbus {
 
@@ -36,14 +37,22 @@ inline constexpr int kWorkerError = 4;       // could not do its part (shard, pr
 int64_t ProcessMemoryLimitBytes();
 // How a worker's BYE begins when an allocation failed: "fatal: out of memory (...)".
 inline constexpr const char* kOutOfMemory = "out of memory";
+// How a worker's BYE names a line of its data it could not read: "fatal: bad data: FILE:LINE: ...".
+inline constexpr const char* kBadData = "bad data: ";
 
 // The problem an ASSIGN names.
 Result<ProblemSpec> AssignedSpec(const AssignBody& body);
 
 // The worker an ASSIGN describes, with its shard loaded (the cold start, timed into
-// *load_seconds); *spec becomes the problem the ASSIGN names. Errors say what failed.
+// *load_seconds) or given as `rows` (read from its part of the text); *spec becomes the
+// problem the ASSIGN names. Errors say what failed.
 Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const AssignBody& body, ProblemSpec* spec,
-                                                        double* load_seconds);
+                                                        double* load_seconds, std::optional<Dataset> rows = {});
+// An ASSIGN's part of the text read and scanned; a line it cannot read is an InvalidArgument
+// that begins with kBadData.
+Result<TextPartRows> ReadAssignedText(const AssignBody& body);
+// Those rows as the ASSIGN's plan has them.
+Result<Dataset> FinishAssignedText(TextPartRows rows, const AssignBody& body);
 
 // Runs the worker until it leaves; returns its exit code. Messages go to standard error.
 int RunWorkerProcess(const WorkerProcessOptions& options);

@@ -26,9 +26,9 @@ inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read li
 // 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton);
 // 5: class weights in ASSIGN; 8: products on a direction's support; 9: a heartbeat counts
 // its worker's reconnects, HELLO says its memory limit
-inline constexpr uint16_t kWireVersion = 9;
-inline constexpr std::size_t kWireHeaderBytes = 72;
-inline constexpr std::size_t kMaxPayloadFrames = 4;
+inline constexpr uint16_t kWireVersion = 10;
+inline constexpr std::size_t kWireHeaderBytes = 88;
+inline constexpr std::size_t kMaxPayloadFrames = 6;
 
 enum class MessageType : uint16_t {
   kHello = 1,      // worker -> master: I started (run, worker, invocation, clocks)
@@ -38,6 +38,7 @@ enum class MessageType : uint16_t {
   kReply = 5,      // worker -> master: w, scalars, timings
   kBye = 6,        // either way: leaving, with a reason
   kHeartbeat = 7,  // either way: still here
+  kScanned = 8,    // worker -> master: what its part of the text holds (rows, labels, features)
 };
 const char* MessageTypeName(MessageType type);
 
@@ -112,6 +113,13 @@ struct AssignBody {
   double heartbeat_seconds = 1;       // how often to send HEARTBEAT
   double master_timeout_seconds = 30; // silence from the master after which a worker leaves
   std::string faults;                 // tests and demos: faults to stage (worker/fault_injection.h's text)
+  // Or, in place of the shard, a part of LIBSVM text to read: without its plan, the worker
+  // reads and scans it, says SCANNED and waits for the ASSIGN that has the plan.
+  std::optional<TextPart> text;
+};
+
+struct ScannedBody {
+  TextScanned scan;
 };
 
 struct ReadyBody {
@@ -139,6 +147,7 @@ WireMessage PackRound(const Envelope& envelope, const RoundRequest& request);
 WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply, bool lean = false);
 WireMessage PackBye(const Envelope& envelope, const ByeBody& body);
 WireMessage PackHeartbeat(const Envelope& envelope, const HeartbeatBody& body);
+WireMessage PackScanned(const Envelope& envelope, const ScannedBody& body);
 
 // Each checks that the message has the type and frame layout of its body.
 Result<HelloBody> UnpackHello(const WireMessage& message);
@@ -150,5 +159,6 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
 Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_size);
 Result<ByeBody> UnpackBye(const WireMessage& message);
 Result<HeartbeatBody> UnpackHeartbeat(const WireMessage& message);
+Result<ScannedBody> UnpackScanned(const WireMessage& message);
 
 }  // namespace nimbus

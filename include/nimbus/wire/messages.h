@@ -153,6 +153,56 @@ struct WorkerReply {
 };
 
 // A worker's report after it loaded its shard and is ready for rounds.
+// ---- Text that a worker reads itself (data/text_input.h, data/text_rows.h, as they travel) ----
+
+struct TextFileRef {
+  std::string store_uri;  // a directory (absolute) or s3://bucket/prefix
+  std::string key;
+  uint64_t bytes = 0;
+  int64_t compression = 0;  // data's Compression
+};
+struct TextPieceRef {
+  uint32_t file = 0;
+  uint64_t begin = 0, end = 0;
+};
+
+// What the whole data set is, as a part's rows take it on (data/text_rows.h: TextPlan).
+struct TextPlanned {
+  bool classification = true;
+  std::vector<double> class_values;  // two classes: the -1 label's, the +1 label's; more: each class's
+  int64_t source_cols = 0;
+  // Column k is feature (*features)[k] (renumbered); null: column j is feature j.
+  std::shared_ptr<const std::vector<uint32_t>> features;
+  int64_t first_row = 0;          // the part's first row in the whole
+  int64_t rows = 0, nnz = 0;      // the part's, as its scan found them (a replacement checks them)
+  // Each row's weight, from this file (empty: none) at `weights_offset`, the part's first line.
+  TextFileRef weights;
+  uint64_t weights_offset = 0;
+  int64_t memory_estimate_bytes = 0;  // the master's, for its report should the worker run out (not sent)
+};
+
+// A worker's part of LIBSVM text: whole files or a byte range of one (data/text_input.h:
+// TextSlice), how to read its labels, and the plan once the master has made it.
+struct TextPart {
+  std::vector<TextFileRef> files;
+  std::vector<TextPieceRef> pieces;
+  bool classification = true;  // else a regression's real targets
+  bool renumber = true;        // the master may renumber the columns: the part lists its features
+  std::optional<TextPlanned> plan;
+};
+
+// What a worker found in its part (data/text_rows.h: TextScan).
+struct TextScanned {
+  int64_t rows = 0, nnz = 0;
+  uint64_t max_index = 0;
+  std::vector<double> labels;
+  std::vector<int64_t> label_rows;
+  std::vector<uint32_t> features;
+  bool all_ones = true, all_floats = true;
+  uint64_t bytes_read = 0;
+  double seconds = 0;
+};
+
 struct WorkerReady {
   int worker = 0;
   int64_t rows = 0;

@@ -1,0 +1,203 @@
+// Every way in to a training run, each against the split store's answer: the workers read
+// their own parts of the text (byte ranges that end mid-line, an empty one, one of a single
+// row), several files (plain, .gz, .zst, .xz), an S3 prefix read by ranged GETs from
+// moto_server; a replaced worker reads its part again; and a bad line in a later worker's part
+// is named by its file and line.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/e2e_support.h"
+#include "nimbus/cloud/s3.h"
+#include "nimbus/data/store.h"
+#include "nimbus/data/text_input.h"
+
+namespace nimbus::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+class WaysIn : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const CommandResult gen = RunNimbus({"gen", "--rows", "3000", "--cols", "400", "--nnz-per-row", "12", "--seed", "5",
+                                         "--power-law", "1", "--out", dir_->File("data.svm")});
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  // The run's summary; `args` after the common ones.
+  static Json Summary(std::vector<std::string> args) {
+    const std::string summary = dir_->File("summary-" + std::to_string(++runs_) + ".json");
+    std::vector<std::string> all = {"--l1", "1e-4", "--summary-json", summary};
+    all.insert(all.end(), args.begin(), args.end());
+    Train(all);
+    return FileExists(summary) ? Json::parse(ReadTextFile(summary)) : Json();
+  }
+  // The objective of training on `shards` shards that `nimbus split` wrote from `data`.
+  static double StoreObjective(const std::string& data, int shards) {
+    const std::string store = dir_->File("store-" + std::to_string(++runs_));
+    const CommandResult split = RunNimbus({"split", "--data", data, "--shards", std::to_string(shards), "--out", store});
+    EXPECT_EQ(split.exit_code, 0) << split.err;
+    return Summary({"--data", store})["objective"].get<double>();
+  }
+  static void ExpectSameOptimum(const Json& summary, double expected) {
+    ASSERT_TRUE(summary.is_object());
+    EXPECT_EQ(summary["termination"], "converged");
+    EXPECT_NEAR(summary["objective"].get<double>(), expected, 1e-9 * expected);
+  }
+
+  static TempDir* dir_;
+  static int runs_;
+};
+
+TempDir* WaysIn::dir_ = nullptr;
+int WaysIn::runs_ = 0;
+
+// The file in 3 and 5 byte ranges (cut mid-line), read by threads and by processes.
+TEST_F(WaysIn, ByteRangesOfOneFileReachTheStoresOptimum) {
+  const std::string data = dir_->File("data.svm");
+  const std::string text = ReadTextFile(data);
+  for (const int workers : {3, 5}) {
+    // The cuts fall inside lines: each range begins after a line break it does not own.
+    std::vector<TextFile> files = {{dir_->path(), "data.svm", text.size(), Compression::kNone, nullptr}};
+    int mid_line = 0;
+    for (const TextSlice& slice : SliceText(files, workers)) mid_line += text[slice.pieces[0].begin - (slice.pieces[0].begin > 0)] != '\n';
+    EXPECT_GT(mid_line, 0);
+    const double expected = StoreObjective(data, workers);
+    for (const char* runtime : {"threads", "process"}) {
+      SCOPED_TRACE(std::string(runtime) + ", " + std::to_string(workers) + " workers");
+      ExpectSameOptimum(Summary({"--data", data, "--workers", std::to_string(workers), "--runtime", runtime}), expected);
+    }
+  }
+}
+
+// A first line longer than a third of the file: the middle worker's range lies inside it and
+// owns no line, the last worker's holds one row. Both train, and the answer is the store's
+// (whose split leaves the empty part out).
+TEST_F(WaysIn, AnEmptyRangeAndARangeOfOneRow) {
+  std::string text = "1";
+  for (int j = 1; j <= 300; ++j) text += " " + std::to_string(j) + ":" + std::to_string(j % 7 + 1);
+  text += "\n";
+  const std::string rest = "-1 1:1 5:2\n1 2:1 9:3\n-1 3:2 250:1\n1 7:1\n";
+  const std::string last = "-1 4:1 8:2 12:1\n";
+  // Three ranges of a third each: the first holds the long line (its start), the second lies
+  // inside it, the third begins past it.
+  const std::size_t third = (text.size() + rest.size() + last.size()) / 3;
+  ASSERT_GT(text.size(), 2 * third) << "the long line must cover the second range";
+  const std::string path = dir_->File("long.svm");
+  WriteTextFile(path, text + rest + last);
+  const double expected = StoreObjective(path, 3);
+  for (const char* runtime : {"threads", "process"}) {
+    SCOPED_TRACE(runtime);
+    const Json summary = Summary({"--data", path, "--workers", "3", "--runtime", runtime});
+    ExpectSameOptimum(summary, expected);
+    EXPECT_EQ(summary["rows"], 6);
+  }
+}
+
+// A directory of files, plain and compressed three ways: the rows in the order of their
+// names, as the concatenated file's; and the same files listed with commas.
+TEST_F(WaysIn, SeveralFilesPlainAndCompressed) {
+  const std::string text = ReadTextFile(dir_->File("data.svm"));
+  std::vector<std::string> parts;
+  std::size_t at = 0;
+  for (int p = 0; p < 4; ++p) {
+    const std::size_t end = p == 3 ? text.size() : text.find('\n', text.size() * (p + 1) / 4) + 1;
+    parts.push_back(text.substr(at, end - at));
+    at = end;
+  }
+  const std::string folder = dir_->File("parts");
+  ASSERT_EQ(std::system(("mkdir -p " + folder).c_str()), 0);
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"a.svm", ""}, {"b.svm", "gzip"}, {"c.svm", "zstd -q --rm"}, {"d.svm", "xz"}};
+  std::string listed;
+  for (std::size_t p = 0; p < files.size(); ++p) {
+    const std::string file = folder + "/" + files[p].first;
+    WriteTextFile(file, parts[p]);
+    if (!files[p].second.empty()) {
+      ASSERT_EQ(std::system((files[p].second + " " + file).c_str()), 0) << files[p].second;
+    }
+  }
+  for (const std::string& name : ListDirectory(folder)) listed += (listed.empty() ? "" : ",") + folder + "/" + name;
+  ASSERT_EQ(ListDirectory(folder), (std::vector<std::string>{"a.svm", "b.svm.gz", "c.svm.zst", "d.svm.xz"}));
+  const double expected = StoreObjective(folder, 4);
+  EXPECT_NEAR(expected, StoreObjective(dir_->File("data.svm"), 4), 1e-6 * expected);  // same rows, other parts
+  for (const char* runtime : {"threads", "process"}) {
+    SCOPED_TRACE(runtime);
+    ExpectSameOptimum(Summary({"--data", folder, "--workers", "4", "--runtime", runtime}), expected);
+    ExpectSameOptimum(Summary({"--data", listed, "--workers", "4", "--runtime", runtime}), expected);
+  }
+}
+
+// Text under an S3 prefix, read by ranged GETs (parts of 5 MB: the file's every range is a few
+// GETs), by threads and by worker processes.
+TEST_F(WaysIn, AnS3PrefixReadByRangedGets) {
+  MotoServer server;
+  server.ExportEnvironment();
+  AwsConfig config;
+  config.credentials = {"testing", "testing", ""};
+  config.endpoint_url = server.endpoint();
+  S3Client s3(config);
+  ASSERT_TRUE(s3.CreateBucket("data").ok());
+  const std::string text = ReadTextFile(dir_->File("data.svm"));
+  const std::size_t half = text.find('\n', text.size() / 2) + 1;
+  ASSERT_TRUE(s3.PutObject("data", "train/part-0.svm", text.substr(0, half)).ok());
+  ASSERT_TRUE(s3.PutObject("data", "train/part-1.svm", text.substr(half)).ok());
+  ASSERT_TRUE(s3.PutObject("data", "train/_SUCCESS", "").ok());
+  const double expected = StoreObjective(dir_->File("data.svm"), 3);
+  for (const char* runtime : {"threads", "process"}) {
+    SCOPED_TRACE(runtime);
+    const Json from_prefix = Summary({"--data", "s3://data/train", "--workers", "3", "--runtime", runtime});
+    EXPECT_NEAR(from_prefix["objective"].get<double>(), expected, 1e-6 * expected);
+    const Json from_object = Summary({"--data", "s3://data/train/part-0.svm,s3://data/train/part-1.svm", "--workers", "3",
+                                      "--runtime", runtime});
+    EXPECT_EQ(from_object["objective"], from_prefix["objective"]);
+  }
+  const CommandResult missing = RunNimbus({"train", "--data", "s3://data/nothing-here", "--l1", "1e-4"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("s3://data/nothing-here: no such object, nor objects under it"), std::string::npos)
+      << missing.err;
+}
+
+// A worker process killed in round 3 is replaced; the replacement reads its part again, and the
+// run ends where an undisturbed one does.
+TEST_F(WaysIn, AReplacedWorkerReadsItsPartAgain) {
+  const std::string data = dir_->File("data.svm");
+  const Json quiet = Summary({"--data", data, "--workers", "3", "--runtime", "process"});
+  const Json crashed = Summary({"--data", data, "--workers", "3", "--runtime", "process", "--inject-crash", "@1:3"});
+  EXPECT_GE(crashed["worker_restarts"].get<int>(), 1);
+  EXPECT_NEAR(crashed["objective"].get<double>(), quiet["objective"].get<double>(),
+              1e-9 * quiet["objective"].get<double>());
+}
+
+// A bad line in the last worker's part: the error names the file and the line's number in it
+// (not in the part), from threads and from a worker process alike, and nothing is written.
+TEST_F(WaysIn, ABadLineInALaterWorkersPartIsNamedByFileAndLine) {
+  std::string text = ReadTextFile(dir_->File("data.svm"));
+  const std::size_t at = text.find('\n', text.size() * 9 / 10) + 1;
+  text.insert(at, "1 3:1 2:5\n");
+  const long line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1;
+  const std::string path = dir_->File("bad.svm");
+  WriteTextFile(path, text);
+  for (const char* runtime : {"threads", "process"}) {
+    SCOPED_TRACE(runtime);
+    const CommandResult result = RunNimbus({"train", "--data", path, "--workers", "3", "--runtime", runtime, "--out",
+                                            dir_->File("never.json")});
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(result.err.find(path + ":" + std::to_string(line) + ": feature index 2 after 3"), std::string::npos)
+        << result.err;
+    EXPECT_FALSE(FileExists(dir_->File("never.json")));
+  }
+}
+
+}  // namespace
+}  // namespace nimbus::testing
