@@ -105,6 +105,10 @@ int RunSplit(int argc, char** argv) {
   parser.AddString("sample-weights", "FILE", "each row's weight, one per line: the shards carry them",
                    &options.sample_weights);
   parser.AddInt("threads", "N", "threads that read and write (default: this machine's cores)", &threads);
+  bool double_values = false;
+  parser.AddSwitch("double-values", "every value in 8 bytes (shard format 1, which older builds read); by default\n"
+                   "                            a shard's values take 4 bytes where each is exactly a float and none where\n"
+                   "                            each is 1, exactly either way", &double_values);
   parser.AddSwitch("quiet", "no progress on the terminal", &quiet);
   parser.Require("data");
   parser.Require("shards");
@@ -116,6 +120,7 @@ int RunSplit(int argc, char** argv) {
   options.regression = *parsed_task == SyntheticTask::kRegression;
   options.threads = static_cast<int>(std::clamp<int64_t>(threads, -1, 4096));
   options.on_progress = TerminalProgress("split", quiet);
+  options.compact_values = !double_values;
 
   Stopwatch watch;
   Result<SplitSummary> summary = SplitData(data, out, options);
@@ -128,6 +133,9 @@ int RunSplit(int argc, char** argv) {
               static_cast<long long>(summary->shards), data.c_str(), out.c_str(),
               static_cast<long long>(summary->rows), features.c_str(), static_cast<long long>(summary->nnz),
               summary->labels.c_str(), watch.ElapsedSeconds());
+  const double nnz = std::max<double>(1, static_cast<double>(summary->nnz));
+  std::printf("%.2f bytes per nonzero in the shards (%.2f with every value a double)\n",
+              static_cast<double>(summary->shard_bytes) / nnz, static_cast<double>(summary->double_shard_bytes) / nnz);
   if (summary->empty_parts > 0) {
     std::printf("(%lld of the %lld parts held no line and were left out: fewer shards than asked)\n",
                 static_cast<long long>(summary->empty_parts), static_cast<long long>(options.shards));

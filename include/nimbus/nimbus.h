@@ -314,6 +314,9 @@ struct SplitOptions {
   bool regression = false;  // real-valued targets; else a classifier's labels (up to 1000 classes)
   std::string sample_weights;  // a file (or s3:// object) with each row's weight, a line per row
   int threads = 0;             // 0: this machine's cores
+  // Values in 4 bytes where every one is exactly a float, in none where every one is 1 (exact
+  // either way; shard format 2). Off: doubles (format 1, which builds before it read).
+  bool compact_values = true;
   // Now and then, from the working threads: the pass ("reading", "writing"), bytes done, total.
   std::function<void(const std::string& pass, uint64_t done, uint64_t total)> on_progress;
 
@@ -327,6 +330,8 @@ struct SplitSummary {
   int64_t empty_parts = 0;  // slices that held no line (a long line, a small file), left out
   std::string labels;       // the encoding, described
   uint64_t bytes_read = 0;  // of the text, twice over (two passes)
+  uint64_t shard_bytes = 0;         // written
+  uint64_t double_shard_bytes = 0;  // what the shards would take with doubles for values
 };
 
 // Splits the text at `data` into binary shards and manifest.json in the store `out` (a

@@ -7,6 +7,7 @@
 #include "nimbus/cloud/text_files.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/sample_weights.h"
+#include "nimbus/data/text_rows.h"
 #include "nimbus/data/text_split.h"
 #include "nimbus/nimbus.h"
 
@@ -42,6 +43,7 @@ Result<SplitSummary> SplitData(const std::string& data, const std::string& out, 
     NIMBUS_ASSIGN_OR_RETURN(split.sample_weights, OneTextFile(options.sample_weights, "--sample-weights"));
   }
   split.on_progress = options.on_progress;
+  split.compact_values = options.compact_values;
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(out, /*create=*/true));
   NIMBUS_ASSIGN_OR_RETURN(const TextSplitResult result, SplitText(input, split, *store));
   const Manifest& manifest = result.manifest;
@@ -54,6 +56,8 @@ Result<SplitSummary> SplitData(const std::string& data, const std::string& out, 
   summary.empty_parts = result.empty_parts;
   summary.labels = manifest.encoding.Describe();
   summary.bytes_read = result.bytes_read;
+  summary.shard_bytes = result.shard_bytes;
+  summary.double_shard_bytes = result.double_shard_bytes;
   return summary;
 }
 
@@ -68,7 +72,7 @@ Status StreamRows(const TextFiles& input, const LibsvmReadOptions& libsvm,
                   const std::function<void(const std::string&, uint64_t, uint64_t)>& on_progress,
                   const std::function<Status(RowBlock&, int64_t cols)>& on_block) {
   const std::vector<TextSlice> all = SliceText(input.files, 1);
-  SliceLines lines(input.files, all.front());
+  SliceLines lines(input.files, all.front(), TextReadOptions{}.block_bytes);
   auto where = [&lines, &input](int64_t line) {
     Result<int64_t> number = lines.LineInFile(line);
     return input.Describe(lines.file()) + ":" + std::to_string(number.ok() ? *number : line);

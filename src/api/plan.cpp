@@ -562,6 +562,10 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   options.round_timeout_floor_seconds = flags.round_timeout_floor;
   options.max_restarts = static_cast<int>(flags.max_restarts);
   options.max_lifetime_seconds = flags.max_lifetime;
+  // A platform's memory cap, here: the process and command runtimes hold each worker to it.
+  if ((flags.kind == "process" || flags.kind == "command") && flags.worker_memory_mb > 0) {
+    options.worker_memory_bytes = static_cast<int64_t>(flags.worker_memory_mb * 1024 * 1024);
+  }
   options.insecure = flags.insecure;
   options.memory_advice = std::string(worker_options.general_form ? "" : "or the general form (--consensus general), ") +
                           (flags.kind == "lambda" ? "or more memory for the function" : "or more memory per worker");

@@ -9,7 +9,8 @@
 namespace nimbus {
 namespace {
 
-inline double RowDot(const uint32_t* idx, const double* val, int64_t n, const double* x) {
+template <typename V>
+inline double RowDot(const uint32_t* idx, V val, int64_t n, const double* x) {
   double s0 = 0, s1 = 0;
   int64_t k = 0;
   for (; k + 2 <= n; k += 2) {
@@ -20,7 +21,8 @@ inline double RowDot(const uint32_t* idx, const double* val, int64_t n, const do
   return s0 + s1;
 }
 
-inline void RowScatter(const uint32_t* idx, const double* val, int64_t n, double scale, double* out) {
+template <typename V>
+inline void RowScatter(const uint32_t* idx, V val, int64_t n, double scale, double* out) {
   for (int64_t k = 0; k < n; ++k) out[idx[k]] += scale * val[k];
 }
 
@@ -57,17 +59,29 @@ Status CheckCsrStructure(const CsrView& a) {
   return Status::Ok();
 }
 
-void MultiplyRows(const CsrView& a, std::span<const double> x, bool with_intercept, std::span<double> y) {
+namespace {
+
+template <typename V>
+void MultiplyRowsImpl(const CsrView& a, V values, std::span<const double> x, bool with_intercept, std::span<double> y) {
   assert(x.size() == ModelSize(a, with_intercept));
   assert(static_cast<int64_t>(y.size()) == a.rows);
   const double bias = with_intercept ? x[a.cols] : 0.0;
   for (int64_t r = 0; r < a.rows; ++r) {
     const int64_t begin = a.row_ptr[r];
-    y[r] = RowDot(a.col_idx + begin, a.values + begin, a.row_ptr[r + 1] - begin, x.data()) + bias;
+    y[r] = RowDot(a.col_idx + begin, values + begin, a.row_ptr[r + 1] - begin, x.data()) + bias;
   }
 }
 
-void AddTransposeProduct(const CsrView& a, std::span<const double> w, bool with_intercept,
+}  // namespace
+
+void MultiplyRows(const CsrView& a, std::span<const double> x, bool with_intercept, std::span<double> y) {
+  WithValues(a, [&](auto values) { MultiplyRowsImpl(a, values, x, with_intercept, y); });
+}
+
+namespace {
+
+template <typename V>
+void AddTransposeProductImpl(const CsrView& a, V values, std::span<const double> w, bool with_intercept,
                          std::span<double> out) {
   assert(out.size() == ModelSize(a, with_intercept));
   assert(static_cast<int64_t>(w.size()) == a.rows);
@@ -77,12 +91,22 @@ void AddTransposeProduct(const CsrView& a, std::span<const double> w, bool with_
     bias += wr;
     if (wr == 0.0) continue;
     const int64_t begin = a.row_ptr[r];
-    RowScatter(a.col_idx + begin, a.values + begin, a.row_ptr[r + 1] - begin, wr, out.data());
+    RowScatter(a.col_idx + begin, values + begin, a.row_ptr[r + 1] - begin, wr, out.data());
   }
   if (with_intercept) out[a.cols] += bias;
 }
 
-void AddTransposeProductAndSquares(const CsrView& a, std::span<const double> w, std::span<const double> d,
+}  // namespace
+
+void AddTransposeProduct(const CsrView& a, std::span<const double> w, bool with_intercept,
+                         std::span<double> out) {
+  WithValues(a, [&](auto values) { AddTransposeProductImpl(a, values, w, with_intercept, out); });
+}
+
+namespace {
+
+template <typename V>
+void AddTransposeProductAndSquaresImpl(const CsrView& a, V values, std::span<const double> w, std::span<const double> d,
                                    bool with_intercept, std::span<double> out, std::span<double> squares) {
   assert(out.size() == ModelSize(a, with_intercept) && squares.size() == out.size());
   double bias = 0, bias_squares = 0;
@@ -97,7 +121,7 @@ void AddTransposeProductAndSquares(const CsrView& a, std::span<const double> w, 
     const int64_t end = a.row_ptr[r + 1];
     for (int64_t k = begin; k < end; ++k) {
       const uint32_t j = a.col_idx[k];
-      const double v = a.values[k];
+      const double v = values[k];
       po[j] += wr * v;
       ps[j] += dr * v * v;
     }
@@ -108,7 +132,17 @@ void AddTransposeProductAndSquares(const CsrView& a, std::span<const double> w, 
   }
 }
 
-void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<const double> v,
+}  // namespace
+
+void AddTransposeProductAndSquares(const CsrView& a, std::span<const double> w, std::span<const double> d,
+                                   bool with_intercept, std::span<double> out, std::span<double> squares) {
+  WithValues(a, [&](auto values) { AddTransposeProductAndSquaresImpl(a, values, w, d, with_intercept, out, squares); });
+}
+
+namespace {
+
+template <typename V>
+void AddNormalProductImpl(const CsrView& a, V values, std::span<const double> d, std::span<const double> v,
                       bool with_intercept, std::span<double> out) {
   assert(v.size() == ModelSize(a, with_intercept) && out.size() == v.size());
   const double v_bias = with_intercept ? v[a.cols] : 0.0;
@@ -118,16 +152,25 @@ void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<con
     if (dr == 0.0) continue;  // squared hinge: rows outside the margin contribute nothing
     const int64_t begin = a.row_ptr[r];
     const int64_t n = a.row_ptr[r + 1] - begin;
-    const double t = dr * (RowDot(a.col_idx + begin, a.values + begin, n, v.data()) + v_bias);
+    const double t = dr * (RowDot(a.col_idx + begin, values + begin, n, v.data()) + v_bias);
     bias += t;
-    RowScatter(a.col_idx + begin, a.values + begin, n, t, out.data());
+    RowScatter(a.col_idx + begin, values + begin, n, t, out.data());
   }
   if (with_intercept) out[a.cols] += bias;
 }
 
-void MultiplyRowsBlocks(const CsrView& a, int64_t classes, std::span<const double> x, bool with_intercept,
-                        std::span<double> y) {
-  if (classes == 1) return MultiplyRows(a, x, with_intercept, y);  // its own kernel, unrolled
+}  // namespace
+
+void AddNormalProduct(const CsrView& a, std::span<const double> d, std::span<const double> v,
+                      bool with_intercept, std::span<double> out) {
+  WithValues(a, [&](auto values) { AddNormalProductImpl(a, values, d, v, with_intercept, out); });
+}
+
+namespace {
+
+template <typename V>
+void MultiplyRowsBlocksImpl(const CsrView& a, V values, int64_t classes, std::span<const double> x,
+                            bool with_intercept, std::span<double> y) {
   const auto c_count = static_cast<std::size_t>(classes);
   assert(x.size() == ModelSize(a, with_intercept) * c_count);
   assert(y.size() == static_cast<std::size_t>(a.rows) * c_count);
@@ -138,14 +181,25 @@ void MultiplyRowsBlocks(const CsrView& a, int64_t classes, std::span<const doubl
     double* __restrict margins = out + static_cast<std::size_t>(r) * c_count;
     for (std::size_t c = 0; c < c_count; ++c) margins[c] = bias != nullptr ? bias[c] : 0.0;
     for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-      const double value = a.values[k];
+      const double value = values[k];
       const double* __restrict column = in + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) margins[c] += value * column[c];
     }
   }
 }
 
-void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<const double> w,
+}  // namespace
+
+void MultiplyRowsBlocks(const CsrView& a, int64_t classes, std::span<const double> x, bool with_intercept,
+                        std::span<double> y) {
+  if (classes == 1) return MultiplyRows(a, x, with_intercept, y);  // its own kernel, unrolled
+  WithValues(a, [&](auto values) { MultiplyRowsBlocksImpl(a, values, classes, x, with_intercept, y); });
+}
+
+namespace {
+
+template <typename V>
+void AddTransposeProductBlocksImpl(const CsrView& a, V values, int64_t classes, std::span<const double> w,
                                std::span<const double> d, bool with_intercept, std::span<double> out,
                                std::span<double> squares) {
   const auto c_count = static_cast<std::size_t>(classes);
@@ -158,7 +212,7 @@ void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<cons
     const double* __restrict wr = w.data() + static_cast<std::size_t>(r) * c_count;
     const double* __restrict dr = with_squares ? d.data() + static_cast<std::size_t>(r) * c_count : nullptr;
     for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-      const double value = a.values[k];
+      const double value = values[k];
       const std::size_t column = static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) sums[column + c] += value * wr[c];
       if (!with_squares) continue;
@@ -171,6 +225,14 @@ void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<cons
   const std::size_t last = static_cast<std::size_t>(a.cols) * c_count;
   for (std::size_t c = 0; c < c_count; ++c) out[last + c] += bias[c];
   for (std::size_t c = 0; c < c_count && with_squares; ++c) squares[last + c] += bias_squares[c];
+}
+
+}  // namespace
+
+void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<const double> w,
+                               std::span<const double> d, bool with_intercept, std::span<double> out,
+                               std::span<double> squares) {
+  WithValues(a, [&](auto values) { AddTransposeProductBlocksImpl(a, values, classes, w, d, with_intercept, out, squares); });
 }
 
 CsrView ColumnSubset::view() const {
@@ -237,7 +299,7 @@ void SelectColumns(const CsrView& a, std::vector<uint32_t> columns, ColumnSubset
     const uint32_t j = a.col_idx[k];
     if (subset.selected[j] == 0) continue;
     subset.col_idx[at] = position[j];
-    subset.values[at++] = a.values[k];
+    subset.values[at++] = a.Value(k);
   }
 }
 
@@ -260,7 +322,7 @@ double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept, std::span<con
     double sum = 0;
     for (int64_t r = 0; r < a.rows; ++r) {
       double norm = with_intercept ? 1.0 : 0.0;
-      for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) norm += a.values[k] * a.values[k];
+      for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) norm += a.Value(k) * a.Value(k);
       sum += row_weights[static_cast<std::size_t>(r)] * norm;
     }
     return sum;
@@ -268,7 +330,7 @@ double SumOfSquaredRowNorms(const CsrView& a, bool with_intercept, std::span<con
   double sum = 0;
   const int64_t begin = a.rows == 0 ? 0 : a.row_ptr[0];
   const int64_t end = a.rows == 0 ? 0 : a.row_ptr[a.rows];
-  for (int64_t k = begin; k < end; ++k) sum += a.values[k] * a.values[k];
+  for (int64_t k = begin; k < end; ++k) sum += a.Value(k) * a.Value(k);
   return sum + (with_intercept ? static_cast<double>(a.rows) : 0.0);
 }
 

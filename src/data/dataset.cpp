@@ -98,7 +98,7 @@ Dataset Dataset::SelectRows(std::span<const int64_t> rows) const {
   for (const int64_t r : rows) {
     for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
       arrays->col_idx.push_back(matrix.col_idx[k]);
-      arrays->values.push_back(matrix.values[k]);
+      arrays->values.push_back(matrix.Value(k));
     }
     arrays->row_ptr.push_back(static_cast<int64_t>(arrays->col_idx.size()));
     arrays->labels.push_back(labels[static_cast<std::size_t>(r)]);
@@ -119,6 +119,7 @@ Dataset Dataset::SelectRows(std::span<const int64_t> rows) const {
 
 Dataset Dataset::Rows(int64_t begin, int64_t end) const {
   Dataset part = *this;
+  part.own_col_idx = nullptr;  // shared with this data set
   part.matrix = matrix.RowRange(begin, end);
   part.labels = labels.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
   if (!weights.empty()) part.weights = weights.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
@@ -128,7 +129,7 @@ Dataset Dataset::Rows(int64_t begin, int64_t end) const {
 
 uint64_t Dataset::MemoryBytes() const {
   const uint64_t map = columns.renumbered() ? columns.features->size() * sizeof(uint32_t) : 0;
-  return static_cast<uint64_t>(nnz()) * (sizeof(uint32_t) + sizeof(double)) +
+  return static_cast<uint64_t>(nnz()) * sizeof(uint32_t) + matrix.ValueBytes(nnz()) +
          static_cast<uint64_t>(rows() + 1) * sizeof(int64_t) + static_cast<uint64_t>(rows()) * sizeof(double) + weights.size() * sizeof(double) + folds.size() + map;
 }
 

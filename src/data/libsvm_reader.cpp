@@ -76,11 +76,34 @@ void RowBlock::Clear() {
 }
 
 CsrView RowBlock::View(int64_t cols) const {
-  return CsrView{rows(), cols, row_ptr.data(), col_idx.data(), values.data()};
+  CsrView view{rows(), cols, row_ptr.data(), col_idx.data(), values.data()};
+  view.values32 = values32.data();
+  view.value_kind = value_kind;
+  return view;
 }
 
 uint64_t RowBlock::MemoryBytes() const {
-  return row_ptr.capacity() * 8 + col_idx.capacity() * 4 + values.capacity() * 8 + labels.capacity() * 8;
+  return row_ptr.capacity() * 8 + col_idx.capacity() * 4 + values.capacity() * 8 + values32.capacity() * 4 +
+         labels.capacity() * 8;
+}
+
+void RowBlock::CompactValues(CsrValues kind) {
+  if (value_kind != CsrValues::kDouble || kind == CsrValues::kDouble) return;
+  const std::size_t n = values.size();
+  if (kind == CsrValues::kFloat) {
+    // Float k goes to bytes 4k..4k+3, which held doubles already read (those below k/2 + 1).
+    auto* bytes = reinterpret_cast<unsigned char*>(values.data());
+    for (std::size_t k = 0; k < n; ++k) {
+      double value;
+      std::memcpy(&value, bytes + 8 * k, sizeof value);
+      const auto narrow = static_cast<float>(value);
+      std::memcpy(bytes + 4 * k, &narrow, sizeof narrow);
+    }
+    values32 = std::move(values).Reinterpret<float>(n);
+    values32.ShrinkToFit();
+  }
+  values = PodArray<double>();
+  value_kind = kind;
 }
 
 LibsvmParser::LibsvmParser(const LibsvmReadOptions& options, std::function<std::string(int64_t line)> where)

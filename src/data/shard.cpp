@@ -22,7 +22,12 @@ constexpr char kMagic[8] = {'N', 'I', 'M', 'B', 'S', 'H', 'R', 'D'};
 constexpr uint32_t kFlagBinaryLabels = 1;
 constexpr uint32_t kFlagRowWeights = 2;
 constexpr uint32_t kFlagClassIndexLabels = 4;  // a multiclass set's: class indices 0 .. C-1
-constexpr uint32_t kKnownFlags = kFlagBinaryLabels | kFlagRowWeights | kFlagClassIndexLabels;
+constexpr uint32_t kFlagFloatValues = 8;        // version 2: values as float32 (each exactly one)
+constexpr uint32_t kFlagNoValues = 16;          // version 2: no values (every one is 1)
+constexpr uint32_t kKnownFlags =
+    kFlagBinaryLabels | kFlagRowWeights | kFlagClassIndexLabels | kFlagFloatValues | kFlagNoValues;
+
+std::size_t ValueBytes(CsrValues kind) { return kind == CsrValues::kDouble ? 8 : kind == CsrValues::kFloat ? 4 : 0; }
 
 struct Header {
   char magic[8];
@@ -40,18 +45,20 @@ struct Header {
 static_assert(sizeof(Header) == kShardHeaderBytes);
 constexpr std::size_t kHeaderChecksummedBytes = offsetof(Header, header_checksum);
 
-uint64_t PayloadBytes(int64_t rows, int64_t nnz, bool weighted) {
+uint64_t PayloadBytes(int64_t rows, int64_t nnz, bool weighted, CsrValues values) {
   return static_cast<uint64_t>(rows + 1) * 8 + static_cast<uint64_t>(rows) * (weighted ? 16 : 8) +
-         static_cast<uint64_t>(nnz) * 12;
+         static_cast<uint64_t>(nnz) * (4 + ValueBytes(values));
 }
 
-Header MakeHeader(int64_t rows, int64_t cols, int64_t nnz, int64_t first_row, bool weighted,
+Header MakeHeader(int64_t rows, int64_t cols, int64_t nnz, int64_t first_row, bool weighted, CsrValues values,
                   const LabelEncoding& encoding, uint64_t payload_checksum) {
   Header header{};
   std::memcpy(header.magic, kMagic, sizeof kMagic);
-  header.version = kShardFormatVersion;
+  // Version 1 where the values are doubles, so that older builds read such shards still.
+  header.version = values == CsrValues::kDouble ? 1 : kShardFormatVersion;
   header.flags = (encoding.classification && !encoding.multiclass() ? kFlagBinaryLabels : 0) |
-                 (encoding.multiclass() ? kFlagClassIndexLabels : 0) | (weighted ? kFlagRowWeights : 0);
+                 (encoding.multiclass() ? kFlagClassIndexLabels : 0) | (weighted ? kFlagRowWeights : 0) |
+                 (values == CsrValues::kFloat ? kFlagFloatValues : 0) | (values == CsrValues::kOnes ? kFlagNoValues : 0);
   header.rows = rows;
   header.cols = cols;
   header.nnz = nnz;
@@ -65,8 +72,12 @@ Header MakeHeader(int64_t rows, int64_t cols, int64_t nnz, int64_t first_row, bo
 
 }  // namespace
 
+uint64_t ShardFileBytes(int64_t rows, int64_t nnz, bool weighted, CsrValues values) {
+  return sizeof(Header) + PayloadBytes(rows, nnz, weighted, values);
+}
+
 Result<std::unique_ptr<ShardFileWriter>> ShardFileWriter::Create(std::string path, int64_t rows, int64_t cols,
-                                                                 int64_t nnz, bool weighted,
+                                                                 int64_t nnz, bool weighted, CsrValues values,
                                                                  const LabelEncoding& encoding, int64_t first_row) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("cannot create " + path, errno);
@@ -76,8 +87,9 @@ Result<std::unique_ptr<ShardFileWriter>> ShardFileWriter::Create(std::string pat
   writer->nnz_ = nnz;
   writer->first_row_ = first_row;
   writer->weighted_ = weighted;
+  writer->values_ = values;
   writer->encoding_ = encoding;
-  const uint64_t size = sizeof(Header) + PayloadBytes(rows, nnz, weighted);
+  const uint64_t size = sizeof(Header) + PayloadBytes(rows, nnz, weighted, values);
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return ErrnoError("cannot size " + writer->path_, errno);
   // The last offset: the rows' entries end at nnz.
   NIMBUS_RETURN_IF_ERROR(writer->WriteAt(sizeof(Header) + static_cast<uint64_t>(rows) * 8, &nnz, sizeof nnz));
@@ -112,7 +124,7 @@ Status ShardFileWriter::Write(int64_t row, int64_t entry, const CsrView& block, 
   const uint64_t label_section = offsets + static_cast<uint64_t>(rows_ + 1) * 8;
   const uint64_t weight_section = label_section + static_cast<uint64_t>(rows_) * 8;
   const uint64_t value_section = weight_section + (weighted_ ? static_cast<uint64_t>(rows_) * 8 : 0);
-  const uint64_t index_section = value_section + static_cast<uint64_t>(nnz_) * 8;
+  const uint64_t index_section = value_section + static_cast<uint64_t>(nnz_) * ValueBytes(values_);
   std::vector<int64_t> row_ptr(static_cast<std::size_t>(block.rows));
   for (int64_t r = 0; r < block.rows; ++r) row_ptr[static_cast<std::size_t>(r)] = entry + block.row_ptr[r] - block.row_ptr[0];
   const auto first = static_cast<uint64_t>(row), at = static_cast<uint64_t>(entry);
@@ -120,15 +132,24 @@ Status ShardFileWriter::Write(int64_t row, int64_t entry, const CsrView& block, 
   NIMBUS_RETURN_IF_ERROR(WriteAt(offsets + first * 8, row_ptr.data(), row_ptr.size() * 8));
   NIMBUS_RETURN_IF_ERROR(WriteAt(label_section + first * 8, labels.data(), labels.size() * 8));
   if (weighted_) NIMBUS_RETURN_IF_ERROR(WriteAt(weight_section + first * 8, weights.data(), weights.size() * 8));
-  NIMBUS_RETURN_IF_ERROR(WriteAt(value_section + at * 8, block.values + block.row_ptr[0], entries * 8));
-  return WriteAt(index_section + at * 4, block.col_idx + block.row_ptr[0], entries * 4);
+  const int64_t base = block.row_ptr[0];
+  if (values_ == CsrValues::kDouble) {
+    std::vector<double> doubles(entries);
+    for (std::size_t k = 0; k < entries; ++k) doubles[k] = block.Value(base + static_cast<int64_t>(k));
+    NIMBUS_RETURN_IF_ERROR(WriteAt(value_section + at * 8, doubles.data(), entries * 8));
+  } else if (values_ == CsrValues::kFloat) {
+    std::vector<float> floats(entries);
+    for (std::size_t k = 0; k < entries; ++k) floats[k] = static_cast<float>(block.Value(base + static_cast<int64_t>(k)));
+    NIMBUS_RETURN_IF_ERROR(WriteAt(value_section + at * 4, floats.data(), entries * 4));
+  }
+  return WriteAt(index_section + at * 4, block.col_idx + base, entries * 4);
 }
 
 Result<ShardInfo> ShardFileWriter::Finish() {
   XXH3_state_t* state = XXH3_createState();
   XXH3_64bits_reset(state);
   std::vector<char> buffer(std::size_t{4} << 20);
-  const uint64_t size = sizeof(Header) + PayloadBytes(rows_, nnz_, weighted_);
+  const uint64_t size = sizeof(Header) + PayloadBytes(rows_, nnz_, weighted_, values_);
   for (uint64_t offset = sizeof(Header); offset < size;) {
     const ssize_t got = ::pread(fd_, buffer.data(), std::min<uint64_t>(buffer.size(), size - offset),
                                 static_cast<off_t>(offset));
@@ -142,7 +163,7 @@ Result<ShardInfo> ShardFileWriter::Finish() {
   }
   const uint64_t checksum = XXH3_64bits_digest(state);
   XXH3_freeState(state);
-  const Header header = MakeHeader(rows_, cols_, nnz_, first_row_, weighted_, encoding_, checksum);
+  const Header header = MakeHeader(rows_, cols_, nnz_, first_row_, weighted_, values_, encoding_, checksum);
   NIMBUS_RETURN_IF_ERROR(WriteAt(0, &header, sizeof header));
   if (::close(std::exchange(fd_, -1)) != 0) return ErrnoError("cannot close " + path_, errno);
   return ShardInfo{rows_, cols_, nnz_, first_row_, checksum};
@@ -165,7 +186,9 @@ Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& stor
       {row_ptr.data(), row_ptr.size() * sizeof(int64_t)},
       {data.labels.data(), data.labels.size() * sizeof(double)},
       {data.weights.data(), data.weights.size() * sizeof(double)},
-      {m.values + base, static_cast<std::size_t>(nnz) * sizeof(double)},
+      {m.value_kind == CsrValues::kFloat ? static_cast<const void*>(m.values32 + base)
+                                         : static_cast<const void*>(m.values + base),
+       m.ValueBytes(nnz)},
       {m.col_idx + base, static_cast<std::size_t>(nnz) * sizeof(uint32_t)},
   };
   XXH3_state_t* state = XXH3_createState();
@@ -176,8 +199,8 @@ Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& stor
   const uint64_t payload_checksum = XXH3_64bits_digest(state);
   XXH3_freeState(state);
 
-  const Header header =
-      MakeHeader(m.rows, m.cols, nnz, first_row, !data.weights.empty(), data.encoding, payload_checksum);
+  const Header header = MakeHeader(m.rows, m.cols, nnz, first_row, !data.weights.empty(), m.value_kind,
+                                   data.encoding, payload_checksum);
 
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer, store.OpenWriter(key));
   NIMBUS_RETURN_IF_ERROR(writer->Write(std::string_view(reinterpret_cast<const char*>(&header), sizeof header)));
@@ -195,18 +218,22 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   Header header;
   std::memcpy(&header, bytes.data(), sizeof header);
   if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) return corrupt("wrong magic");
-  if (header.version != kShardFormatVersion) {
+  if (header.version != 1 && header.version != kShardFormatVersion) {
     return corrupt("format version " + std::to_string(header.version) + ", this build reads version " +
                    std::to_string(kShardFormatVersion));
   }
   if (XXH3_64bits(&header, kHeaderChecksummedBytes) != header.header_checksum) return corrupt("header checksum mismatch");
   if ((header.flags & ~kKnownFlags) != 0) return corrupt("flags " + std::to_string(header.flags) + " unknown to this build");
   const bool weighted = (header.flags & kFlagRowWeights) != 0;
+  const bool float_values = (header.flags & kFlagFloatValues) != 0, no_values = (header.flags & kFlagNoValues) != 0;
+  if ((float_values || no_values) && header.version < 2) return corrupt("compact values in a version 1 shard");
+  if (float_values && no_values) return corrupt("flags: values both float32 and none");
+  const CsrValues kind = float_values ? CsrValues::kFloat : no_values ? CsrValues::kOnes : CsrValues::kDouble;
   if (header.rows < 0 || header.cols < 0 || header.nnz < 0 || header.rows > (int64_t{1} << 40) ||
       header.nnz > (int64_t{1} << 44) || header.cols > static_cast<int64_t>(UINT32_MAX)) {
     return corrupt("implausible sizes");
   }
-  if (bytes.size() != sizeof(Header) + PayloadBytes(header.rows, header.nnz, weighted)) {
+  if (bytes.size() != sizeof(Header) + PayloadBytes(header.rows, header.nnz, weighted, kind)) {
     return corrupt("size " + std::to_string(bytes.size()) + " does not match the header's rows and nnz");
   }
   const std::byte* payload = bytes.data() + sizeof(Header);
@@ -217,8 +244,11 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   const auto* row_ptr = reinterpret_cast<const int64_t*>(payload);
   const auto* labels = reinterpret_cast<const double*>(row_ptr + header.rows + 1);
   const double* weights = weighted ? labels + header.rows : nullptr;
-  const auto* values = labels + header.rows * (weighted ? 2 : 1);
-  const auto* col_idx = reinterpret_cast<const uint32_t*>(values + header.nnz);
+  const auto* value_bytes = reinterpret_cast<const std::byte*>(labels + header.rows * (weighted ? 2 : 1));
+  const auto* col_idx =
+      reinterpret_cast<const uint32_t*>(value_bytes + static_cast<std::size_t>(header.nnz) * ValueBytes(kind));
+  const auto* values = kind == CsrValues::kDouble ? reinterpret_cast<const double*>(value_bytes) : nullptr;
+  const auto* values32 = kind == CsrValues::kFloat ? reinterpret_cast<const float*>(value_bytes) : nullptr;
   if (row_ptr[0] != 0 || row_ptr[header.rows] != header.nnz) return corrupt("row pointers do not span the entries");
   const bool binary = (header.flags & kFlagBinaryLabels) != 0;
   const bool class_indices = (header.flags & kFlagClassIndexLabels) != 0;
@@ -234,7 +264,7 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
     }
   }
   // Every row's indices ascend strictly and stay below cols, as the LIBSVM reader guarantees.
-  const CsrView matrix{header.rows, header.cols, row_ptr, col_idx, values};
+  const CsrView matrix{header.rows, header.cols, row_ptr, col_idx, values, values32, kind};
   if (Status structure = CheckCsrStructure(matrix); !structure.ok()) return corrupt(structure.message());
 
   Dataset data;
@@ -243,6 +273,8 @@ Result<Dataset> DecodeShard(std::shared_ptr<const Blob> blob, const std::string&
   data.matrix.row_ptr = row_ptr;
   data.matrix.col_idx = col_idx;
   data.matrix.values = values;
+  data.matrix.values32 = values32;
+  data.matrix.value_kind = kind;
   data.labels = std::span<const double>(labels, static_cast<std::size_t>(header.rows));
   if (weighted) data.weights = std::span<const double>(weights, static_cast<std::size_t>(header.rows));
   // A multiclass shard's labels are class indices; the classes' values are in the manifest.

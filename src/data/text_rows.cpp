@@ -38,7 +38,7 @@ class Scanner {
     }
     rows_ += rows.rows() - first_row;
     nnz_ += end_entry - first_entry;
-    if (pending_.size() > std::max<std::size_t>(features_.size(), std::size_t{1} << 20)) MergePending();
+    if (pending_.size() > std::max<std::size_t>(features_.size(), std::size_t{1} << 18)) MergePending();
   }
 
   TextScan Finish(bool classification) {
@@ -83,7 +83,7 @@ Result<TextScan> ReadTextSlice(const std::vector<TextFile>& files, const TextSli
                                const TextReadOptions& options, RowBlock& rows, bool keep_rows,
                                const std::function<Status(RowBlock&)>& on_block) {
   Stopwatch watch;
-  SliceLines lines(files, slice);
+  SliceLines lines(files, slice, options.block_bytes);
   // An error's line is numbered in its file (for a range past 0, the lines before it are
   // counted then, and only then).
   auto where = [&lines, &files](int64_t line) {
@@ -188,7 +188,11 @@ Status TextPlanRows::Apply(RowBlock& rows) const {
   return Status::Ok();
 }
 
-Dataset DatasetOfRows(std::shared_ptr<RowBlock> rows, int64_t cols, const LabelEncoding& encoding) {
+CsrValues CompactValuesOf(bool all_ones, bool all_floats) {
+  return all_ones ? CsrValues::kOnes : all_floats ? CsrValues::kFloat : CsrValues::kDouble;
+}
+
+Dataset DatasetOfRows(std::shared_ptr<RowBlock> rows, int64_t cols, const LabelEncoding& encoding, CsrValues values) {
   if (rows->row_ptr.size() == 0) {
     // No rows at all: an empty matrix still has its one offset.
     (void)rows->row_ptr.Ensure(1);
@@ -198,8 +202,10 @@ Dataset DatasetOfRows(std::shared_ptr<RowBlock> rows, int64_t cols, const LabelE
   rows->col_idx.ShrinkToFit();
   rows->values.ShrinkToFit();
   rows->labels.ShrinkToFit();
+  rows->CompactValues(values);
   Dataset data;
   data.matrix = rows->View(cols);
+  data.own_col_idx = rows->col_idx.data();
   data.labels = rows->labels.span();
   data.encoding = encoding;
   data.storage = std::move(rows);

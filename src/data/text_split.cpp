@@ -180,6 +180,7 @@ Result<TextSplitResult> SplitText(const TextFiles& input, const TextSplitOptions
 
   // Each shard's rows and entries, each part's place in its shard; shards with no row are left out.
   std::vector<int64_t> shard_rows(slices.size(), 0), shard_nnz(slices.size(), 0), shard_first(slices.size(), -1);
+  std::vector<char> shard_ones(slices.size(), 1), shard_floats(slices.size(), 1);
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     Task& task = tasks[t];
     const auto s = static_cast<std::size_t>(task.shard);
@@ -189,6 +190,8 @@ Result<TextSplitResult> SplitText(const TextFiles& input, const TextSplitOptions
     task.entry = shard_nnz[s];
     shard_rows[s] += task.scan.rows;
     shard_nnz[s] += task.scan.nnz;
+    shard_ones[s] = shard_ones[s] && task.scan.all_ones;
+    shard_floats[s] = shard_floats[s] && task.scan.all_floats;
   }
   if (options.sample_weights) {
     std::vector<int64_t> first_lines;
@@ -214,9 +217,14 @@ Result<TextSplitResult> SplitText(const TextFiles& input, const TextSplitOptions
       continue;
     }
     keys[s] = ShardKey(static_cast<int>(s) - result.empty_parts);
+    const CsrValues values =
+        options.compact_values ? CompactValuesOf(shard_ones[s], shard_floats[s]) : CsrValues::kDouble;
+    const bool weighted = options.sample_weights.has_value();
+    result.shard_bytes += ShardFileBytes(shard_rows[s], shard_nnz[s], weighted, values);
+    result.double_shard_bytes += ShardFileBytes(shard_rows[s], shard_nnz[s], weighted, CsrValues::kDouble);
     NIMBUS_ASSIGN_OR_RETURN(writers[s], ShardFileWriter::Create(files.PathFor(keys[s]), shard_rows[s], plan.cols(),
-                                                                shard_nnz[s], options.sample_weights.has_value(),
-                                                                plan.encoding, shard_first[s]));
+                                                                shard_nnz[s], weighted, values, plan.encoding,
+                                                                shard_first[s]));
   }
 
   // The second pass: each part read again, and its rows written to their place.

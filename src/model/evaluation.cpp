@@ -273,12 +273,16 @@ void RowScorer::Score(const CsrView& rows, std::vector<double>& scores) const {
 // AreaUnderRoc computes it in memory.
 class StreamingEvaluation::ScoreRuns {
  public:
-  ScoreRuns(std::size_t budget, std::string scratch) : budget_(std::max<std::size_t>(budget, 1)), scratch_(std::move(scratch)) {}
+  ScoreRuns(std::size_t budget, std::string scratch) : budget_(std::max<std::size_t>(budget, 1)), scratch_(std::move(scratch)) {
+    scores_.reserve(std::min<std::size_t>(budget_, std::size_t{1} << 16));
+  }
   ~ScoreRuns() {
     for (const std::string& run : runs_) std::remove(run.c_str());
   }
 
   Status Add(double score, bool positive) {
+    // Grown to the budget at once rather than by doubling past it (a copy of it all).
+    if (scores_.size() == scores_.capacity() && scores_.size() >= (std::size_t{1} << 16)) scores_.reserve(budget_);
     scores_.push_back({score, positive ? 1.0 : 0.0});
     return scores_.size() >= budget_ ? Spill() : Status::Ok();
   }
@@ -294,14 +298,78 @@ class StreamingEvaluation::ScoreRuns {
       });
     }
     NIMBUS_RETURN_IF_ERROR(Spill());
-    // A k-way merge of the runs, a buffer of each at a time.
+    // Merged kWays at a time (file handles and buffers stay bounded), then the last merge
+    // feeds the rank sum.
+    while (runs_.size() > kWays) {
+      std::vector<std::string> group(runs_.begin(), runs_.begin() + kWays);
+      runs_.erase(runs_.begin(), runs_.begin() + kWays);
+      NIMBUS_ASSIGN_OR_RETURN(std::string merged, NewRun());
+      std::FILE* out = std::fopen(merged.c_str(), "wb");
+      if (out == nullptr) return ErrnoError("cannot write " + merged, errno);
+      std::vector<Entry> buffer;
+      bool written = true;
+      Status status = Merge(group, [&](const Entry& entry) {
+        buffer.push_back(entry);
+        if (buffer.size() == std::size_t{1} << 14) {
+          written = written && std::fwrite(buffer.data(), sizeof(Entry), buffer.size(), out) == buffer.size();
+          buffer.clear();
+        }
+      });
+      written = written && std::fwrite(buffer.data(), sizeof(Entry), buffer.size(), out) == buffer.size();
+      if (std::fclose(out) != 0 || !written) status = IoError("cannot write " + merged);
+      for (const std::string& run : group) std::remove(run.c_str());
+      runs_.push_back(merged);
+      NIMBUS_RETURN_IF_ERROR(status);
+    }
+    NIMBUS_ASSIGN_OR_RETURN(MergeCursor cursor, MergeCursor::Open(runs_, budget_));
+    return Combine([&](Entry* next) { return cursor.Next(next); });
+  }
+
+ private:
+  using Entry = std::pair<double, double>;  // (score, 1 for a positive)
+  static constexpr std::size_t kWays = 64;
+
+  // The entries of sorted runs in ascending order: a heap of their heads, a buffer of each
+  // (the budget shared among them).
+  class MergeCursor {
+   public:
+    static Result<MergeCursor> Open(const std::vector<std::string>& runs, std::size_t budget) {
+      MergeCursor cursor;
+      const std::size_t each = std::max<std::size_t>(256, budget / std::max<std::size_t>(runs.size(), 1));
+      for (const std::string& run : runs) {
+        std::FILE* file = std::fopen(run.c_str(), "rb");
+        if (file == nullptr) return ErrnoError("cannot read back " + run, errno);
+        cursor.readers_.push_back({std::shared_ptr<std::FILE>(file, std::fclose), std::vector<Entry>(each)});
+      }
+      for (std::size_t i = 0; i < cursor.readers_.size(); ++i) {
+        Entry entry;
+        if (cursor.readers_[i].Next(&entry)) cursor.heads_.emplace_back(entry, i);
+      }
+      std::make_heap(cursor.heads_.begin(), cursor.heads_.end(), Later);
+      return cursor;
+    }
+    bool Next(Entry* next) {
+      if (heads_.empty()) return false;
+      std::pop_heap(heads_.begin(), heads_.end(), Later);
+      *next = heads_.back().first;
+      const std::size_t from = heads_.back().second;
+      heads_.pop_back();
+      Entry entry;
+      if (readers_[from].Next(&entry)) {
+        heads_.emplace_back(entry, from);
+        std::push_heap(heads_.begin(), heads_.end(), Later);
+      }
+      return true;
+    }
+
+   private:
     struct Reader {
-      std::FILE* file;
+      std::shared_ptr<std::FILE> file;
       std::vector<Entry> buffer;
       std::size_t at = 0, size = 0;
       bool Next(Entry* entry) {
         if (at == size) {
-          size = std::fread(buffer.data(), sizeof(Entry), buffer.size(), file);
+          size = std::fread(buffer.data(), sizeof(Entry), buffer.size(), file.get());
           at = 0;
           if (size == 0) return false;
         }
@@ -309,43 +377,21 @@ class StreamingEvaluation::ScoreRuns {
         return true;
       }
     };
-    std::vector<Reader> readers;
-    for (const std::string& run : runs_) {
-      std::FILE* file = std::fopen(run.c_str(), "rb");
-      if (file == nullptr) return ErrnoError("cannot read back " + run, errno);
-      readers.push_back({file, std::vector<Entry>(std::size_t{1} << 16)});
-    }
     using Head = std::pair<Entry, std::size_t>;
-    auto later = [](const Head& a, const Head& b) { return b.first < a.first; };
-    std::vector<Head> heads;
-    for (std::size_t i = 0; i < readers.size(); ++i) {
-      Entry entry;
-      if (readers[i].Next(&entry)) heads.emplace_back(entry, i);
-    }
-    std::make_heap(heads.begin(), heads.end(), later);
-    Result<double> auc = Combine([&](Entry* next) {
-      if (heads.empty()) return false;
-      std::pop_heap(heads.begin(), heads.end(), later);
-      *next = heads.back().first;
-      const std::size_t from = heads.back().second;
-      heads.pop_back();
-      Entry entry;
-      if (readers[from].Next(&entry)) {
-        heads.emplace_back(entry, from);
-        std::push_heap(heads.begin(), heads.end(), later);
-      }
-      return true;
-    });
-    for (Reader& reader : readers) std::fclose(reader.file);
-    return auc;
+    static bool Later(const Head& a, const Head& b) { return b.first < a.first; }
+    std::vector<Reader> readers_;
+    std::vector<Head> heads_;
+  };
+
+  template <typename Consume>
+  Status Merge(const std::vector<std::string>& runs, Consume&& consume) {
+    NIMBUS_ASSIGN_OR_RETURN(MergeCursor cursor, MergeCursor::Open(runs, budget_));
+    Entry entry;
+    while (cursor.Next(&entry)) consume(entry);
+    return Status::Ok();
   }
 
- private:
-  using Entry = std::pair<double, double>;  // (score, 1 for a positive)
-
-  Status Spill() {
-    if (scores_.empty()) return Status::Ok();
-    std::sort(scores_.begin(), scores_.end());
+  Result<std::string> NewRun() {
     if (scratch_.empty()) {
       const char* tmp = std::getenv("TMPDIR");
       scratch_ = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
@@ -353,8 +399,16 @@ class StreamingEvaluation::ScoreRuns {
     std::string path = scratch_ + "/nimbus-auc-XXXXXX";
     const int fd = ::mkstemp(path.data());
     if (fd < 0) return ErrnoError("cannot make a file for the AUC's scores in " + scratch_, errno);
+    ::close(fd);
+    return path;
+  }
+
+  Status Spill() {
+    if (scores_.empty()) return Status::Ok();
+    std::sort(scores_.begin(), scores_.end());
+    NIMBUS_ASSIGN_OR_RETURN(const std::string path, NewRun());
     runs_.push_back(path);
-    std::FILE* file = ::fdopen(fd, "wb");
+    std::FILE* file = std::fopen(path.c_str(), "wb");
     const bool written = file != nullptr && std::fwrite(scores_.data(), sizeof(Entry), scores_.size(), file) == scores_.size();
     if (file == nullptr || std::fclose(file) != 0 || !written) return IoError("cannot write " + path);
     scores_.clear();

@@ -1,13 +1,18 @@
 #include "nimbus/runtime/launcher.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 extern char** environ;
 
@@ -26,11 +31,56 @@ std::string FormatSeconds(double seconds) {
   return text;
 }
 
+// The directory of this process's memory cgroup, and whether it is v2; empty where none.
+std::pair<std::string, bool> OwnMemoryCgroup() {
+  std::ifstream cgroups("/proc/self/cgroup");
+  std::string v2;
+  for (std::string line; std::getline(cgroups, line);) {
+    if (const auto at = line.find(":memory:"); at != std::string::npos) {
+      return {"/sys/fs/cgroup/memory" + line.substr(at + 8), false};
+    }
+    if (line.starts_with("0::")) v2 = "/sys/fs/cgroup" + line.substr(3);
+  }
+  struct stat st {};
+  if (!v2.empty() && ::stat((v2 + "/memory.max").c_str(), &st) == 0) return {v2, true};
+  return {"", false};
+}
+
+// A memory cgroup of one worker's, removed once it is empty (after the worker is reaped).
+class MemoryCgroup {
+ public:
+  // Made below this process's cgroup with the limit written; null where that cannot be done.
+  static std::unique_ptr<MemoryCgroup> Create(int64_t limit_bytes) {
+    static std::atomic<uint64_t> made{0};
+    const auto [parent, v2] = OwnMemoryCgroup();
+    if (parent.empty()) return nullptr;
+    const std::string path =
+        parent + "/nimbus-" + std::to_string(::getpid()) + "-" + std::to_string(made.fetch_add(1));
+    if (::mkdir(path.c_str(), 0755) != 0) return nullptr;
+    auto cgroup = std::unique_ptr<MemoryCgroup>(new MemoryCgroup(path));
+    std::ofstream limit(path + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    limit << limit_bytes;
+    limit.close();
+    if (!limit) return nullptr;  // the destructor removes it
+    if (!v2) std::ofstream(path + "/memory.swappiness") << 0;  // as a function has no swap
+    return cgroup;
+  }
+  ~MemoryCgroup() { ::rmdir(path_.c_str()); }
+  MemoryCgroup(const MemoryCgroup&) = delete;
+  MemoryCgroup& operator=(const MemoryCgroup&) = delete;
+  std::string procs() const { return path_ + "/cgroup.procs"; }
+
+ private:
+  explicit MemoryCgroup(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
 // A child process; with its own process group when it is a shell running a template, so
 // that killing it reaches what the shell started.
 class ChildProcess final : public Invocation {
  public:
-  ChildProcess(pid_t pid, bool own_group) : pid_(pid), own_group_(own_group) {}
+  ChildProcess(pid_t pid, bool own_group, std::unique_ptr<MemoryCgroup> cgroup = nullptr)
+      : pid_(pid), own_group_(own_group), cgroup_(std::move(cgroup)) {}
   ~ChildProcess() override {
     Kill();
     Reap(true);
@@ -66,6 +116,7 @@ class ChildProcess final : public Invocation {
   bool own_group_;
   bool exited_ = false;
   std::string how_;
+  std::unique_ptr<MemoryCgroup> cgroup_;  // removed after the process (declared last: destroyed first)
 };
 
 // This process's environment with the run's client secret key added (or replaced).
@@ -79,8 +130,31 @@ std::vector<std::string> EnvironmentWith(const ClientCredentials& credentials) {
   return variables;
 }
 
+// A child held to `memory_limit` bytes: fork, then (async-signal-safe calls only) join the
+// cgroup or set the address-space limit, then exec.
+Result<std::unique_ptr<Invocation>> SpawnCapped(char** args, char** variables, bool own_group, int64_t memory_limit) {
+  std::unique_ptr<MemoryCgroup> cgroup = MemoryCgroup::Create(memory_limit);
+  const std::string procs = cgroup ? cgroup->procs() : "";
+  const rlimit address_space{static_cast<rlim_t>(memory_limit), static_cast<rlim_t>(memory_limit)};
+  const pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError(std::string("cannot start ") + args[0], errno);
+  if (pid == 0) {
+    if (own_group) ::setpgid(0, 0);
+    bool capped = false;
+    if (!procs.empty()) {
+      const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+      capped = fd >= 0 && ::write(fd, "0", 1) == 1;  // "0": the writing process itself
+      if (fd >= 0) ::close(fd);
+    }
+    if (!capped) ::setrlimit(RLIMIT_AS, &address_space);
+    ::execve(args[0], args, variables);
+    ::_exit(127);
+  }
+  return std::unique_ptr<Invocation>(std::make_unique<ChildProcess>(pid, own_group, std::move(cgroup)));
+}
+
 Result<std::unique_ptr<Invocation>> Spawn(const std::vector<std::string>& argv, bool own_group,
-                                          const ClientCredentials& credentials) {
+                                          const ClientCredentials& credentials, int64_t memory_limit = 0) {
   std::vector<std::string> environment = EnvironmentWith(credentials);
   std::vector<char*> variables;
   for (std::string& v : environment) variables.push_back(v.data());
@@ -88,6 +162,7 @@ Result<std::unique_ptr<Invocation>> Spawn(const std::vector<std::string>& argv, 
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  if (memory_limit > 0) return SpawnCapped(args.data(), variables.data(), own_group, memory_limit);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   if (own_group) {
@@ -107,7 +182,7 @@ class ProcessLauncher final : public Launcher {
   Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
     std::vector<std::string> argv{binary_, "worker"};
     for (std::string& a : WorkerArguments(request)) argv.push_back(std::move(a));
-    return Spawn(argv, /*own_group=*/false, request.credentials);
+    return Spawn(argv, /*own_group=*/false, request.credentials, request.memory_limit_bytes);
   }
 
  private:
@@ -121,7 +196,7 @@ class CommandLauncher final : public Launcher {
   Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
     const std::string host = hosts_.empty() ? "localhost" : hosts_[next_host_++ % hosts_.size()];
     return Spawn({"/bin/sh", "-c", ExpandLaunchTemplate(template_, request, host)}, /*own_group=*/true,
-                 request.credentials);
+                 request.credentials, request.memory_limit_bytes);
   }
 
  private:
@@ -182,7 +257,15 @@ std::string ExpandLaunchTemplate(const std::string& command_template, const Laun
   ReplaceAll(command, "{run}", std::to_string(request.run_id));
   ReplaceAll(command, "{host}", ShellQuote(host));
   ReplaceAll(command, "{client_secret}", ShellQuote(request.credentials.client.secret_key));
+  ReplaceAll(command, "{memory_mb}", std::to_string(request.memory_limit_bytes >> 20));
   return command;
+}
+
+std::string MemoryCapMechanism() {
+  if (std::unique_ptr<MemoryCgroup> probe = MemoryCgroup::Create(int64_t{1} << 30)) {
+    return OwnMemoryCgroup().second ? "cgroup v2" : "cgroup v1";
+  }
+  return "address space";
 }
 
 std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary) {

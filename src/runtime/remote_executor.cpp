@@ -147,6 +147,7 @@ void RemoteExecutor::Launch(int worker) {
   request.connect = endpoint_;
   request.run_id = run_id_;
   request.max_lifetime = options_.max_lifetime_seconds;
+  request.memory_limit_bytes = options_.worker_memory_bytes;
   request.credentials = keys_.client;
   Result<std::unique_ptr<Invocation>> process = launcher_->Launch(request);
   if (!process.ok()) {
@@ -187,7 +188,7 @@ std::string RemoteExecutor::Ended(int worker, const std::string& how) const {
     uint64_t bytes = 0;
     for (const TextPieceRef& piece : shard.text->pieces) bytes += piece.end - piece.begin;
     report = "ran out of memory (" + how + ") reading " + shard.key + " (" + Megabytes(static_cast<int64_t>(bytes)) +
-             " of text, which its rows take about as much memory as), and " + limit + ". Use more workers (smaller parts)";
+             " of text; its rows take about as much memory), and " + limit + ". Use more workers (smaller parts)";
   } else {
     report = "ran out of memory (" + how + "): shard " + shard.key + " (" + std::to_string(shard.rows) + " rows, " +
              std::to_string(shard.nnz) + " nonzeros) needs about " + Megabytes(shard.memory_estimate_bytes) +

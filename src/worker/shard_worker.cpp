@@ -53,6 +53,17 @@ LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_f
   for (const uint32_t column : occurring.columns()) hold(column);
   if (spec.intercept) hold(static_cast<uint32_t>(spec.cols));
 
+  local.data = shard;
+  local.data.columns = {};  // its columns are the support's now, not the source's features
+  local.data.matrix.cols = features;
+  if (shard.own_col_idx == shard.matrix.col_idx && first == 0 && shard.storage.use_count() == 2) {
+    // Rows this worker read for itself, held by nothing else (the copy here and `shard`):
+    // renumbered in place, at no cost in memory.
+    occurring.Renumber(col_idx, std::span<uint32_t>(shard.own_col_idx, col_idx.size()));
+    local.spec.cols = features;
+    local.support = std::move(support);
+    return local;
+  }
   // The rows with their columns renumbered 0..features-1 and their offsets from 0; the values
   // stay where they are.
   struct Renumbered {
@@ -66,12 +77,11 @@ LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_f
   for (int64_t r = 0; r <= a.rows; ++r) renumbered->row_ptr[static_cast<std::size_t>(r)] = a.row_ptr[r] - first;
   renumbered->col_idx.resize(static_cast<std::size_t>(nnz));
   occurring.Renumber(col_idx, renumbered->col_idx);
-  local.data = shard;
-  local.data.columns = {};  // its columns are the support's now, not the source's features
-  local.data.matrix.cols = features;
+  local.data.own_col_idx = nullptr;
   local.data.matrix.row_ptr = renumbered->row_ptr.data();
   local.data.matrix.col_idx = renumbered->col_idx.data();
-  local.data.matrix.values = a.values + first;
+  local.data.matrix.values = a.values == nullptr ? nullptr : a.values + first;
+  local.data.matrix.values32 = a.values32 == nullptr ? nullptr : a.values32 + first;
   local.data.storage = std::move(renumbered);
   local.spec.cols = features;
   local.support = std::move(support);

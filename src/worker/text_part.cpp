@@ -112,7 +112,9 @@ Result<Dataset> FinishTextPart(TextPartRows rows, const TextPart& part, const St
   const TextPlanRows planned(encoding, plan.features.get(), plan.source_cols);
   NIMBUS_RETURN_IF_ERROR(planned.Apply(*rows.rows));
   const int64_t cols = plan.features ? static_cast<int64_t>(plan.features->size()) : plan.source_cols;
-  Dataset data = DatasetOfRows(std::move(rows.rows), cols, encoding);
+  // Exact values in fewer bytes where the part's allow it.
+  Dataset data = DatasetOfRows(std::move(rows.rows), cols, encoding,
+                               CompactValuesOf(rows.scan.all_ones, rows.scan.all_floats));
   if (!plan.weights.key.empty()) {
     std::vector<TextFile> file = {{plan.weights.store_uri, plan.weights.key, plan.weights.bytes, Compression::kNone, nullptr}};
     NIMBUS_RETURN_IF_ERROR(OpenTextStores(file, open));

@@ -139,6 +139,38 @@ TEST_F(ShardTest, RoundTripKeepsEverything) {
   EXPECT_EQ(loaded->matrix.row_ptr[0], 0);
 }
 
+// Values in 4 bytes, or in none (version 2): the same rows back, and the file that much smaller.
+TEST_F(ShardTest, CompactValuesRoundTripInFewerBytes) {
+  // Values that are floats exactly (Sample's 1e-300 is not).
+  const Dataset data = MakeDataset({{1, {{0, 0.5}, {3, -2}}}, {-1, {}}, {-1, {{1, 1.25}}}, {1, {{0, 3}, {4, 6}}}}, 5,
+                                   LabelEncoding{true, 0.0, 1.0, {}});
+  auto floats = std::make_shared<std::vector<float>>();
+  for (int64_t k = 0; k < data.nnz(); ++k) floats->push_back(static_cast<float>(data.matrix.values[k]));
+  Dataset as_floats = data;
+  as_floats.matrix.values = nullptr;
+  as_floats.matrix.values32 = floats->data();
+  as_floats.matrix.value_kind = CsrValues::kFloat;
+  ASSERT_TRUE(WriteShard(data, 0, store_, "doubles.bin").ok());
+  ASSERT_TRUE(WriteShard(as_floats, 0, store_, "floats.bin").ok());
+  Result<Dataset> loaded = LoadShard(store_, "floats.bin");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->matrix.value_kind, CsrValues::kFloat);
+  EXPECT_EQ(RowsOf(*loaded), RowsOf(data));
+  const auto size = [&](const std::string& key) { return store_.Size(key).value(); };
+  EXPECT_EQ(size("doubles.bin") - size("floats.bin"), static_cast<uint64_t>(4 * data.nnz()));
+
+  // Binary features: every value 1, no value stored.
+  const Dataset ones = MakeDataset({{1, {{0, 1}, {3, 1}}}, {-1, {{2, 1}}}, {1, {}}}, 4, {});
+  Dataset as_ones = ones;
+  as_ones.matrix.values = nullptr;
+  as_ones.matrix.value_kind = CsrValues::kOnes;
+  ASSERT_TRUE(WriteShard(as_ones, 0, store_, "ones.bin").ok());
+  loaded = LoadShard(store_, "ones.bin");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->matrix.value_kind, CsrValues::kOnes);
+  EXPECT_EQ(RowsOf(*loaded), RowsOf(ones));
+}
+
 // Rows' own weights travel in the payload after the labels (flag bit 1), and slices keep theirs.
 TEST_F(ShardTest, RowWeightsRoundTrip) {
   Dataset data = Sample();
@@ -174,9 +206,13 @@ TEST_F(ShardTest, ResealedPayloadWithBadRowWeights) {
     ExpectCorrupt(bad, "weight of row 3");
   }
   std::string unknown = good;  // a flag of a later format
-  SetField<uint32_t>(unknown, 12, 1 | 2 | 8);
+  SetField<uint32_t>(unknown, 12, 1 | 2 | 32);
   ResealHeader(unknown);
-  ExpectCorrupt(unknown, "flags 11 unknown");
+  ExpectCorrupt(unknown, "flags 35 unknown");
+  std::string compact = good;  // version 2's compact values in a version 1 shard
+  SetField<uint32_t>(compact, 12, 1 | 2 | 8);
+  ResealHeader(compact);
+  ExpectCorrupt(compact, "compact values in a version 1 shard");
 }
 
 TEST_F(ShardTest, RegressionTargetsRoundTrip) {
@@ -374,7 +410,7 @@ TEST_F(ShardTest, HeaderTamperingBreaksTheHeaderChecksum) {
 
 TEST_F(ShardTest, ResealedHeaderWithWrongVersion) {
   std::string bad = ReadTextFile(WriteSample(Sample()));
-  SetField<uint32_t>(bad, 8, 2);
+  SetField<uint32_t>(bad, 8, 3);  // a later format's
   ResealHeader(bad);
   ExpectCorrupt(bad, "version");
 }

@@ -62,7 +62,7 @@ inline std::vector<PlainRow> RowsOf(const Dataset& data) {
   const CsrView& m = data.matrix;
   for (int64_t r = 0; r < m.rows; ++r) {
     PlainRow row{data.labels[static_cast<std::size_t>(r)], {}};
-    for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) row.entries.emplace_back(m.col_idx[k], m.values[k]);
+    for (int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) row.entries.emplace_back(m.col_idx[k], m.Value(k));
     rows.push_back(std::move(row));
   }
   return rows;

@@ -63,6 +63,29 @@ TEST_F(OutOfMemory, AWorkerReadingItsPartPastItsLimitSaysSo) {
   }
 }
 
+// --worker-memory-mb holds each process worker to its memory as a function's is held (in a
+// cgroup of its own where one can be made, else by its address space): a worker whose part does
+// not fit runs out, is reported by name against the limit and not retried; a limit that fits
+// changes nothing.
+TEST_F(OutOfMemory, TheProcessRuntimeHoldsEachWorkerToItsMemoryLimit) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory is not the worker's";
+#endif
+  const CommandResult run = RunCommand({"timeout", "120", NIMBUS_BINARY, "train", "--quiet", "--data",
+                                        dir_->File("big.svm"), "--l1", "1e-4", "--workers", "2", "--runtime", "process",
+                                        "--worker-memory-mb", "40"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  for (const std::string& part : {std::string("ran out of memory"), std::string("reading part "),
+                                  std::string(" MB of text"), std::string("the worker's limit is 40 MB"),
+                                  std::string("Use more workers")}) {
+    EXPECT_NE(run.err.find(part), std::string::npos) << "'" << part << "' missing from:\n" << run.err;
+  }
+  const CommandResult roomy = RunCommand({"timeout", "120", NIMBUS_BINARY, "train", "--quiet", "--data",
+                                          dir_->File("big.svm"), "--l1", "1e-4", "--workers", "2", "--runtime",
+                                          "process", "--worker-memory-mb", "1000", "--max-iter", "3"});
+  EXPECT_EQ(roomy.exit_code, 0) << roomy.err;
+}
+
 TEST_F(OutOfMemory, AWorkerPastItsAddressSpaceLimitSaysSoAndIsNotRetried) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "a sanitizer's shadow memory needs more address space than any limit here leaves";

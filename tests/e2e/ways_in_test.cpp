@@ -168,6 +168,43 @@ TEST_F(WaysIn, AnS3PrefixReadByRangedGets) {
       << missing.err;
 }
 
+// Values held compactly and exactly: binary features in no bytes, small counts in 4, in the
+// shards and in the workers that read text; the answer is that of doubles (shard format 1),
+// and the compact shards are the smaller.
+TEST_F(WaysIn, CompactValuesGiveTheAnswerOfDoubles) {
+  for (const bool binary : {true, false}) {
+    SCOPED_TRACE(binary ? "binary" : "counts");
+    std::string text;
+    uint64_t state = 12345;
+    auto next = [&state] { return state = state * 6364136223846793005ULL + 1442695040888963407ULL; };
+    for (int r = 0; r < 2000; ++r) {
+      text += next() % 3 == 0 ? "1" : "-1";
+      uint64_t index = 0;
+      for (int e = 0; e < 8; ++e) {
+        index += 1 + (next() >> 33) % 5000;
+        text += " " + std::to_string(index) + ":" + (binary ? "1" : std::to_string(1 + (next() >> 40) % 9));
+      }
+      text += "\n";
+    }
+    const std::string path = dir_->File(binary ? "binary.svm" : "counts.svm");
+    WriteTextFile(path, text);
+    const std::string doubles = dir_->File(binary ? "doubles-b" : "doubles-c");
+    const std::string compact = dir_->File(binary ? "compact-b" : "compact-c");
+    ASSERT_EQ(RunNimbus({"split", "--data", path, "--shards", "2", "--out", doubles, "--double-values"}).exit_code, 0);
+    const CommandResult split = RunNimbus({"split", "--data", path, "--shards", "2", "--out", compact});
+    ASSERT_EQ(split.exit_code, 0) << split.err;
+    EXPECT_NE(split.out.find("bytes per nonzero"), std::string::npos) << split.out;
+    const auto bytes = [](const std::string& file) { return std::stoull(RunCommand({"stat", "-c", "%s", file}).out); };
+    const uint64_t saved = bytes(doubles + "/shard-00000.bin") - bytes(compact + "/shard-00000.bin");
+    EXPECT_GT(saved, 0u);
+    const double expected = Summary({"--data", doubles})["objective"].get<double>();
+    ExpectSameOptimum(Summary({"--data", compact}), expected);
+    for (const char* runtime : {"threads", "process"}) {
+      ExpectSameOptimum(Summary({"--data", path, "--workers", "2", "--runtime", runtime}), expected);
+    }
+  }
+}
+
 // A worker process killed in round 3 is replaced; the replacement reads its part again, and the
 // run ends where an undisturbed one does.
 TEST_F(WaysIn, AReplacedWorkerReadsItsPartAgain) {

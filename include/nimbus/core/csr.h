@@ -16,17 +16,50 @@
 
 namespace nimbus {
 
+// How a matrix holds its values: as doubles, as floats (where every value is exactly one:
+// half the bytes), or not at all (every value is 1: binary features, the common case for
+// hashed data).
+enum class CsrValues : uint8_t { kDouble, kFloat, kOnes };
+
 struct CsrView {
   int64_t rows = 0;
   int64_t cols = 0;
   const int64_t* row_ptr = nullptr;   // rows + 1 entries
   const uint32_t* col_idx = nullptr;  // indexed by row_ptr
-  const double* values = nullptr;     // indexed by row_ptr
+  const double* values = nullptr;     // indexed by row_ptr (kDouble)
+  const float* values32 = nullptr;    // indexed by row_ptr (kFloat)
+  CsrValues value_kind = CsrValues::kDouble;
 
   int64_t nnz() const { return rows == 0 ? 0 : row_ptr[rows] - row_ptr[0]; }
+  double Value(int64_t k) const {
+    return value_kind == CsrValues::kDouble ? values[k] : value_kind == CsrValues::kFloat ? values32[k] : 1.0;
+  }
+  // Bytes of the values of `entries` entries as this matrix holds them.
+  std::size_t ValueBytes(int64_t entries) const {
+    return static_cast<std::size_t>(entries) *
+           (value_kind == CsrValues::kDouble ? 8 : value_kind == CsrValues::kFloat ? 4 : 0);
+  }
   // Rows [begin, end) as a view into the same arrays.
   CsrView RowRange(int64_t begin, int64_t end) const;
 };
+
+// Every value 1, for the kernels: indexed (or offset) as an array of them would be.
+struct UnitValues {
+  double operator[](int64_t) const { return 1.0; }
+  UnitValues operator+(int64_t) const { return {}; }
+};
+
+// Calls f with the matrix's values as the kernels index them: a const double*, a const
+// float* or UnitValues. The kernels are templates on it: one branch per call, none per entry.
+template <typename F>
+decltype(auto) WithValues(const CsrView& a, F&& f) {
+  switch (a.value_kind) {
+    case CsrValues::kFloat: return f(a.values32);
+    case CsrValues::kOnes: return f(UnitValues{});
+    case CsrValues::kDouble: break;
+  }
+  return f(a.values);
+}
 
 // Whether `a` is a matrix as the kernels, the shards and the general form take it: row offsets
 // from 0 that never decrease, and in every row column indices that ascend strictly and stay
@@ -66,9 +99,9 @@ void AddTransposeProductBlocks(const CsrView& a, int64_t classes, std::span<cons
 
 // out += A^T D A v, with D block diagonal by row: each row's C products t = (a_r . v_c)_c are
 // replaced by `curvature(r, t)` (in place, C entries) and scattered back, one pass.
-template <typename RowCurvature>
-void AddNormalProductBlocks(const CsrView& a, int64_t classes, std::span<const double> v, bool with_intercept,
-                            std::span<double> out, RowCurvature&& curvature) {
+template <typename RowCurvature, typename Values>
+void AddNormalProductBlocksOf(const CsrView& a, Values values, int64_t classes, std::span<const double> v,
+                              bool with_intercept, std::span<double> out, RowCurvature& curvature) {
   const auto c_count = static_cast<std::size_t>(classes);
   const double* v_bias = with_intercept ? v.data() + static_cast<std::size_t>(a.cols) * c_count : nullptr;
   std::vector<double> t_buffer(c_count), bias(c_count, 0.0);
@@ -80,13 +113,13 @@ void AddNormalProductBlocks(const CsrView& a, int64_t classes, std::span<const d
   for (int64_t r = 0; r < a.rows; ++r) {
     for (std::size_t c = 0; c < c_count; ++c) t[c] = v_bias != nullptr ? v_bias[c] : 0.0;
     for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-      const double value = a.values[k];
+      const double value = values[k];
       const double* __restrict column = in + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) t[c] += value * column[c];
     }
     curvature(r, std::span<double>(t, c_count));
     for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-      const double value = a.values[k];
+      const double value = values[k];
       double* __restrict column = result + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) column[c] += value * t[c];
     }
@@ -96,6 +129,12 @@ void AddNormalProductBlocks(const CsrView& a, int64_t classes, std::span<const d
     double* out_bias = out.data() + static_cast<std::size_t>(a.cols) * c_count;
     for (std::size_t c = 0; c < c_count; ++c) out_bias[c] += bias[c];
   }
+}
+
+template <typename RowCurvature>
+void AddNormalProductBlocks(const CsrView& a, int64_t classes, std::span<const double> v, bool with_intercept,
+                            std::span<double> out, RowCurvature&& curvature) {
+  WithValues(a, [&](auto values) { AddNormalProductBlocksOf(a, values, classes, v, with_intercept, out, curvature); });
 }
 
 // Some columns of a matrix as a matrix of its own, with the same rows: its column k is column

@@ -75,6 +75,17 @@ class PodArray {
     return Status::Ok();
   }
   void clear() { size_ = 0; }
+  // The same memory as an array of `size` values of another type (its bytes as they are; the
+  // caller has written them as such).
+  template <typename U>
+  PodArray<U> Reinterpret(std::size_t size) && {
+    PodArray<U> other;
+    other.region_ = std::move(region_);
+    other.capacity_ = other.region_.bytes() / sizeof(U);
+    other.size_ = size;
+    size_ = capacity_ = 0;
+    return other;
+  }
   // n <= capacity(). Entries past the old size are zero.
   void resize(std::size_t n) {
     if (n > size_) std::memset(data() + size_, 0, (n - size_) * sizeof(T));
@@ -89,6 +100,8 @@ class PodArray {
   }
 
  private:
+  template <typename U>
+  friend class PodArray;
   MappedRegion region_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;

@@ -45,11 +45,16 @@ inline constexpr uint64_t kMaxFeatureIndex = 2147483647;
 struct RowBlock {
   PodArray<int64_t> row_ptr;   // rows + 1 offsets from 0
   PodArray<uint32_t> col_idx;  // 0-based: the file's index - 1
-  PodArray<double> values;
+  PodArray<double> values;     // as parsed; CompactValues may hold them in values32, or in none
+  PodArray<float> values32;
+  CsrValues value_kind = CsrValues::kDouble;
   PodArray<double> labels;     // as written in the text (encoded later, once every label is known)
 
   int64_t rows() const { return static_cast<int64_t>(labels.size()); }
-  int64_t nnz() const { return static_cast<int64_t>(values.size()); }
+  int64_t nnz() const { return static_cast<int64_t>(col_idx.size()); }
+  // The values in 4 bytes each (`kind` kFloat: every one is exactly a float) or in none
+  // (kOnes: every one is 1), in place: no more memory than the doubles held at any time.
+  void CompactValues(CsrValues kind);
   // No rows, the memory kept for the next block.
   void Clear();
   // The rows as a matrix of `cols` columns.

@@ -3,7 +3,9 @@
 //   offset  size  field
 //        0     8  magic "NIMBSHRD"
 //        8     4  format version (1)
-//       12     4  flags: bit 0 = labels are a binary encoding, bit 1 = rows have weights
+//       12     4  flags: bit 0 = labels are a binary encoding, bit 1 = rows have weights,
+//                 bit 2 = labels are class indices; version 2: bit 3 = values are float32
+//                 (each exactly a float), bit 4 = no values (every one is 1)
 //       16     8  rows
 //       24     8  cols (the whole data set's columns: its features, or those that occur
 //                 when it was renumbered; the map is beside the manifest, manifest.h)
@@ -14,7 +16,11 @@
 //       64     8  payload checksum (XXH3-64 of every byte after the header)
 //       72     8  header checksum (XXH3-64 of bytes 0..71)
 //       80        payload: row_ptr (rows+1 x int64, from 0), labels (rows x f64),
-//                 weights (rows x f64, if bit 1), values (nnz x f64), col_idx (nnz x u32, 0-based)
+//                 weights (rows x f64, if bit 1), values (nnz x f64, or x f32 with bit 3, or
+//                 none with bit 4), col_idx (nnz x u32, 0-based)
+//
+// Version 2 differs from 1 only by the compact values; a shard of doubles is still written as
+// version 1, which older builds read.
 //
 // All little-endian. Loading maps the file and points the Dataset into it: no copy, no parse.
 #pragma once
@@ -31,7 +37,7 @@
 
 namespace nimbus {
 
-inline constexpr uint32_t kShardFormatVersion = 1;
+inline constexpr uint32_t kShardFormatVersion = 2;
 inline constexpr std::size_t kShardHeaderBytes = 80;
 
 struct ShardInfo {
@@ -42,6 +48,9 @@ struct ShardInfo {
   uint64_t payload_checksum = 0;
 };
 
+// A shard file's size: the header and the payload.
+uint64_t ShardFileBytes(int64_t rows, int64_t nnz, bool weighted, CsrValues values);
+
 // Writes rows of `data` as one shard under `key`. `first_row` is recorded for reference.
 Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& store, const std::string& key);
 
@@ -51,8 +60,10 @@ Result<ShardInfo> WriteShard(const Dataset& data, int64_t first_row, Store& stor
 // (a read of the file) and writes the header; until then the file is not a valid shard.
 class ShardFileWriter {
  public:
+  // `values`: how the shard holds them (compact only where exact; the blocks written may
+  // hold them in any form).
   static Result<std::unique_ptr<ShardFileWriter>> Create(std::string path, int64_t rows, int64_t cols, int64_t nnz,
-                                                         bool weighted, const LabelEncoding& encoding,
+                                                         bool weighted, CsrValues values, const LabelEncoding& encoding,
                                                          int64_t first_row);
   ~ShardFileWriter();
   ShardFileWriter(const ShardFileWriter&) = delete;
@@ -73,6 +84,7 @@ class ShardFileWriter {
   int fd_;
   int64_t rows_ = 0, cols_ = 0, nnz_ = 0, first_row_ = 0;
   bool weighted_ = false;
+  CsrValues values_ = CsrValues::kDouble;
   LabelEncoding encoding_;
 };
 

@@ -36,6 +36,8 @@ struct TextScan {
 struct TextReadOptions {
   LibsvmReadOptions libsvm;
   bool collect_features = true;  // for a plan that may renumber the columns
+  // The text parsed at a time: what a pass holds besides its output is a few times this.
+  std::size_t block_bytes = std::size_t{1} << 20;
 };
 
 // Reads `slice`'s rows into `rows`, a block at a time, and returns its scan. With `keep_rows`
@@ -81,7 +83,10 @@ class TextPlanRows {
 };
 
 // A Dataset over rows that took the plan: `cols` columns, owning the rows (their unused
-// reservations given back).
-Dataset DatasetOfRows(std::shared_ptr<RowBlock> rows, int64_t cols, const LabelEncoding& encoding);
+// reservations given back, their values held as `values` says: RowBlock::CompactValues).
+Dataset DatasetOfRows(std::shared_ptr<RowBlock> rows, int64_t cols, const LabelEncoding& encoding,
+                      CsrValues values = CsrValues::kDouble);
+// How a scan's values can be held exactly: none where all are 1, floats where all are floats.
+CsrValues CompactValuesOf(bool all_ones, bool all_floats);
 
 }  // namespace nimbus

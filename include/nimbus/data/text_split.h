@@ -27,6 +27,9 @@ struct TextSplitOptions {
   // Each row's weight, one per line and a line per row; the shards carry them.
   std::optional<TextFile> sample_weights;
   int threads = 0;  // 0: this machine's cores
+  // Each shard's values in 4 bytes where every one is exactly a float, in none where every one
+  // is 1 (format version 2); exact either way. Off: doubles (version 1, for older builds).
+  bool compact_values = true;
   // Where a shard for a store that is not a directory is written before it goes up (empty:
   // $TMPDIR or /tmp).
   std::string scratch_directory;
@@ -39,6 +42,8 @@ struct TextSplitResult {
   Manifest manifest;
   int empty_parts = 0;  // slices that held no line, left out of the manifest
   uint64_t bytes_read = 0;
+  uint64_t shard_bytes = 0;         // the shards' files, as written
+  uint64_t double_shard_bytes = 0;  // what they would take with every value a double
 };
 
 Result<TextSplitResult> SplitText(const TextFiles& input, const TextSplitOptions& options, Store& out);

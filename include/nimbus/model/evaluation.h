@@ -76,7 +76,7 @@ class StreamingEvaluation {
   // `class_weights` as Evaluate's; the AUC keeps `auc_budget` scores in memory (16 bytes
   // each) before it spills them to `scratch_directory` (empty: $TMPDIR).
   StreamingEvaluation(const Model& model, std::vector<double> class_weights,
-                      std::size_t auc_budget = std::size_t{4} << 20, std::string scratch_directory = "");
+                      std::size_t auc_budget = std::size_t{1} << 19, std::string scratch_directory = "");
   ~StreamingEvaluation();
   StreamingEvaluation(const StreamingEvaluation&) = delete;
   StreamingEvaluation& operator=(const StreamingEvaluation&) = delete;

@@ -22,7 +22,16 @@ struct LaunchRequest {
   uint64_t run_id = 0;
   double max_lifetime = 0;    // seconds; 0: none
   ClientCredentials credentials;  // the run's keys; empty for an --insecure run
+  // Process and command runtimes: hold the worker to this much memory, as a platform's
+  // function memory does (0: no limit). In a memory cgroup of its own where one can be made
+  // (resident memory counted; past it the kernel's OOM killer ends the worker), else by an
+  // address-space limit (RLIMIT_AS: an allocation past it fails, and the worker says so).
+  int64_t memory_limit_bytes = 0;
 };
+
+// How a worker's memory is held to its limit here: "cgroup v2", "cgroup v1", or "address space"
+// (when no memory cgroup can be made below this process's).
+std::string MemoryCapMechanism();
 
 // The `nimbus worker` arguments for a launch: --connect ... --run ... --worker ... --invocation ...
 // and, for a secure run, --server-key and --client-key. The client secret key is not an
@@ -53,7 +62,9 @@ std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary);
 
 // Runs a user's command template through /bin/sh (the `command` runtime). The template's
 // {args} becomes the quoted worker arguments, and {worker}, {invocation}, {connect}, {run}
-// and {host} (the next of `hosts`, round robin) their values. The shell's environment has
+// and {host} (the next of `hosts`, round robin) their values, and {memory_mb} the worker's
+// memory limit (0: none; the limit holds the local shell and what it starts, not a process on
+// another host, which must be limited there). The shell's environment has
 // NIMBUS_CLIENT_SECRET; a command that crosses to another host must carry it there, e.g.
 //   ssh {host} NIMBUS_CLIENT_SECRET={client_secret} /opt/nimbus/bin/nimbus worker {args}
 std::unique_ptr<Launcher> MakeCommandLauncher(std::string command_template, std::vector<std::string> hosts);

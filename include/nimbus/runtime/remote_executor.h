@@ -38,6 +38,7 @@ struct RemoteOptions {
   double round_timeout_multiple = 5.0;   // round deadline: max(floor, multiple x median round)
   int max_restarts = 3;                  // new invocations of one worker within one round
   double max_lifetime_seconds = 0;       // a worker hands over after this long (0: never)
+  int64_t worker_memory_bytes = 0;       // each worker held to this much (launcher.h; 0: no limit)
   double master_timeout_seconds = 60.0;  // a worker leaves after this long without word
   int64_t state_memory_limit_bytes = int64_t{1} << 30;
   std::string spill_directory;           // where kept state goes beyond the memory limit
