@@ -306,10 +306,14 @@ namespace {
 // numbers; rank 0 reports. Should rank 0 not end the job on an error it met too, this rank does.
 int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) {
   Result<AssignBody> assignment = ReceiveAllreduceAssignment(run_id, Deadline::After(24 * 3600));
-  Result<ProblemSpec> spec = assignment.ok() ? AssignedSpec(*assignment) : Result<ProblemSpec>(assignment.status());
+  // Text: this rank reads its part, and rank 0 plans from every rank's scan.
+  Result<std::optional<TextPartRows>> rows =
+      assignment.ok() ? AwaitAllreducePlan(mpi.rank(), run_id, &*assignment, Deadline::After(24 * 3600))
+                      : Result<std::optional<TextPartRows>>(assignment.status());
+  Result<ProblemSpec> spec = rows.ok() ? AssignedSpec(*assignment) : Result<ProblemSpec>(rows.status());
   Result<Solution> solution = spec.status();
   if (spec.ok()) {
-    MpiAllreduceExecutor executor(mpi.rank(), mpi.size(), *assignment, run_id);
+    MpiAllreduceExecutor executor(mpi.rank(), mpi.size(), *assignment, run_id, std::move(rows).value());
     solution = Coordinator(*spec, admm, &executor).Solve();
   }
   if (!solution.ok()) {
@@ -346,9 +350,8 @@ Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options
     }
     return worker;
   }
-  // (The MPI runtime's ranks do not read text themselves yet: rank 0 reads it, as it streams.)
   Result<Plan> plan = PlanData(data, options.runtime.workers, options.loss);
-  Status planned = plan.ok() ? ReadTextHere(*plan) : plan.status();
+  Status planned = plan.ok() ? ScanData(*plan, options) : plan.status();
   if (planned.ok()) planned = SetProblem(options, &*plan);
   Result<SolveResult> result = planned.ok() ? SolvePlanned(*plan, options) : Result<SolveResult>(planned);
   if (!result.ok() && mpi->size() > 1) AbortJob(*mpi, result.status());

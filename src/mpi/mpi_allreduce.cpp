@@ -157,7 +157,8 @@ std::vector<WorkerReady> ReadyFromRecords(const std::vector<ReadyRecord>& record
 
 MpiAllreduceExecutor::MpiAllreduceExecutor(const std::vector<ShardAssignment>& shards, const ProblemSpec& spec,
                                            const WorkerOptions& worker_options, uint64_t run_id)
-    : rank_(0), size_(static_cast<int>(shards.size())), run_id_(run_id), process_start_wall_(WallSeconds()) {
+    : rank_(0), size_(static_cast<int>(shards.size())), shards_(shards), worker_options_(worker_options),
+      run_id_(run_id), process_start_wall_(WallSeconds()) {
   for (const ShardAssignment& shard : shards) {
     // The ranks live and die together, so no heartbeats; the timeout only bounds a wait.
     assignments_.push_back(MakeAssignBody(shard, spec, worker_options, /*heartbeat_seconds=*/0,
@@ -165,8 +166,9 @@ MpiAllreduceExecutor::MpiAllreduceExecutor(const std::vector<ShardAssignment>& s
   }
 }
 
-MpiAllreduceExecutor::MpiAllreduceExecutor(int rank, int size, AssignBody assignment, uint64_t run_id)
-    : rank_(rank), size_(size), assignments_{std::move(assignment)}, run_id_(run_id),
+MpiAllreduceExecutor::MpiAllreduceExecutor(int rank, int size, AssignBody assignment, uint64_t run_id,
+                                           std::optional<TextPartRows> rows)
+    : rank_(rank), size_(size), assignments_{std::move(assignment)}, text_rows_(std::move(rows)), run_id_(run_id),
       process_start_wall_(WallSeconds()) {}
 
 MpiAllreduceExecutor::~MpiAllreduceExecutor() = default;
@@ -181,6 +183,67 @@ Result<AssignBody> ReceiveAllreduceAssignment(uint64_t run_id, Deadline deadline
   }
 }
 
+Result<std::optional<TextPartRows>> AwaitAllreducePlan(int rank, uint64_t run_id, AssignBody* assignment,
+                                                       Deadline deadline) {
+  if (!assignment->text || assignment->text->plan) return std::optional<TextPartRows>();
+  MpiTransport transport(run_id);
+  Result<TextPartRows> read = ReadAssignedText(*assignment);
+  if (!read.ok()) {
+    (void)transport.Send("0", PackBye(RankEnvelope(rank, MessageType::kBye), {"fatal: " + read.status().message()}));
+    return read.status();
+  }
+  NIMBUS_RETURN_IF_ERROR(transport.Send("0", PackScanned(RankEnvelope(rank, MessageType::kScanned), {read->scan})));
+  NIMBUS_ASSIGN_OR_RETURN(*assignment, ReceiveAllreduceAssignment(run_id, deadline));
+  if (!assignment->text || !assignment->text->plan) return DataLoss("the plan of the text came without the text");
+  return std::optional<TextPartRows>(std::move(read).value());
+}
+
+Result<std::vector<TextScanned>> MpiAllreduceExecutor::ScanText(Deadline deadline) {
+  if (rank_ != 0 || started_) return FailedPrecondition("ScanText: rank 0, before the start");
+  NIMBUS_RETURN_IF_ERROR(SendAssignments());
+  NIMBUS_ASSIGN_OR_RETURN(TextPartRows own, ReadAssignedText(assignments_.front()));
+  std::vector<std::optional<TextScanned>> scans(static_cast<std::size_t>(size_));
+  scans[0] = own.scan;
+  text_rows_ = std::move(own);
+  MpiTransport transport(run_id_);
+  for (int waiting = size_ - 1; waiting > 0;) {
+    Result<Incoming> incoming = transport.Receive(deadline);
+    if (!incoming.ok()) return DeadlineExceeded("the ranks did not read their parts of the data before the start deadline");
+    const int rank = std::atoi(incoming->peer.c_str());
+    if (rank <= 0 || rank >= size_ || scans[static_cast<std::size_t>(rank)]) continue;
+    if (incoming->message.envelope.type == MessageType::kBye) {
+      Result<ByeBody> bye = UnpackBye(incoming->message);
+      const std::string reason = bye.ok() ? bye->reason : bye.status().message();
+      const auto bad_data = reason.find(kBadData);
+      if (bad_data != std::string::npos) {
+        return InvalidArgument(reason.substr(bad_data + std::string(kBadData).size()) + " (rank " +
+                               std::to_string(rank) + ")");
+      }
+      return Unavailable("rank " + std::to_string(rank) + " could not read its part of the data: " + reason);
+    }
+    Result<ScannedBody> scanned = UnpackScanned(incoming->message);
+    if (!scanned.ok()) continue;
+    scans[static_cast<std::size_t>(rank)] = std::move(scanned->scan);
+    --waiting;
+  }
+  std::vector<TextScanned> all;
+  for (std::optional<TextScanned>& scan : scans) all.push_back(std::move(*scan));
+  return all;
+}
+
+Status MpiAllreduceExecutor::SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) {
+  if (rank_ != 0 || parts.size() != shards_.size()) return InvalidArgument("SetTextPlan: rank 0, one part per rank");
+  assignments_.clear();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    shards_[i].text->plan = std::move(parts[i]);
+    assignments_.push_back(MakeAssignBody(shards_[i], spec, worker_options_, /*heartbeat_seconds=*/0,
+                                          /*master_timeout_seconds=*/3600));
+  }
+  NIMBUS_RETURN_IF_ERROR(SendAssignments());
+  assigned_ = true;
+  return Status::Ok();
+}
+
 Status MpiAllreduceExecutor::SendAssignments() {
   MpiTransport transport(run_id_);
   for (int worker = 1; worker < size_; ++worker) {
@@ -193,7 +256,13 @@ Status MpiAllreduceExecutor::SendAssignments() {
 
 Result<WorkerReady> MpiAllreduceExecutor::LoadShard(ProblemSpec* spec) {
   double load_seconds = 0;
-  NIMBUS_ASSIGN_OR_RETURN(worker_, MakeAssignedWorker(rank_, assignments_.front(), spec, &load_seconds));
+  std::optional<Dataset> rows;
+  if (text_rows_) {
+    load_seconds = text_rows_->seconds;
+    NIMBUS_ASSIGN_OR_RETURN(rows, FinishAssignedText(std::move(*text_rows_), assignments_.front()));
+    text_rows_.reset();
+  }
+  NIMBUS_ASSIGN_OR_RETURN(worker_, MakeAssignedWorker(rank_, assignments_.front(), spec, &load_seconds, std::move(rows)));
   WorkerReady ready = worker_->Ready(load_seconds);
   support_ = ready.support;
   return ready;
@@ -225,7 +294,7 @@ Result<std::vector<WorkerReady>> MpiAllreduceExecutor::Start(Deadline deadline) 
     return InvalidArgument("the allreduce topology needs one rank per worker: mpirun -n " + std::to_string(size_) +
                            ", not " + std::to_string(size));
   }
-  if (rank_ == 0) NIMBUS_RETURN_IF_ERROR(SendAssignments());
+  if (rank_ == 0 && !assigned_) NIMBUS_RETURN_IF_ERROR(SendAssignments());
   (void)deadline;  // the collectives below wait for every rank; a rank that dies ends the job
 
   // This rank's shard (its assignment is the first it holds); whether it loaded or not, every

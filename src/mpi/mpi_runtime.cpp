@@ -185,22 +185,89 @@ MpiExecutor::MpiExecutor(std::vector<ShardAssignment> shards, const ProblemSpec&
 
 MpiExecutor::~MpiExecutor() { Stop(); }
 
-Result<std::vector<WorkerReady>> MpiExecutor::Start(Deadline deadline) {
-  if (started_) return FailedPrecondition("the mpi runtime was already started");
-  started_ = true;
+Status MpiExecutor::CheckRanks() const {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size != workers() + 1) {
     return InvalidArgument("the mpi runtime needs one rank per worker and one for the master: mpirun -n " +
                            std::to_string(workers() + 1) + ", not " + std::to_string(size));
   }
-  const double start_wall = WallSeconds();
+  return Status::Ok();
+}
+
+Status MpiExecutor::SendAssignments(double timeout_seconds) {
   for (int worker = 0; worker < workers(); ++worker) {
     // Ranks do not fail alone under MPI, so the liveness settings only bound a worker's wait.
     const AssignBody body = MakeAssignBody(shards_[static_cast<std::size_t>(worker)], spec_, worker_options_,
-                                           /*heartbeat_seconds=*/0, /*master_timeout_seconds=*/deadline.RemainingSeconds());
+                                           /*heartbeat_seconds=*/0, /*master_timeout_seconds=*/timeout_seconds);
     NIMBUS_RETURN_IF_ERROR(transport_.Send(std::to_string(worker + 1), PackAssign(RankEnvelope(worker, MessageType::kAssign), body))
                                .WithContext("worker " + std::to_string(worker)));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// A worker's BYE at its start as the master reports it: a line of the data it could not read
+// is the data's fault.
+Status StartFailure(int worker, const std::string& reason) {
+  const auto bad_data = reason.find(kBadData);
+  if (bad_data != std::string::npos) {
+    return InvalidArgument(reason.substr(bad_data + std::string(kBadData).size()) + " (worker " +
+                           std::to_string(worker) + ")");
+  }
+  return Unavailable("worker " + std::to_string(worker) + " could not start: " + reason);
+}
+
+}  // namespace
+
+Result<std::vector<TextScanned>> MpiExecutor::ScanText(Deadline deadline) {
+  if (started_) return FailedPrecondition("the mpi runtime was already started");
+  started_ = true;
+  NIMBUS_RETURN_IF_ERROR(CheckRanks());
+  NIMBUS_RETURN_IF_ERROR(SendAssignments(deadline.RemainingSeconds()));
+  std::vector<std::optional<TextScanned>> scans(shards_.size());
+  for (int waiting = workers(); waiting > 0;) {
+    Result<Incoming> incoming = transport_.Receive(deadline);
+    if (!incoming.ok()) return DeadlineExceeded("the workers did not read their parts of the data before the start deadline");
+    const int worker = static_cast<int>(incoming->message.envelope.worker);
+    if (worker < 0 || worker >= workers() || incoming->peer != std::to_string(worker + 1)) {
+      transport_.CountStale("a message from a rank that is not its worker");
+      continue;
+    }
+    if (incoming->message.envelope.type == MessageType::kBye) {
+      Result<ByeBody> bye = UnpackBye(incoming->message);
+      return StartFailure(worker, bye.ok() ? bye->reason : bye.status().message());
+    }
+    Result<ScannedBody> scanned = UnpackScanned(incoming->message);
+    if (!scanned.ok() || scans[static_cast<std::size_t>(worker)]) {
+      transport_.CountStale(scanned.ok() ? "a second SCANNED" : scanned.status().message());
+      continue;
+    }
+    scans[static_cast<std::size_t>(worker)] = std::move(scanned->scan);
+    --waiting;
+  }
+  std::vector<TextScanned> all;
+  for (std::optional<TextScanned>& scan : scans) all.push_back(std::move(*scan));
+  return all;
+}
+
+Status MpiExecutor::SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) {
+  if (parts.size() != shards_.size()) return InvalidArgument("SetTextPlan: one part per worker");
+  spec_ = spec;
+  for (std::size_t i = 0; i < parts.size(); ++i) shards_[i].text->plan = std::move(parts[i]);
+  NIMBUS_RETURN_IF_ERROR(SendAssignments(3600));
+  assigned_ = true;
+  return Status::Ok();
+}
+
+Result<std::vector<WorkerReady>> MpiExecutor::Start(Deadline deadline) {
+  if (started_ && !assigned_) return FailedPrecondition("the mpi runtime was already started");
+  const double start_wall = WallSeconds();
+  if (!assigned_) {
+    started_ = true;
+    NIMBUS_RETURN_IF_ERROR(CheckRanks());
+    NIMBUS_RETURN_IF_ERROR(SendAssignments(deadline.RemainingSeconds()));
   }
   std::vector<std::optional<WorkerReady>> ready(shards_.size());
   int waiting = workers();
@@ -219,8 +286,7 @@ Result<std::vector<WorkerReady>> MpiExecutor::Start(Deadline deadline) {
     }
     if (incoming->message.envelope.type == MessageType::kBye) {
       Result<ByeBody> bye = UnpackBye(incoming->message);
-      return Unavailable("worker " + std::to_string(worker) + " could not start: " +
-                         (bye.ok() ? bye->reason : bye.status().message()));
+      return StartFailure(worker, bye.ok() ? bye->reason : bye.status().message());
     }
     Result<ReadyBody> body = UnpackReady(incoming->message);
     if (!body.ok() || ready[static_cast<std::size_t>(worker)]) {
@@ -345,13 +411,41 @@ int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall) {
   Result<AssignBody> body = UnpackAssign(*assign);
   if (!body.ok()) return error("bad assignment: " + body.status().message());
   if (body->master_timeout_seconds > 0) master_timeout = body->master_timeout_seconds;
-  ProblemSpec spec;
-  double load_seconds = 0;
-  Result<std::unique_ptr<ShardWorker>> shard_worker = MakeAssignedWorker(worker, *body, &spec, &load_seconds);
-  if (!shard_worker.ok()) {
-    (void)transport.Send("0", PackBye(RankEnvelope(worker, MessageType::kBye), {"fatal: " + shard_worker.status().message()}));
-    return error(shard_worker.status().message());
+  // Rank 0 reports a worker that cannot start and ends the job with the exit status it
+  // calls for (2 for bad data): this rank waits for that rather than end the job first.
+  auto fatal = [&](const Status& status) {
+    (void)transport.Send("0", PackBye(RankEnvelope(worker, MessageType::kBye), {"fatal: " + status.message()}));
+    const int code = error(status.message());
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    return code;
+  };
+  // Its part of the text, read, scanned and (once the master's plan comes) made its shard.
+  Stopwatch load_watch;
+  std::optional<Dataset> rows;
+  if (body->text) {
+    Result<TextPartRows> read = ReadAssignedText(*body);
+    if (!read.ok()) return fatal(read.status());
+    while (!body->text->plan) {
+      if (Status sent = transport.Send("0", PackScanned(RankEnvelope(worker, MessageType::kScanned), {read->scan}));
+          !sent.ok()) {
+        return error("cannot say SCANNED: " + sent.message());
+      }
+      assign = next(3600);
+      if (!assign.ok()) return error("no plan from the master: " + assign.status().message());
+      if (assign->envelope.type == MessageType::kBye) return kWorkerDone;
+      body = UnpackAssign(*assign);
+      if (!body.ok()) return error("bad assignment: " + body.status().message());
+      if (!body->text) return fatal(InvalidArgument("the plan of the text came without the text"));
+    }
+    Result<Dataset> finished = FinishAssignedText(std::move(read).value(), *body);
+    if (!finished.ok()) return fatal(finished.status());
+    rows = std::move(finished).value();
   }
+  ProblemSpec spec;
+  double load_seconds = load_watch.ElapsedSeconds();
+  Result<std::unique_ptr<ShardWorker>> shard_worker =
+      MakeAssignedWorker(worker, *body, &spec, &load_seconds, std::move(rows));
+  if (!shard_worker.ok()) return fatal(shard_worker.status());
   ReadyBody ready{(*shard_worker)->Ready(load_seconds)};
   ready.ready.process_start_wall = process_start_wall;
   if (Status sent = transport.Send("0", PackReady(RankEnvelope(worker, MessageType::kReady), ready)); !sent.ok()) {

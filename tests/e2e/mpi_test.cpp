@@ -146,3 +146,30 @@ TEST(MpiRuntime, MistakesEndTheWholeJobWithTheirExitStatus) {
 
 }  // namespace
 }  // namespace nimbus::testing
+
+namespace nimbus::testing {
+namespace {
+
+// Ranks read their own parts of the text: a bad line in the last rank's part is named by its
+// file and its line's number there, under both topologies, and the job ends with status 2.
+TEST(MpiRuntime, ABadLineInARanksPartIsNamedByFileAndLine) {
+  TempDir dir;
+  std::string text = ReadTextFile(HeartScalePath());
+  const std::size_t at = text.find('\n', text.size() * 9 / 10) + 1;
+  text.insert(at, "+1 3:1 2:5\n");
+  const long line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1;
+  const std::string path = dir.File("bad.svm");
+  WriteTextFile(path, text);
+  for (const std::vector<std::string>& topology :
+       {std::vector<std::string>{}, std::vector<std::string>{"--topology", "allreduce", "--algorithm", "admm"}}) {
+    std::vector<std::string> args = {"--data", path, "--l1", "0.01"};
+    args.insert(args.end(), topology.begin(), topology.end());
+    const CommandResult mpi = MpiRun(topology.empty() ? 4 : 3, args);
+    EXPECT_EQ(mpi.exit_code, 2) << mpi.err;
+    EXPECT_NE(mpi.err.find(path + ":" + std::to_string(line) + ": feature index 2 after 3"), std::string::npos)
+        << mpi.err;
+  }
+}
+
+}  // namespace
+}  // namespace nimbus::testing

@@ -19,6 +19,7 @@
 #include "nimbus/runtime/remote_executor.h"
 #include "nimbus/transport/transport.h"
 #include "nimbus/worker/shard_worker.h"
+#include "nimbus/worker/text_part.h"
 
 namespace nimbus {
 
@@ -83,12 +84,17 @@ class MpiExecutor final : public Executor {
   std::string name() const override { return "mpi"; }
   int workers() const override { return static_cast<int>(shards_.size()); }
   Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
+  Result<std::vector<TextScanned>> ScanText(Deadline deadline) override;
+  Status SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) override;
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
   std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
   void Stop() override;
   void AddCounters(Summary& summary) const override;
 
  private:
+  Status CheckRanks() const;
+  Status SendAssignments(double timeout_seconds);
+  bool assigned_ = false;  // the ASSIGNs with the plan went out (SetTextPlan)
   std::vector<ShardAssignment> shards_;
   ProblemSpec spec_;
   WorkerOptions worker_options_;
@@ -114,8 +120,10 @@ class MpiAllreduceExecutor final : public Executor {
   // Rank 0: sends ranks 1..K-1 their assignments at Start and keeps shard 0.
   MpiAllreduceExecutor(const std::vector<ShardAssignment>& shards, const ProblemSpec& spec,
                        const WorkerOptions& worker_options, uint64_t run_id);
-  // Ranks 1..K-1: with the assignment rank 0 sent (ReceiveAllreduceAssignment).
-  MpiAllreduceExecutor(int rank, int size, AssignBody assignment, uint64_t run_id);
+  // Ranks 1..K-1: with the assignment rank 0 sent (ReceiveAllreduceAssignment), and the rows
+  // of its part of the text if the rank read them already (AwaitAllreducePlan).
+  MpiAllreduceExecutor(int rank, int size, AssignBody assignment, uint64_t run_id,
+                       std::optional<TextPartRows> rows = std::nullopt);
   ~MpiAllreduceExecutor() override;
 
   std::string name() const override { return "mpi-allreduce"; }
@@ -131,6 +139,9 @@ class MpiAllreduceExecutor final : public Executor {
   bool SumsAmongWorkers() const override { return true; }
   Result<ReducedBlock> ReduceScatter(const std::vector<WorkerReply>& replies) override;
   Status AllGather(std::vector<double>& z) override;
+  // Rank 0, text: every rank reads its part (rank 0 its own here) and sends rank 0 its scan.
+  Result<std::vector<TextScanned>> ScanText(Deadline deadline) override;
+  Status SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) override;
 
  private:
   // Rank 0: hands ranks 1..K-1 their assignments.
@@ -144,6 +155,10 @@ class MpiAllreduceExecutor final : public Executor {
   int rank_ = 0, size_ = 1;
   std::size_t model_size_ = 0;
   std::vector<AssignBody> assignments_;  // rank 0: everyone's; others: their own alone
+  std::vector<ShardAssignment> shards_;  // rank 0: for assignments made anew with the plan
+  WorkerOptions worker_options_;
+  std::optional<TextPartRows> text_rows_;  // this rank's part of the text, read
+  bool assigned_ = false;                  // rank 0: the planned assignments went out
   uint64_t run_id_;
   double process_start_wall_;
   std::unique_ptr<ShardWorker> worker_;
@@ -157,6 +172,11 @@ class MpiAllreduceExecutor final : public Executor {
 
 // Ranks 1..K-1 of the allreduce topology: the assignment from rank 0.
 Result<AssignBody> ReceiveAllreduceAssignment(uint64_t run_id, Deadline deadline);
+// For an assignment of text without its plan: reads the part, sends rank 0 its scan, and waits
+// for the assignment with the plan (*assignment becomes it); the rows read, or none for a
+// shard. A failure is told to rank 0 too.
+Result<std::optional<TextPartRows>> AwaitAllreducePlan(int rank, uint64_t run_id, AssignBody* assignment,
+                                                       Deadline deadline);
 
 // The body of ranks 1..K: take the ASSIGN, load the shard, say READY, serve rounds until
 // BYE. Returns the process's exit code (worker_process.h).
