@@ -345,7 +345,10 @@ Status SliceLines::OpenPiece() {
     case Compression::kZstd: decoder_ = std::make_unique<ZstdDecoder>(std::move(reader), name, &bytes_read_); break;
     case Compression::kXz: decoder_ = std::make_unique<XzDecoder>(std::move(reader), name, &bytes_read_); break;
   }
-  if (buffer_.size() < block_bytes_) buffer_.resize(block_bytes_);
+  // No bigger than a plain piece needs: a small file is read without clearing a megabyte.
+  const std::size_t wanted = plain ? static_cast<std::size_t>(std::min<uint64_t>(block_bytes_, piece.end - from + 64))
+                                   : block_bytes_;
+  if (buffer_.size() < wanted) buffer_.resize(wanted);
   begin_ = end_ = 0;
   offset_ = from;
   line_start_ = plain ? piece.begin : 0;
