@@ -46,15 +46,7 @@ OccurringColumns OccurringColumns::FromSorted(std::vector<uint32_t> columns, int
     occurring.IndexBuckets(cols);
     return occurring;
   }
-  const std::size_t words = static_cast<std::size_t>(cols + 63) / 64;
-  occurring.bits_.assign(words, 0);
-  for (const uint32_t j : columns) occurring.bits_[j / 64] |= uint64_t{1} << (j % 64);
-  occurring.before_.resize(words);
-  uint32_t count = 0;
-  for (std::size_t w = 0; w < words; ++w) {
-    occurring.before_[w] = count;
-    count += static_cast<uint32_t>(std::popcount(occurring.bits_[w]));
-  }
+  occurring.IndexBitmap(columns, cols);
   occurring.columns_ = std::move(columns);
   return occurring;
 }
@@ -71,15 +63,8 @@ OccurringColumns OccurringColumns::Of(std::span<const uint32_t> col_idx, int64_t
     occurring.IndexBuckets(cols);
     return occurring;
   }
-  const std::size_t words = static_cast<std::size_t>(cols + 63) / 64;
-  occurring.bits_.assign(words, 0);
-  for (const uint32_t j : col_idx) occurring.bits_[j / 64] |= uint64_t{1} << (j % 64);
-  occurring.before_.resize(words);
-  uint32_t count = 0;
-  for (std::size_t w = 0; w < words; ++w) {
-    occurring.before_[w] = count;
-    count += static_cast<uint32_t>(std::popcount(occurring.bits_[w]));
-  }
+  const uint32_t count = occurring.IndexBitmap(col_idx, cols);
+  const std::size_t words = occurring.bits_.size();
   occurring.columns_.reserve(count);
   for (std::size_t w = 0; w < words; ++w) {
     for (uint64_t bits = occurring.bits_[w]; bits != 0; bits &= bits - 1) {
@@ -87,6 +72,19 @@ OccurringColumns OccurringColumns::Of(std::span<const uint32_t> col_idx, int64_t
     }
   }
   return occurring;
+}
+
+uint32_t OccurringColumns::IndexBitmap(std::span<const uint32_t> columns, int64_t cols) {
+  const std::size_t words = static_cast<std::size_t>(cols + 63) / 64;
+  bits_.assign(words, 0);
+  for (const uint32_t j : columns) bits_[j / 64] |= uint64_t{1} << (j % 64);
+  before_.resize(words);
+  uint32_t count = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    before_[w] = count;
+    count += static_cast<uint32_t>(std::popcount(bits_[w]));
+  }
+  return count;
 }
 
 void OccurringColumns::IndexBuckets(int64_t cols) {

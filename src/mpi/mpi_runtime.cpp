@@ -221,15 +221,10 @@ Status StartFailure(int worker, const std::string& reason) {
 
 }  // namespace
 
-Result<std::vector<TextScanned>> MpiExecutor::ScanText(Deadline deadline) {
-  if (started_) return FailedPrecondition("the mpi runtime was already started");
-  started_ = true;
-  NIMBUS_RETURN_IF_ERROR(CheckRanks());
-  NIMBUS_RETURN_IF_ERROR(SendAssignments(deadline.RemainingSeconds()));
-  std::vector<std::optional<TextScanned>> scans(shards_.size());
-  for (int waiting = workers(); waiting > 0;) {
+Result<std::pair<int, Incoming>> MpiExecutor::NextFromWorker(Deadline deadline, const std::string& late) {
+  while (true) {
     Result<Incoming> incoming = transport_.Receive(deadline);
-    if (!incoming.ok()) return DeadlineExceeded("the workers did not read their parts of the data before the start deadline");
+    if (!incoming.ok()) return DeadlineExceeded(late + ": " + incoming.status().message());
     const int worker = static_cast<int>(incoming->message.envelope.worker);
     if (worker < 0 || worker >= workers() || incoming->peer != std::to_string(worker + 1)) {
       transport_.CountStale("a message from a rank that is not its worker");
@@ -239,7 +234,21 @@ Result<std::vector<TextScanned>> MpiExecutor::ScanText(Deadline deadline) {
       Result<ByeBody> bye = UnpackBye(incoming->message);
       return StartFailure(worker, bye.ok() ? bye->reason : bye.status().message());
     }
-    Result<ScannedBody> scanned = UnpackScanned(incoming->message);
+    return std::make_pair(worker, std::move(incoming).value());
+  }
+}
+
+Result<std::vector<TextScanned>> MpiExecutor::ScanText(Deadline deadline) {
+  if (started_) return FailedPrecondition("the mpi runtime was already started");
+  started_ = true;
+  NIMBUS_RETURN_IF_ERROR(CheckRanks());
+  NIMBUS_RETURN_IF_ERROR(SendAssignments(deadline.RemainingSeconds()));
+  std::vector<std::optional<TextScanned>> scans(shards_.size());
+  for (int waiting = workers(); waiting > 0;) {
+    NIMBUS_ASSIGN_OR_RETURN(auto from, NextFromWorker(
+        deadline, "the workers did not read their parts of the data before the start deadline"));
+    auto& [worker, incoming] = from;
+    Result<ScannedBody> scanned = UnpackScanned(incoming.message);
     if (!scanned.ok() || scans[static_cast<std::size_t>(worker)]) {
       transport_.CountStale(scanned.ok() ? "a second SCANNED" : scanned.status().message());
       continue;
@@ -272,23 +281,13 @@ Result<std::vector<WorkerReady>> MpiExecutor::Start(Deadline deadline) {
   std::vector<std::optional<WorkerReady>> ready(shards_.size());
   int waiting = workers();
   while (waiting > 0) {
-    Result<Incoming> incoming = transport_.Receive(deadline);
-    if (!incoming.ok()) {
-      std::size_t late = 0;
-      while (late < ready.size() && ready[late]) ++late;
-      return DeadlineExceeded("worker " + std::to_string(late) + " (rank " + std::to_string(late + 1) +
-                              ") did not load its shard before the start deadline: " + incoming.status().message());
-    }
-    const int worker = static_cast<int>(incoming->message.envelope.worker);
-    if (worker < 0 || worker >= workers() || incoming->peer != std::to_string(worker + 1)) {
-      transport_.CountStale("a message from a rank that is not its worker");
-      continue;
-    }
-    if (incoming->message.envelope.type == MessageType::kBye) {
-      Result<ByeBody> bye = UnpackBye(incoming->message);
-      return StartFailure(worker, bye.ok() ? bye->reason : bye.status().message());
-    }
-    Result<ReadyBody> body = UnpackReady(incoming->message);
+    std::size_t late = 0;
+    while (late < ready.size() && ready[late]) ++late;
+    NIMBUS_ASSIGN_OR_RETURN(auto from, NextFromWorker(deadline, "worker " + std::to_string(late) + " (rank " +
+                                                                    std::to_string(late + 1) +
+                                                                    ") did not load its shard before the start deadline"));
+    auto& [worker, incoming] = from;
+    Result<ReadyBody> body = UnpackReady(incoming.message);
     if (!body.ok() || ready[static_cast<std::size_t>(worker)]) {
       transport_.CountStale(body.ok() ? "a second READY" : body.status().message());
       continue;

@@ -50,6 +50,9 @@ class OccurringColumns {
 
  private:
   void IndexBuckets(int64_t cols);
+  // The bitmap of `columns` (entries, repeats allowed) and the running count per word; the
+  // number of distinct columns.
+  uint32_t IndexBitmap(std::span<const uint32_t> columns, int64_t cols);
 
   std::vector<uint64_t> bits_;    // the bitmap, when cols is small enough
   std::vector<uint32_t> before_;  // columns that occur in the words before each word

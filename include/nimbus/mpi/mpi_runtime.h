@@ -94,6 +94,9 @@ class MpiExecutor final : public Executor {
  private:
   Status CheckRanks() const;
   Status SendAssignments(double timeout_seconds);
+  // The next message from a worker rank at the start (others counted stale); a BYE is the
+  // failure it reports; `late` says what did not happen by the deadline.
+  Result<std::pair<int, Incoming>> NextFromWorker(Deadline deadline, const std::string& late);
   bool assigned_ = false;  // the ASSIGNs with the plan went out (SetTextPlan)
   std::vector<ShardAssignment> shards_;
   ProblemSpec spec_;
