@@ -20,7 +20,8 @@ void AddProblemOptions(ArgParser& parser, ProblemFlags* flags) {
   parser.AddString("class-weight", "L=W,...", "weigh class L's rows W times (liblinear's -wL W), or 'balanced'\n"
                    "                            (each class N / (classes x its rows))", &flags->class_weight);
   parser.AddString("multiclass", "METHOD", "data of three classes or more: ovr (one-vs-rest, liblinear's: a binary\n"
-                   "                            problem per class, solved side by side) or multinomial (softmax, logistic loss)",
+                   "                            problem per class, solved side by side), multinomial (softmax, logistic loss),\n"
+                   "                            or auto (multinomial for three classes or more)",
                    &flags->options.multiclass);
   parser.AddDouble("eps-abs", "X", "absolute tolerance of the stop test", &admm.eps_abs);
   parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &admm.eps_rel);

@@ -81,6 +81,7 @@ SolveOptions OptionsOf(const py::dict& options) {
   solve.admm.max_iterations = Get<int>(options, "max_iterations", solve.admm.max_iterations);
   solve.class_weights.balanced = Get<bool>(options, "class_weight_balanced", false);
   solve.class_weights.by_label = Get<std::map<double, double>>(options, "class_weight", {});
+  solve.liblinear_c = Get<double>(options, "c", 0.0);
   solve.warm_start = WarmStartOf(options);
   RuntimeOptions& runtime = solve.runtime;
   runtime.kind = Get<std::string>(options, "runtime", runtime.kind);
@@ -107,18 +108,20 @@ SolveOptions OptionsOf(const py::dict& options) {
 // its solve's summary says.
 py::dict OutcomeOf(const Model& model, const Summary& s, int64_t n_features) {
   const auto classes = static_cast<std::size_t>(model.classes);
-  const std::vector<double> dense = model.WeightsFor(n_features);
-  const auto features = static_cast<std::size_t>(n_features);
-  py::array_t<double> coef({classes, features});
-  auto c = coef.mutable_unchecked<2>();
-  for (std::size_t j = 0; j < features; ++j) {
-    for (std::size_t k = 0; k < classes; ++k) c(k, j) = dense[j * classes + k];
+  py::dict out;
+  if (n_features >= 0) {  // (a negative count: no dense coef, the caller gives it otherwise)
+    const std::vector<double> dense = model.WeightsFor(n_features);
+    const auto features = static_cast<std::size_t>(n_features);
+    py::array_t<double> coef({classes, features});
+    auto c = coef.mutable_unchecked<2>();
+    for (std::size_t j = 0; j < features; ++j) {
+      for (std::size_t k = 0; k < classes; ++k) c(k, j) = dense[j * classes + k];
+    }
+    out["coef"] = coef;
   }
   py::array_t<double> intercept(static_cast<py::ssize_t>(classes));
   auto b = intercept.mutable_unchecked<1>();
   for (std::size_t k = 0; k < classes; ++k) b(k) = model.bias(static_cast<int64_t>(k));
-  py::dict out;
-  out["coef"] = coef;
   out["intercept"] = intercept;
   out["multinomial"] = model.multinomial;
   out["iterations"] = s.iterations;
@@ -175,6 +178,47 @@ py::dict Fit(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, con
   if (!result.ok()) throw py::value_error(result.status().message());
   if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
   return OutcomeOf(result->model, result->summary, n_features);
+}
+
+// The largest feature space whose coef_ comes dense (past it: the held weights, as CSR parts).
+constexpr int64_t kDenseCoefFeatures = int64_t{1} << 24;
+
+// Solves on LIBSVM text at `location` (a file, a directory or S3 prefix of files, several with
+// commas): the workers read it, this process reads no row. The outcome has the data's classes
+// (in the file's values, ascending) and features; past kDenseCoefFeatures its coef as the
+// columns held and their weights (classes x held, row-major) instead of a dense array.
+py::dict FitFile(const std::string& location, const std::optional<std::string>& sample_weight_file,
+                 const py::dict& options) {
+  TrainingData data = TrainingData::LibsvmFile(location);
+  if (sample_weight_file) data = std::move(data).WithSampleWeights(*sample_weight_file);
+  SolveOptions solve = OptionsOf(options);
+  bool interrupted = false;
+  solve.on_iteration = InterruptibleProgress(Get<int>(options, "verbose", 0), &interrupted);
+  Result<SolveResult> result = [&] {
+    py::gil_scoped_release released;
+    return Solve(data, solve);
+  }();
+  if (interrupted) throw py::error_already_set();
+  if (!result.ok()) throw py::value_error(result.status().message());
+  if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
+  const Model& model = result->model;
+  const bool dense = model.cols <= kDenseCoefFeatures;
+  py::dict out = OutcomeOf(model, result->summary, dense ? model.cols : -1);
+  out["classes"] = model.labels.ClassValues();
+  out["n_features"] = model.cols;
+  if (!dense) {
+    std::vector<int64_t> columns;
+    for (int64_t k = 0; k < model.held(); ++k) columns.push_back(model.features.empty() ? k : model.features[k]);
+    const auto classes = static_cast<std::size_t>(model.classes);
+    py::array_t<double> held({classes, columns.size()});
+    auto h = held.mutable_unchecked<2>();
+    for (std::size_t j = 0; j < columns.size(); ++j) {
+      for (std::size_t c = 0; c < classes; ++c) h(c, j) = model.weights[j * classes + c];
+    }
+    out["coef_columns"] = columns;
+    out["coef_held"] = held;
+  }
+  return out;
 }
 
 // Cross-validation along a grid on the caller's CSR arrays: every lambda's mean and standard
@@ -247,5 +291,7 @@ PYBIND11_MODULE(_nimbus, m) {
   m.def("cross_validate", &nimbus::CrossValidateArrays, py::arg("indptr"), py::arg("indices"), py::arg("data"),
         py::arg("n_features"), py::arg("y"), py::arg("sample_weight"), py::arg("options"), py::arg("cv_options"),
         "K-fold cross-validation along a grid (folds, seed, metric, penalty, length, lambdas in cv_options).");
+  m.def("fit_file", &nimbus::FitFile, py::arg("location"), py::arg("sample_weight_file"), py::arg("options"),
+        "Solves on LIBSVM text that the workers read themselves (a file, directory or s3:// prefix).");
   m.def("runtime_available", &nimbus::RuntimeAvailable, py::arg("kind"));
 }

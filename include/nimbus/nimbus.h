@@ -154,8 +154,13 @@ struct SolveOptions {
   ClassWeights class_weights;  // F = (1/N) sum_r W_{class r} s_r loss_r + g(x), with s_r the rows' own
   // Data of three classes or more: "ovr" (one-vs-rest, liblinear's: a binary problem per class,
   // all solved in the same rounds) or "multinomial" (softmax; logistic loss, any number of
-  // classes). The model then holds a weight vector per class (problem.h: ProblemSpec::classes).
+  // classes), or "auto" (scikit-learn's: multinomial for three classes or more, one binary
+  // problem for two). The model then holds a weight vector per class (ProblemSpec::classes).
   std::string multiclass = "ovr";
+  // > 0: l1 and l2 are shares of the penalty on the sum of the losses, liblinear's and
+  // scikit-learn's C: the problem's are l1 / (C N) and l2 / (C N), once the data's N is known
+  // (text the workers read). 0: l1 and l2 as given.
+  double liblinear_c = 0;
   // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set).
   std::string algorithm = "auto";
   AdmmOptions admm;              // its tolerances, iteration cap and target serve newton too

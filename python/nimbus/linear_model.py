@@ -210,10 +210,16 @@ class LogisticRegression(_NimbusClassifier):
                              "and %d features" % (list(classes), coef.shape[1], list(self.classes_), n_features))
         return {"warm_start_coef": coef, "warm_start_intercept": intercept}
 
-    def fit(self, X, y, sample_weight=None):
-        """Fits the model on X (a numpy array or a scipy.sparse matrix) and labels y."""
+    def fit(self, X, y=None, sample_weight=None):
+        """Fits the model on X (a numpy array or a scipy.sparse matrix) and labels y; or on the
+        LIBSVM text at the location X (a file, a directory or s3:// prefix of files, several
+        separated by commas, plain or .gz/.zst/.xz), y None, which the workers read themselves:
+        no process, this one included, reads all of it. sample_weight is then a file of one
+        weight per line, a line per row, or None."""
         if not (isinstance(self.C, (int, float, np.number)) and self.C > 0 and np.isfinite(self.C)):
             raise ValueError("C: must be a positive number, got %r" % (self.C,))
+        if isinstance(X, (str, os.PathLike)):
+            return self._fit_location(os.fspath(X), y, sample_weight)
         previous = self._previous_fit()  # before _prepare sets classes_ anew
         indptr, indices, data, n_features, labels, weights = self._prepare(X, y, sample_weight)
         options = self._solver_options(self.classes_.size)
@@ -223,6 +229,39 @@ class LogisticRegression(_NimbusClassifier):
         scale = 1.0 / (self.C * labels.size)
         options.update(l1=ratio * scale, l2=(1.0 - ratio) * scale)
         self._keep(_nimbus.fit(indptr, indices, data, n_features, labels, weights, options))
+        return self
+
+
+    def _fit_location(self, location, y, sample_weight):
+        if y is not None:
+            raise ValueError("y: the labels are in the file %r; give y=None" % (location,))
+        if sample_weight is not None and not isinstance(sample_weight, (str, os.PathLike)):
+            raise ValueError("sample_weight: with a file's data, a file of one weight per line (or None)")
+        if self.warm_start:
+            raise ValueError("warm_start: not with a file's data (its classes are known once it is read)")
+        self._check_parameters()
+        class_weight = self.class_weight
+        if isinstance(class_weight, dict):  # by the file's labels, which nimbus maps itself
+            self.class_weight = None
+        options = self._solver_options(0)
+        self.class_weight = class_weight
+        if isinstance(class_weight, dict):
+            options["class_weight"] = {float(label): float(weight) for label, weight in class_weight.items()}
+        # As for arrays: the softmax for three classes or more (unless 'ovr'), one problem for two.
+        options["multiclass"] = "ovr" if self.multi_class == "ovr" else "auto"
+        ratio = {"l1": 1.0, "l2": 0.0}.get(self.penalty, self.l1_ratio)
+        options.update(l1=float(ratio), l2=float(1.0 - ratio), c=float(self.C))
+        weights = os.fspath(sample_weight) if sample_weight is not None else None
+        outcome = _nimbus.fit_file(location, weights, options)
+        self.classes_ = np.asarray(outcome["classes"], dtype=np.float64)
+        self.n_features_in_ = int(outcome["n_features"])
+        if "coef" not in outcome:  # a feature space too large for a dense coef_
+            held = outcome["coef_held"]
+            columns = np.asarray(outcome["coef_columns"], dtype=np.int64)
+            outcome["coef"] = sp.csr_matrix((held.ravel(), np.tile(columns, held.shape[0]),
+                                             np.arange(held.shape[0] + 1) * columns.size),
+                                            shape=(held.shape[0], self.n_features_in_))
+        self._keep(outcome)
         return self
 
 

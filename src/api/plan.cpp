@@ -405,11 +405,18 @@ Status SetProblem(const SolveOptions& options, Plan* plan) {
                             ClassWeightsOf(options.class_weights, plan->labels, labels, plan->source));
   }
   plan->spec.intercept = options.intercept;
-  plan->spec.multinomial = options.multiclass == "multinomial";
+  // "auto" (scikit-learn's): the softmax for three classes or more, else one binary problem.
+  plan->spec.multinomial =
+      options.multiclass == "multinomial" || (options.multiclass == "auto" && plan->labels.multiclass());
   plan->spec.classes = plan->labels.multiclass() ? static_cast<int64_t>(plan->labels.classes.size())
                        : plan->spec.multinomial ? 2 : 1;
   plan->spec.regularizer = {options.l1.value_or(0.0), options.l2.value_or(0.0), options.regularizer};
-  if (!options.l1 && !options.l2 && !options.regularizer) {
+  if (options.liblinear_c > 0) {
+    // Penalties on the sum of the losses, as liblinear's and scikit-learn's C puts them.
+    const double scale = 1.0 / (options.liblinear_c * static_cast<double>(plan->spec.rows));
+    plan->spec.regularizer.l1 *= scale;
+    plan->spec.regularizer.l2 *= scale;
+  } else if (!options.l1 && !options.l2 && !options.regularizer) {
     plan->spec.regularizer.l2 = 1.0 / static_cast<double>(plan->spec.rows);
   }
   return plan->spec.Validate();

@@ -104,8 +104,14 @@ Status SolveOptions::Validate() const {
   if (algorithm != "auto" && algorithm != "admm" && algorithm != "newton") {
     return InvalidArgument("--algorithm: '" + algorithm + "' is not admm, newton or auto");
   }
-  if (multiclass != "ovr" && multiclass != "multinomial") {
-    return InvalidArgument("--multiclass: '" + multiclass + "' is not ovr or multinomial");
+  if (multiclass != "ovr" && multiclass != "multinomial" && multiclass != "auto") {
+    return InvalidArgument("--multiclass: '" + multiclass + "' is not ovr, multinomial or auto");
+  }
+  if (!(liblinear_c >= 0) || !std::isfinite(liblinear_c)) {
+    return InvalidArgument("liblinear_c: must be a finite number >= 0 (0: l1 and l2 as given)");
+  }
+  if (liblinear_c > 0 && regularizer != nullptr) {
+    return InvalidArgument("liblinear_c: scales l1 and l2, not a program's own regularizer");
   }
   if (multiclass == "multinomial" && !(loss == Loss::kLogistic)) {
     return InvalidArgument(std::string("--multiclass multinomial: the softmax loss generalizes the logistic loss, not '") +

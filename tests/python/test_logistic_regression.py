@@ -290,3 +290,34 @@ def test_verbose_prints_each_iteration(heart, capsys):
     assert len(lines) >= 2, lines
     assert int(lines[-1].split()[2]) == model.n_iter_[0], lines
     assert "objective" in lines[-1]
+
+
+def test_a_file_name_is_read_by_the_workers(heart, tmp_path):
+    """fit("FILE") (the workers read the text; this process reads no row): the model of the
+    same rows given as arrays, on threads and on worker processes, with a sample weights file;
+    and a hashed feature space too large for a dense coef_ comes back sparse."""
+    from conftest import HEART_SCALE  # the file the heart fixture loads
+    X, y = heart
+    for runtime in ("threads", "process"):
+        from_file = nimbus.LogisticRegression(penalty="l1", C=0.5, n_workers=3, runtime=runtime).fit(HEART_SCALE)
+        from_arrays = nimbus.LogisticRegression(penalty="l1", C=0.5, n_workers=3, runtime=runtime).fit(X, y)
+        np.testing.assert_array_equal(from_file.classes_, from_arrays.classes_)
+        assert from_file.n_features_in_ == X.shape[1]
+        assert relative_gap(objective(from_file, X, y, 0.5, "l1"), objective(from_arrays, X, y, 0.5, "l1")) < 1e-7
+        np.testing.assert_array_equal(from_file.predict(X), from_arrays.predict(X))
+    weights = np.linspace(0.5, 2.0, X.shape[0])
+    weight_file = tmp_path / "weights.txt"
+    weight_file.write_text("".join("%.17g\n" % w for w in weights))
+    weighted = nimbus.LogisticRegression(C=2.0, fit_intercept=False).fit(HEART_SCALE, sample_weight=weight_file)
+    reference = SkLogisticRegression(C=2.0, fit_intercept=False, tol=1e-10, max_iter=100000).fit(
+        X, y, sample_weight=weights)
+    gap = relative_gap(objective(weighted, X, y, 2.0, "l2", sample_weight=weights),
+                       objective(reference, X, y, 2.0, "l2", sample_weight=weights))
+    assert gap < 1e-5, gap
+    hashed = tmp_path / "hashed.svm"
+    hashed.write_text("1 3:1 2147483647:1\n-1 3:-1 77777:2\n1 5:1 2147483647:1\n-1 77777:1\n")
+    model = nimbus.LogisticRegression(C=1.0).fit(str(hashed))
+    assert sp.issparse(model.coef_) and model.coef_.shape == (1, 2147483647)
+    assert model.coef_[0, 2147483646] > 0 and model.coef_[0, 77776] < 0
+    with pytest.raises(ValueError, match="the labels are in the file"):
+        nimbus.LogisticRegression().fit(HEART_SCALE, y)
