@@ -22,6 +22,26 @@ std::size_t RoundUpToPage(std::size_t bytes) {
   return (bytes + page - 1) / page * page;
 }
 
+// The `bytes` mapped at `data`, moved to a mapping of `length` (mremap: the pages move, nothing
+// is copied; the kernel grows the mapping in place where it can).
+Result<void*> Move(void* data, std::size_t bytes, std::size_t length) {
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer does not intercept mremap, so the pages a move lands on would keep the shadow
+  // of whatever was mapped there before (another thread's array, itself moved away by mremap),
+  // and TSan would report that thread's old writes as racing with ours. Under TSan the move lands
+  // on a range just mapped, which TSan has seen and marked as this thread's. (Not in other
+  // builds: the fresh range would count a second time against a worker's RLIMIT_AS.)
+  void* target = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (target == MAP_FAILED) return ErrnoError("cannot reserve " + std::to_string(length) + " bytes", errno);
+  void* p = mremap(data, bytes, length, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+  if (p == MAP_FAILED) munmap(target, length);
+#else
+  void* p = mremap(data, bytes, length, MREMAP_MAYMOVE);
+#endif
+  if (p == MAP_FAILED) return ErrnoError("cannot grow a mapping to " + std::to_string(length) + " bytes", errno);
+  return p;
+}
+
 }  // namespace
 
 Result<MappedRegion> MappedRegion::Reserve(std::size_t bytes) {
@@ -66,8 +86,7 @@ Status MappedRegion::Grow(std::size_t bytes) {
     NIMBUS_ASSIGN_OR_RETURN(*this, Reserve(length));
     return Status::Ok();
   }
-  void* p = mremap(data_, bytes_, length, MREMAP_MAYMOVE);
-  if (p == MAP_FAILED) return ErrnoError("cannot grow a mapping to " + std::to_string(length) + " bytes", errno);
+  NIMBUS_ASSIGN_OR_RETURN(void* const p, Move(data_, bytes_, length));
   ::madvise(p, length, MADV_HUGEPAGE);
   data_ = p;
   bytes_ = length;
