@@ -21,6 +21,7 @@ struct CvFlags : GridCommandFlags {
   CvOptions cv;
   std::string refit = "best";
   int64_t seed = 1;
+  bool write_folds = false;
 };
 
 void AddCvOptions(ArgParser& parser, CvFlags* flags) {
@@ -34,8 +35,11 @@ void AddCvOptions(ArgParser& parser, CvFlags* flags) {
                    "                            largest within one standard error of it", &flags->refit);
   parser.AddInt("workers", "K", "number of workers (default: this machine's cores)",
                 &flags->problem.options.runtime.workers);
-  parser.AddString("out", "DIR", "where to write cv.txt, cv.json, cv.dat, folds.txt, model.json and the plot\n"
+  parser.AddString("out", "DIR", "where to write cv.txt, cv.json, cv.dat, model.json and the plot\n"
                    "                            (default nimbus-cv)", &flags->out);
+  parser.AddSwitch("write-folds", "also write DIR/folds.txt, each row's fold, by reading the text's labels here\n"
+                   "                            (the workers deal the folds of their own rows; this is a pass of its own)",
+                   &flags->write_folds);
 }
 
 Status ApplyCvFlags(const ArgParser& parser, CvFlags* flags) {
@@ -137,9 +141,10 @@ Status WriteOutputs(const CvFlags& flags, const CvResult& result, std::size_t* p
   for (std::size_t i = 0; i < result.points.size(); ++i) table += TableRow(i, result.points[i]);
   NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(flags.out + "/cv.txt", table + Footer(result)));
   NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(flags.out + "/cv.json", JsonOf(flags, result).dump(2) + "\n"));
-  std::string folds;
-  for (const uint8_t fold : result.fold_of_rows) folds += std::to_string(fold) + "\n";
-  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(flags.out + "/folds.txt", folds));
+  if (flags.write_folds) {
+    NIMBUS_RETURN_IF_ERROR(WriteFolds(flags.problem.data, flags.cv, IsClassification(flags.problem.options.loss),
+                                      flags.out + "/folds.txt"));
+  }
   if (!result.points.empty()) {
     const CvPoint& chosen = result.points[flags.refit == "best" ? result.best : result.one_se];
     NIMBUS_RETURN_IF_ERROR(WriteModel(chosen.model, ModelFormat::kJson, flags.out + "/model.json"));
@@ -158,8 +163,10 @@ int RunCv(int argc, char** argv) {
                    "side by side on the same workers, along a regularization path (as nimbus path's, warm started) or\n"
                    "at the one --l1 or --l2 given. Reports each lambda's mean and standard deviation over the folds of\n"
                    "accuracy, log loss and AUC (MSE and R^2 for regression), the best lambda and the largest within one\n"
-                   "standard error of it. Writes DIR/cv.txt, cv.json, cv.dat, folds.txt (each row's held-out fold),\n"
-                   "model.json (all the data, at the --refit lambda) and the plot 'cv'.");
+                   "standard error of it. The workers read their own parts of the text, deal their rows' folds\n"
+                   "(stratified by label, following --seed) and score the rows they hold out. Writes DIR/cv.txt,\n"
+                   "cv.json, cv.dat, model.json (all the data, at the --refit lambda), the plot 'cv', and with\n"
+                   "--write-folds folds.txt (each row's held-out fold).");
   AddCvOptions(parser, &flags);
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
@@ -178,8 +185,8 @@ int RunCv(int argc, char** argv) {
   if (Status written = WriteOutputs(flags, *result, &plots); !written.ok()) return ReportError("cv", written);
   return FinishGridCommand("cv", flags.json, table, JsonOf(flags, *result).dump(2) + "\n",
                            Heading(flags, *result) + Footer(*result) +
-                               Format("wrote %s/cv.txt, cv.json, cv.dat, folds.txt, model.json (%zu plots)\n",
-                                      flags.out.c_str(), plots),
+                               Format("wrote %s/cv.txt, cv.json, cv.dat, %smodel.json (%zu plots)\n",
+                                      flags.out.c_str(), flags.write_folds ? "folds.txt, " : "", plots),
                            result->points.empty() ? nullptr : &result->points.back().summary);
 }
 

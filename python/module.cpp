@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -183,6 +184,29 @@ py::dict Fit(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, con
 // The largest feature space whose coef_ comes dense (past it: the held weights, as CSR parts).
 constexpr int64_t kDenseCoefFeatures = int64_t{1} << 24;
 
+// A model of LIBSVM text as the estimators keep it: the data's classes (in the file's values,
+// ascending) and features; past kDenseCoefFeatures its coef as the columns held and their
+// weights (classes x held, row-major) instead of a dense array.
+py::dict FileOutcome(const Model& model, const Summary& summary) {
+  const bool dense = model.cols <= kDenseCoefFeatures;
+  py::dict out = OutcomeOf(model, summary, dense ? model.cols : -1);
+  out["classes"] = model.labels.ClassValues();
+  out["n_features"] = model.cols;
+  if (!dense) {
+    std::vector<int64_t> columns;
+    for (int64_t k = 0; k < model.held(); ++k) columns.push_back(model.features.empty() ? k : model.features[k]);
+    const auto classes = static_cast<std::size_t>(model.classes);
+    py::array_t<double> held({classes, columns.size()});
+    auto h = held.mutable_unchecked<2>();
+    for (std::size_t j = 0; j < columns.size(); ++j) {
+      for (std::size_t c = 0; c < classes; ++c) h(c, j) = model.weights[j * classes + c];
+    }
+    out["coef_columns"] = columns;
+    out["coef_held"] = held;
+  }
+  return out;
+}
+
 // Solves on LIBSVM text at `location` (a file, a directory or S3 prefix of files, several with
 // commas): the workers read it, this process reads no row. The outcome has the data's classes
 // (in the file's values, ascending) and features; past kDenseCoefFeatures its coef as the
@@ -201,36 +225,10 @@ py::dict FitFile(const std::string& location, const std::optional<std::string>& 
   if (interrupted) throw py::error_already_set();
   if (!result.ok()) throw py::value_error(result.status().message());
   if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
-  const Model& model = result->model;
-  const bool dense = model.cols <= kDenseCoefFeatures;
-  py::dict out = OutcomeOf(model, result->summary, dense ? model.cols : -1);
-  out["classes"] = model.labels.ClassValues();
-  out["n_features"] = model.cols;
-  if (!dense) {
-    std::vector<int64_t> columns;
-    for (int64_t k = 0; k < model.held(); ++k) columns.push_back(model.features.empty() ? k : model.features[k]);
-    const auto classes = static_cast<std::size_t>(model.classes);
-    py::array_t<double> held({classes, columns.size()});
-    auto h = held.mutable_unchecked<2>();
-    for (std::size_t j = 0; j < columns.size(); ++j) {
-      for (std::size_t c = 0; c < classes; ++c) h(c, j) = model.weights[j * classes + c];
-    }
-    out["coef_columns"] = columns;
-    out["coef_held"] = held;
-  }
-  return out;
+  return FileOutcome(result->model, result->summary);
 }
 
-// Cross-validation along a grid on the caller's CSR arrays: every lambda's mean and standard
-// deviation of each score, each fold's scores, the best and 1-SE points, and each point's
-// model on all the data.
-py::dict CrossValidateArrays(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices,
-                             const Strict<double>& values, int64_t n_features, const Strict<double>& labels,
-                             const std::optional<Strict<double>>& sample_weight, const py::dict& options,
-                             const py::dict& cv_options) {
-  const CsrView matrix = RowsOf(indptr, indices, values, n_features);
-  TrainingData data = DataOf(matrix, labels, sample_weight);
-  SolveOptions solve = OptionsOf(options);
+CvOptions CvOptionsOf(const py::dict& cv_options) {
   CvOptions cv;
   cv.folds = Get<int64_t>(cv_options, "folds", cv.folds);
   cv.seed = Get<uint64_t>(cv_options, "seed", cv.seed);
@@ -238,6 +236,17 @@ py::dict CrossValidateArrays(const Strict<int64_t>& indptr, const Strict<uint32_
   cv.path.penalty = Get<std::string>(cv_options, "penalty", cv.path.penalty);
   cv.path.length = Get<int64_t>(cv_options, "length", cv.path.length);
   cv.path.lambdas = Get<std::vector<double>>(cv_options, "lambdas", {});
+  cv.path.liblinear_cs = Get<std::vector<double>>(cv_options, "cs", {});
+  return cv;
+}
+
+// Cross-validation along a grid: every lambda's mean and standard deviation of each score,
+// each fold's scores, the best and 1-SE points, and each point's model on all the data (its
+// outcome by `outcome_of`).
+py::dict CrossValidateData(const TrainingData& data, const py::dict& options, const py::dict& cv_options,
+                           const std::function<py::dict(const Model&, const Summary&)>& outcome_of) {
+  SolveOptions solve = OptionsOf(options);
+  CvOptions cv = CvOptionsOf(cv_options);
   bool interrupted = false;
   const int verbose = Get<int>(options, "verbose", 0);
   solve.on_iteration = InterruptibleProgress(verbose, &interrupted);
@@ -256,7 +265,7 @@ py::dict CrossValidateArrays(const Strict<int64_t>& indptr, const Strict<uint32_
   py::list points;
   for (const CvPoint& point : result->points) {
     if (!point.summary.ok()) throw std::runtime_error("nimbus: " + point.summary.message);
-    py::dict entry = OutcomeOf(point.model, point.summary, n_features);
+    py::dict entry = outcome_of(point.model, point.summary);
     entry["lambda"] = point.lambda;
     py::dict scores, folds;  // name: (mean, std), and name: each fold's
     for (const auto& [name, score] : point.scores) {
@@ -273,11 +282,34 @@ py::dict CrossValidateArrays(const Strict<int64_t>& indptr, const Strict<uint32_
   out["one_se"] = result->one_se;
   out["metric"] = result->metric;
   out["lambda_max"] = result->lambda_max;
-  out["fold_of_rows"] = py::array_t<uint8_t>(static_cast<py::ssize_t>(result->fold_of_rows.size()),
-                                             result->fold_of_rows.data());
+  out["rows"] = result->rows;
+  if (!result->fold_of_rows.empty()) {
+    out["fold_of_rows"] = py::array_t<uint8_t>(static_cast<py::ssize_t>(result->fold_of_rows.size()),
+                                               result->fold_of_rows.data());
+  }
   out["wall_seconds"] = result->wall_seconds;
   out["cost_dollars"] = result->cost_dollars;
   return out;
+}
+
+// On the caller's CSR arrays.
+py::dict CrossValidateArrays(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices,
+                             const Strict<double>& values, int64_t n_features, const Strict<double>& labels,
+                             const std::optional<Strict<double>>& sample_weight, const py::dict& options,
+                             const py::dict& cv_options) {
+  const CsrView matrix = RowsOf(indptr, indices, values, n_features);
+  return CrossValidateData(DataOf(matrix, labels, sample_weight), options, cv_options,
+                           [n_features](const Model& model, const Summary& summary) {
+                             return OutcomeOf(model, summary, n_features);
+                           });
+}
+
+// On LIBSVM text that the workers read, deal the folds of and score: this process reads no row.
+py::dict CrossValidateFile(const std::string& location, const std::optional<std::string>& sample_weight_file,
+                           const py::dict& options, const py::dict& cv_options) {
+  TrainingData data = TrainingData::LibsvmFile(location);
+  if (sample_weight_file) data = std::move(data).WithSampleWeights(*sample_weight_file);
+  return CrossValidateData(data, options, cv_options, FileOutcome);
 }
 
 }  // namespace
@@ -291,6 +323,9 @@ PYBIND11_MODULE(_nimbus, m) {
   m.def("cross_validate", &nimbus::CrossValidateArrays, py::arg("indptr"), py::arg("indices"), py::arg("data"),
         py::arg("n_features"), py::arg("y"), py::arg("sample_weight"), py::arg("options"), py::arg("cv_options"),
         "K-fold cross-validation along a grid (folds, seed, metric, penalty, length, lambdas in cv_options).");
+  m.def("cross_validate_file", &nimbus::CrossValidateFile, py::arg("location"), py::arg("sample_weight_file"),
+        py::arg("options"), py::arg("cv_options"),
+        "K-fold cross-validation on LIBSVM text that the workers read, deal the folds of and score themselves.");
   m.def("fit_file", &nimbus::FitFile, py::arg("location"), py::arg("sample_weight_file"), py::arg("options"),
         "Solves on LIBSVM text that the workers read themselves (a file, directory or s3:// prefix).");
   m.def("runtime_available", &nimbus::RuntimeAvailable, py::arg("kind"));

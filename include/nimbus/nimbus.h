@@ -230,6 +230,9 @@ struct PathOptions {
   int64_t length = 20;
   double min_ratio = 0;
   std::vector<double> lambdas;  // the grid itself, in place of length and min_ratio (solved largest first)
+  // Or the grid as liblinear's (and scikit-learn's) C, penalties on the sum of the losses:
+  // lambda = 1 / (C N), with N the rows, known once the data is read.
+  std::vector<double> liblinear_cs;
   // LIBSVM data, with the training data's labels, to score each point's model on: accuracy,
   // log loss and AUC (classifiers), MSE and R^2 (regression). Empty: none.
   std::string validation;
@@ -296,16 +299,22 @@ struct CvResult {
   std::string penalty, metric;
   double lambda_max = 0;
   int64_t folds = 0;
-  std::vector<uint8_t> fold_of_rows;  // the fold each row of the data is held out in
+  int64_t rows = 0;                   // N, of every fold together
+  std::vector<uint8_t> fold_of_rows;  // rows in memory: the fold each row is held out in (text: WriteFolds)
   std::vector<CvPoint> points;        // largest lambda first
   std::size_t best = 0;    // the point with the best mean metric
   std::size_t one_se = 0;  // the largest lambda within one standard error (std / sqrt K) of the best
   double load_seconds = 0, wall_seconds = 0, cost_dollars = 0;
 };
 
-// Cross-validation over `data` (rows in memory: a LIBSVM file or the caller's arrays). The
-// options are Solve's, as for a path.
+// Cross-validation over `data`: LIBSVM text the workers read (each deals its own rows' folds,
+// and scores its held-out rows; the master reads no row) or the caller's arrays (whose folds
+// fold_of_rows lists). The options are Solve's, as for a path.
 Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& options, const CvOptions& cv);
+// The fold of each row of the LIBSVM text at `data`, as CrossValidate deals them (a classifier's
+// labels, or a regression's rows as one stratum), one per line into the file `out`: two passes
+// over the text's labels in this process, in bounded memory.
+Status WriteFolds(const std::string& data, const CvOptions& cv, bool classification, const std::string& out);
 
 // ---- Data of any size ----------------------------------------------------------------------
 //

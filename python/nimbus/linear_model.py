@@ -108,6 +108,25 @@ class _NimbusClassifier(LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
             options["class_weight"] = weights
         return options
 
+    def _location_options(self, location, y, sample_weight):
+        """For LIBSVM text at `location`, which the workers read: the options (class weights by
+        the file's labels, which nimbus maps itself) and the sample weights file (or None)."""
+        if y is not None:
+            raise ValueError("y: the labels are in the file %r; give y=None" % (location,))
+        if sample_weight is not None and not isinstance(sample_weight, (str, os.PathLike)):
+            raise ValueError("sample_weight: with a file's data, a file of one weight per line (or None)")
+        self._check_parameters()
+        class_weight = self.class_weight
+        if isinstance(class_weight, dict):
+            self.class_weight = None
+        options = self._solver_options(0)
+        self.class_weight = class_weight
+        if isinstance(class_weight, dict):
+            options["class_weight"] = {float(label): float(weight) for label, weight in class_weight.items()}
+        # As for arrays: the softmax for three classes or more (unless 'ovr'), one problem for two.
+        options["multiclass"] = "ovr" if self.multi_class == "ovr" else "auto"
+        return options, os.fspath(sample_weight) if sample_weight is not None else None
+
     def _prepare(self, X, y, sample_weight):
         """The arrays nimbus solves on: (indptr, indices, data, n_features, labels, weights),
         with classes_ and n_features_in_ set."""
@@ -233,36 +252,27 @@ class LogisticRegression(_NimbusClassifier):
 
 
     def _fit_location(self, location, y, sample_weight):
-        if y is not None:
-            raise ValueError("y: the labels are in the file %r; give y=None" % (location,))
-        if sample_weight is not None and not isinstance(sample_weight, (str, os.PathLike)):
-            raise ValueError("sample_weight: with a file's data, a file of one weight per line (or None)")
         if self.warm_start:
             raise ValueError("warm_start: not with a file's data (its classes are known once it is read)")
-        self._check_parameters()
-        class_weight = self.class_weight
-        if isinstance(class_weight, dict):  # by the file's labels, which nimbus maps itself
-            self.class_weight = None
-        options = self._solver_options(0)
-        self.class_weight = class_weight
-        if isinstance(class_weight, dict):
-            options["class_weight"] = {float(label): float(weight) for label, weight in class_weight.items()}
-        # As for arrays: the softmax for three classes or more (unless 'ovr'), one problem for two.
-        options["multiclass"] = "ovr" if self.multi_class == "ovr" else "auto"
+        options, weights = self._location_options(location, y, sample_weight)
         ratio = {"l1": 1.0, "l2": 0.0}.get(self.penalty, self.l1_ratio)
         options.update(l1=float(ratio), l2=float(1.0 - ratio), c=float(self.C))
-        weights = os.fspath(sample_weight) if sample_weight is not None else None
         outcome = _nimbus.fit_file(location, weights, options)
         self.classes_ = np.asarray(outcome["classes"], dtype=np.float64)
         self.n_features_in_ = int(outcome["n_features"])
-        if "coef" not in outcome:  # a feature space too large for a dense coef_
-            held = outcome["coef_held"]
-            columns = np.asarray(outcome["coef_columns"], dtype=np.int64)
-            outcome["coef"] = sp.csr_matrix((held.ravel(), np.tile(columns, held.shape[0]),
-                                             np.arange(held.shape[0] + 1) * columns.size),
-                                            shape=(held.shape[0], self.n_features_in_))
+        _sparse_coef(outcome, self.n_features_in_)
         self._keep(outcome)
         return self
+
+
+def _sparse_coef(outcome, n_features):
+    """An outcome of a feature space too large for a dense coef_: its coef as a CSR matrix."""
+    if "coef" in outcome:
+        return
+    held = outcome["coef_held"]
+    columns = np.asarray(outcome["coef_columns"], dtype=np.int64)
+    outcome["coef"] = sp.csr_matrix((held.ravel(), np.tile(columns, held.shape[0]),
+                                     np.arange(held.shape[0] + 1) * columns.size), shape=(held.shape[0], n_features))
 
 
 # scikit-learn's scoring names -> nimbus's metrics, and whether scikit-learn negates it.
@@ -331,17 +341,36 @@ class LogisticRegressionCV(_NimbusClassifier):
             Cs = np.asarray(self.Cs, dtype=np.float64)
             if Cs.ndim != 1 or Cs.size == 0 or not np.all(Cs > 0) or not np.all(np.isfinite(Cs)):
                 raise ValueError("Cs: must be an int or a list of positive numbers, got %r" % (self.Cs,))
-            options["lambdas"] = sorted(1.0 / (Cs * n_samples), reverse=True)
+            if n_samples is None:  # a file's: nimbus scales the Cs once its rows are counted
+                options["cs"] = [float(C) for C in Cs]
+            else:
+                options["lambdas"] = sorted(1.0 / (Cs * n_samples), reverse=True)
         return options
 
-    def fit(self, X, y, sample_weight=None):
-        """Cross-validates along the grid and keeps the model on all the data at the best C."""
-        indptr, indices, data, n_features, labels, weights = self._prepare(X, y, sample_weight)
-        cv_options = self._cv_options(labels.size)
-        result = _nimbus.cross_validate(indptr, indices, data, n_features, labels, weights,
-                                        self._solver_options(self.classes_.size), cv_options)
+    def _cross_validate_location(self, location, y, sample_weight):
+        options, weights = self._location_options(location, y, sample_weight)
+        result = _nimbus.cross_validate_file(location, weights, options, self._cv_options(None))
+        best = result["points"][result["best"]]
+        self.classes_ = np.asarray(best["classes"], dtype=np.float64)
+        self.n_features_in_ = int(best["n_features"])
+        for point in result["points"]:
+            _sparse_coef(point, self.n_features_in_)
+        return result
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Cross-validates along the grid and keeps the model on all the data at the best C.
+        X: a numpy array or scipy.sparse matrix with labels y; or the location of LIBSVM text
+        (as LogisticRegression.fit takes it), y None, which the workers read, deal the folds of
+        and score themselves (folds_ is then None; `nimbus cv --write-folds` lists them)."""
+        if isinstance(X, (str, os.PathLike)):
+            result = self._cross_validate_location(os.fspath(X), y, sample_weight)
+        else:
+            indptr, indices, data, n_features, labels, weights = self._prepare(X, y, sample_weight)
+            result = _nimbus.cross_validate(indptr, indices, data, n_features, labels, weights,
+                                            self._solver_options(self.classes_.size), self._cv_options(labels.size))
+        n_samples = result["rows"]
         points = result["points"]  # largest lambda (smallest C) first
-        self.Cs_ = np.array([1.0 / (p["lambda"] * labels.size) for p in points])
+        self.Cs_ = np.array([1.0 / (p["lambda"] * n_samples) for p in points])
         best = points[result["best"]]
         self._keep(best)
         blocks = self.coef_.shape[0]
@@ -350,7 +379,7 @@ class LogisticRegressionCV(_NimbusClassifier):
         per_fold = sign * np.array([p["folds"][result["metric"]] for p in points]).T  # folds x Cs
         keys = self.classes_[1:] if self.classes_.size == 2 else self.classes_
         self.scores_ = {key: per_fold for key in keys}
-        self.folds_ = result["fold_of_rows"]  # the fold each row is held out in
+        self.folds_ = result.get("fold_of_rows")  # the fold each row is held out in
         self.cv_summary_ = {"lambda_max": result["lambda_max"], "best": result["best"], "one_se": result["one_se"],
                             "metric": result["metric"], "wall_seconds": result["wall_seconds"],
                             "cost_dollars": result["cost_dollars"]}

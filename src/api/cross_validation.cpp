@@ -1,13 +1,16 @@
 // Cross-validation (nimbus.h: CrossValidate): the K folds' training problems and the problem
 // on all the data, as copies of one problem (ProblemSpec::copies), solved side by side along
-// a regularization path's grid; each fold's model scored on the rows it did not see.
+// a regularization path's grid; each fold's model scored on the rows it did not see, by the
+// workers that hold those rows (RoundKind::kScore), so the master reads no row.
 #include <cmath>
 
 #include "nimbus/api/plan.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/data/folds.h"
+#include "nimbus/model/partial_evaluation.h"
 #include "nimbus/nimbus.h"
+#include "nimbus/worker/held_out_scores.h"
 
 namespace nimbus {
 
@@ -28,7 +31,7 @@ namespace {
 std::pair<SolveOptions, PathOptions> OneLambdaOrGrid(const SolveOptions& options, const PathOptions& path) {
   SolveOptions solve = options;
   PathOptions grid = path;
-  if (path.lambdas.empty() && (options.l1 || options.l2)) {
+  if (path.lambdas.empty() && path.liblinear_cs.empty() && (options.l1 || options.l2)) {
     grid.penalty = options.l1 ? "l1" : "l2";
     grid.lambdas = {options.l1 ? *options.l1 : *options.l2};
     (options.l1 ? solve.l1 : solve.l2).reset();
@@ -98,36 +101,124 @@ void ChoosePoints(CvResult& result) {
   }
 }
 
-// The copies: fold k's training problem weighs its rows N / N_k, the last copy is all the data.
-void SetCopies(ProblemSpec& spec, const std::vector<Dataset>& held_out) {
-  spec.copies = static_cast<int64_t>(held_out.size()) + 1;
+// The copies: fold k's training problem weighs its rows N / (N - N_k), the last copy is all
+// the data.
+void SetCopies(ProblemSpec& spec, const std::vector<int64_t>& fold_rows) {
+  spec.copies = static_cast<int64_t>(fold_rows.size()) + 1;
   spec.copy_scales.clear();
   const auto n = static_cast<double>(spec.rows);
-  for (const Dataset& fold : held_out) spec.copy_scales.push_back(n / (n - static_cast<double>(fold.rows())));
+  for (const int64_t held_out : fold_rows) spec.copy_scales.push_back(n / (n - static_cast<double>(held_out)));
   spec.copy_scales.push_back(1.0);
 }
 
+// Each row's fold (data/folds.h), and each fold's rows. Rows in memory are dealt here (and
+// `fold_of_rows` lists them); text is dealt by each worker from its rows' classes and the
+// classes' rows before its part, as the whole would be.
+Result<std::vector<int64_t>> DealFolds(Plan& plan, const CvOptions& cv, std::vector<uint8_t>* fold_of_rows) {
+  if (plan.data) {
+    NIMBUS_ASSIGN_OR_RETURN(*fold_of_rows, StratifiedFolds(plan.data->labels, plan.labels.classification, cv.folds,
+                                                           cv.seed));
+    plan.data->AdoptFolds(*fold_of_rows);
+    std::vector<int64_t> rows(static_cast<std::size_t>(cv.folds), 0);
+    for (const uint8_t fold : *fold_of_rows) ++rows[fold];
+    return rows;
+  }
+  if (cv.folds > plan.spec.rows) {
+    return InvalidArgument("--folds: " + std::to_string(cv.folds) + " folds of " + std::to_string(plan.spec.rows) +
+                           " rows");
+  }
+  plan.text->folds = cv.folds;
+  plan.text->fold_seed = cv.seed;
+  const FoldPlan whole = plan.text->FoldsOf(0);
+  return FoldDealer(cv.folds, cv.seed, whole.class_rows, {}).FoldRows();
+}
+
+// One score round: the model and the question to every worker, and their answers.
+Result<std::vector<WorkerReply>> AskWorkers(PointWorkers& workers, const SharedVector& model, const ScoreQuery& query,
+                                            double timeout_seconds) {
+  RoundRequest request;
+  request.kind = RoundKind::kScore;
+  request.round = workers.next_round++;
+  request.z = model;
+  request.query = SharedVector(query.Pack());
+  std::vector<WorkerReply> replies = workers.executor.RunRound(request, Deadline::After(timeout_seconds));
+  for (const WorkerReply& reply : replies) {
+    if (reply.status != ReplyStatus::kOk) {
+      return Unavailable("worker " + std::to_string(reply.worker) + " could not score its rows: " +
+                         (reply.error.empty() ? ReplyStatusName(reply.status) : reply.error));
+    }
+  }
+  return replies;
+}
+
+// Each fold's sums (and the whole's) and AUC, added up over the workers' answers.
+struct FoldFigures {
+  std::vector<EvaluationSums> sums;  // the folds', then the whole's
+  std::vector<AucRefinement> aucs;   // two classes: the folds'
+
+  Status Add(const WorkerReply& reply, int level) {
+    std::span<const double> in = reply.w.span();
+    for (std::size_t k = 0; level == 0 && k < sums.size(); ++k) {
+      EvaluationSums part(sums[k].loss, sums[k].classes, sums[k].multinomial);
+      NIMBUS_RETURN_IF_ERROR(part.ReadFrom(in));
+      sums[k].Merge(part);
+    }
+    for (AucRefinement& auc : aucs) NIMBUS_RETURN_IF_ERROR(auc.Add(in));
+    if (!in.empty()) return InvalidArgument("an answer longer than its question");
+    return Status::Ok();
+  }
+  // The AUC's question after this round's: the prefixes still open, fold by fold.
+  ScoreQuery Next(const ScoreQuery& asked) {
+    ScoreQuery next{asked.model_round, asked.level + 1, {}};
+    for (std::size_t k = 0; k < aucs.size(); ++k) {
+      aucs[k].Advance();
+      for (const uint64_t prefix : aucs[k].open()) next.prefixes.emplace_back(static_cast<int64_t>(k), prefix);
+    }
+    return next;
+  }
+};
+
+// The figures of each fold's model on the rows it held out, and of the model on all the data,
+// from the workers that hold the rows: a round for the sums and the AUC's first digits, then
+// the AUC's refinement (at most kAucLevels rounds in all).
+Result<FoldFigures> ScoreFolds(const ProblemSpec& spec, const std::vector<double>& model, PointWorkers& workers,
+                               double timeout_seconds) {
+  const auto folds = static_cast<std::size_t>(spec.copies - 1);
+  FoldFigures figures{std::vector<EvaluationSums>(folds + 1, EvaluationSums(spec.loss, spec.classes, spec.multinomial)),
+                      std::vector<AucRefinement>(IsClassification(spec.loss) && spec.classes == 1 ? folds : 0)};
+  const SharedVector z(model);
+  ScoreQuery query{workers.next_round, 0, {}};
+  for (std::size_t k = 0; k < figures.aucs.size(); ++k) query.prefixes.emplace_back(static_cast<int64_t>(k), 0);
+  while (true) {
+    NIMBUS_ASSIGN_OR_RETURN(const std::vector<WorkerReply> replies, AskWorkers(workers, z, query, timeout_seconds));
+    for (const WorkerReply& reply : replies) {
+      NIMBUS_RETURN_IF_ERROR(figures.Add(reply, query.level).WithContext("worker " + std::to_string(reply.worker)));
+    }
+    query = figures.Next(query);
+    if (query.prefixes.empty()) return figures;
+  }
+}
+
 // A point of the grid: each fold's model on its held-out rows, and the model on all the data.
-CvPoint PointOf(const Plan& plan, const SolveOptions& options, const std::vector<Dataset>& held_out, double lambda,
-                Solution solution) {
+Result<CvPoint> PointOf(const Plan& plan, const SolveOptions& options, double lambda, Solution solution,
+                        PointWorkers& workers) {
+  NIMBUS_ASSIGN_OR_RETURN(const FoldFigures figures,
+                          ScoreFolds(plan.spec, solution.model, workers, options.admm.round_timeout_seconds));
   CvPoint point;
   point.lambda = lambda;
-  const auto folds = static_cast<int64_t>(held_out.size());
+  const int64_t folds = plan.spec.copies - 1;
   for (int64_t k = 0; k < folds; ++k) {
     const Model model = ModelOf(plan, CopyOfModel(plan.spec, solution.model, k));
-    point.folds.push_back(Evaluate(model, held_out[static_cast<std::size_t>(k)], plan.spec.class_weights));
+    point.folds.push_back(figures.sums[static_cast<std::size_t>(k)].Finish(model));
+    if (!figures.aucs.empty()) point.folds.back().auc = figures.aucs[static_cast<std::size_t>(k)].Auc();
   }
   point.scores = ScoresOf(point.folds, plan.spec);
   point.model = ModelOf(plan, CopyOfModel(plan.spec, solution.model, folds));
   // The summary's figures of the model on all the data (its own objective and nonzeros).
-  ProblemSpec one = plan.spec;
-  one.copies = 1;
-  one.copy_scales.clear();
   point.summary = std::move(solution.summary);
-  point.summary.objective = EvaluateObjective(one, plan.data->matrix, plan.data->labels, point.model.weights,
-                                              plan.data->weights);
-  point.summary.nnz = static_cast<int64_t>(
-      CountNonzeros(std::span<const double>(point.model.weights).first(one.regularized_size())));
+  point.summary.objective = figures.sums.back().Finish(point.model).objective;
+  point.summary.nnz = static_cast<int64_t>(CountNonzeros(
+      std::span<const double>(point.model.weights).first(static_cast<std::size_t>(point.model.held() * point.model.classes))));
   point.summary.cols = SourceCols(plan);
   AddCostEstimate(options.prices, plan, &point.summary);
   return point;
@@ -138,36 +229,30 @@ CvPoint PointOf(const Plan& plan, const SolveOptions& options, const std::vector
 Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& options, const CvOptions& cv) {
   Stopwatch wall;
   NIMBUS_RETURN_IF_ERROR(cv.Validate());
-  if (data.is_store()) {
-    return InvalidArgument("cv: the folds are made from every row's label on the master; give the LIBSVM file, not "
-                           "the store " + data.location());
-  }
+  const std::string not_a_store = "cv: give the LIBSVM text, not the store " + data.location() +
+                                  " (the folds are dealt by each row's class, which a store does not list)";
+  if (data.is_store()) return InvalidArgument(not_a_store);
   const auto [solve, grid] = OneLambdaOrGrid(options, cv.path);
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, solve, grid, /*rows_in_memory=*/true));
-  if (!plan.data) {
-    return InvalidArgument("cv: the folds are made from every row's label on the master; give LIBSVM text, not the "
-                           "store " + data.location());
-  }
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, solve, grid));
+  if (!plan.data && !plan.text) return InvalidArgument(not_a_store);
   CvResult result;
   result.penalty = grid.penalty;
   result.folds = cv.folds;
+  result.rows = plan.spec.rows;
   NIMBUS_ASSIGN_OR_RETURN(result.metric, MetricOf(cv.metric, plan.spec));
-  NIMBUS_ASSIGN_OR_RETURN(result.fold_of_rows,
-                          StratifiedFolds(plan.data->labels, plan.labels.classification, cv.folds, cv.seed));
-  plan.data->AdoptFolds(result.fold_of_rows);
-  std::vector<Dataset> held_out;
-  for (const std::vector<int64_t>& rows : RowsOfFolds(result.fold_of_rows, cv.folds)) {
-    held_out.push_back(plan.data->SelectRows(rows));
-  }
-  SetCopies(plan.spec, held_out);
+  NIMBUS_ASSIGN_OR_RETURN(const std::vector<int64_t> fold_rows, DealFolds(plan, cv, &result.fold_of_rows));
+  SetCopies(plan.spec, fold_rows);
   NIMBUS_RETURN_IF_ERROR(plan.spec.Validate());  // K + 1 copies of the model must still fit
   result.load_seconds = wall.ElapsedSeconds();
   NIMBUS_ASSIGN_OR_RETURN(const GridOutcome outcome,
-                          SolveGrid(plan, solve, grid, result.load_seconds, [&](double lambda, Solution solution) {
-                            CvPoint point = PointOf(plan, solve, held_out, lambda, std::move(solution));
-                            if (cv.on_point) cv.on_point(point);
-                            result.points.push_back(std::move(point));
-                          }));
+                          SolveGrid(plan, solve, grid, result.load_seconds,
+                                    [&](double lambda, Solution solution, PointWorkers& workers) -> Status {
+                                      NIMBUS_ASSIGN_OR_RETURN(CvPoint point,
+                                                              PointOf(plan, solve, lambda, std::move(solution), workers));
+                                      if (cv.on_point) cv.on_point(point);
+                                      result.points.push_back(std::move(point));
+                                      return Status::Ok();
+                                    }));
   result.lambda_max = outcome.lambda_max;
   result.cost_dollars = outcome.cost_dollars;
   ChoosePoints(result);

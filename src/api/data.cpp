@@ -1,11 +1,15 @@
 // The facade's data commands (nimbus.h, "Data of any size"): each streams its text.
 #include <cstdio>
+#include <iterator>
+#include <map>
+#include <numeric>
 #include <optional>
 
 #include "nimbus/api/plan.h"
 #include "nimbus/cloud/s3.h"
 #include "nimbus/cloud/text_files.h"
 #include "nimbus/core/file_io.h"
+#include "nimbus/data/folds.h"
 #include "nimbus/data/sample_weights.h"
 #include "nimbus/data/text_rows.h"
 #include "nimbus/data/text_split.h"
@@ -138,6 +142,37 @@ Result<Evaluation> EvaluateData(const Model& model, const std::string& data, con
   }));
   if (weight_lines) NIMBUS_RETURN_IF_ERROR(weight_lines->ExpectEnd(rows_seen));
   return evaluation.Finish();
+}
+
+Status WriteFolds(const std::string& data, const CvOptions& cv, bool classification, const std::string& out) {
+  NIMBUS_RETURN_IF_ERROR(cv.Validate());
+  NIMBUS_ASSIGN_OR_RETURN(const TextFiles input, FindTextFiles(data));
+  LibsvmReadOptions libsvm;
+  libsvm.label_mode = classification ? LabelMode::kClassification : LabelMode::kRegression;
+  // The first pass: each stratum's rows (a classifier's labels in ascending order, as its classes).
+  std::map<double, int64_t> label_rows;
+  NIMBUS_RETURN_IF_ERROR(StreamRows(input, libsvm, {}, [&](RowBlock& rows, int64_t) {
+    for (const double label : rows.labels.span()) ++label_rows[classification ? label : 0.0];
+    if (label_rows.size() > static_cast<std::size_t>(kMaxClasses)) return InvalidArgument(data + ": too many classes");
+    return Status::Ok();
+  }));
+  std::vector<int64_t> class_rows;
+  for (const auto& [label, rows] : label_rows) class_rows.push_back(rows);
+  const int64_t total = std::accumulate(class_rows.begin(), class_rows.end(), int64_t{0});
+  if (cv.folds > total) return InvalidArgument("--folds: " + std::to_string(cv.folds) + " folds of " + std::to_string(total) + " rows");
+  // The second: each row dealt its fold.
+  FoldDealer dealer(cv.folds, cv.seed, std::move(class_rows), {});
+  NIMBUS_ASSIGN_OR_RETURN(AtomicFileWriter file, AtomicFileWriter::Open(out));
+  std::string text;
+  NIMBUS_RETURN_IF_ERROR(StreamRows(input, libsvm, {}, [&](RowBlock& rows, int64_t) {
+    text.clear();
+    for (const double label : rows.labels.span()) {
+      const auto stratum = static_cast<std::size_t>(std::distance(label_rows.begin(), label_rows.find(classification ? label : 0.0)));
+      text += std::to_string(dealer.Next(stratum)) + "\n";
+    }
+    return file.Write(text);
+  }));
+  return file.Commit();
 }
 
 Result<int64_t> PredictData(const Model& model, const std::string& data, const std::string& out,

@@ -2,6 +2,7 @@
 // no weight enters, then a descending grid, each point warm started from the one before.
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "nimbus/api/plan.h"
 #include "nimbus/core/clock.h"
@@ -20,6 +21,10 @@ Status PathOptions::Validate() const {
       return InvalidArgument("--lambdas: " + Format("%g", lambda) + " is not a finite number > 0");
     }
   }
+  for (const double c : liblinear_cs) {
+    if (!(c > 0) || !std::isfinite(c)) return InvalidArgument("Cs: " + Format("%g", c) + " is not a finite number > 0");
+  }
+  if (!lambdas.empty() && !liblinear_cs.empty()) return InvalidArgument("path: the grid as lambdas or as Cs, not both");
   return Status::Ok();
 }
 
@@ -87,9 +92,11 @@ Status CheckPathOptions(const SolveOptions& options, const PathOptions& path) {
   return Status::Ok();
 }
 
-// The grid, largest first: the caller's, or `length` points from `lambda_max` evenly in log.
-std::vector<double> PathGrid(const PathOptions& path, double lambda_max) {
+// The grid, largest first: the caller's (its Cs over `rows`), or `length` points from
+// `lambda_max` evenly in log.
+std::vector<double> PathGrid(const PathOptions& path, double lambda_max, int64_t rows) {
   std::vector<double> grid = path.lambdas;
+  for (const double c : path.liblinear_cs) grid.push_back(1.0 / (c * static_cast<double>(rows)));
   if (grid.empty()) {
     for (int64_t i = 0; i < path.length; ++i) {
       const double t = path.length == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(path.length - 1);
@@ -144,17 +151,18 @@ class GridRun {
       // The stop test scales F's residual at x0 for this lambda, as a solve from x0 would.
       const double reference = OptimalityResidual(plan_.spec, start.model, start.gradient, scratch);
       WarmStart warm{x, kept != nullptr ? next_round : 0, reference};
-      NIMBUS_ASSIGN_OR_RETURN(Solution solution, kept != nullptr ? SolveOn(*kept, warm) : SolveFresh(warm));
-      next_round += solution.summary.rounds;
+      std::optional<Runtime> fresh_runtime;
+      std::optional<KeptExecutor> fresh;
+      if (kept == nullptr) NIMBUS_RETURN_IF_ERROR(StartFresh(fresh_runtime, fresh));
+      Executor& executor = kept != nullptr ? *kept : *fresh;
+      NIMBUS_ASSIGN_OR_RETURN(Solution solution, SolveOn(executor, warm));
+      PointWorkers workers{executor, warm.first_round + solution.summary.rounds};
       x = solution.model;
-      if (first) solution.summary.setup_seconds += start.summary.setup_seconds + start.summary.solve_seconds;
-      first = false;
-      total.setup_seconds += solution.summary.setup_seconds;
-      total.solve_seconds += solution.summary.solve_seconds;
-      total.worker_restarts += solution.summary.worker_restarts;
-      total.data_nnz = solution.summary.data_nnz;
+      if (std::exchange(first, false)) solution.summary.setup_seconds += start.summary.setup_seconds + start.summary.solve_seconds;
+      Tally(solution.summary, total);
       const bool failed = !solution.summary.ok();
-      point(lambda, std::move(solution));
+      NIMBUS_RETURN_IF_ERROR(point(lambda, std::move(solution), workers));
+      next_round = workers.next_round;
       if (failed) break;
     }
     return Status::Ok();
@@ -167,11 +175,20 @@ class GridRun {
     return master->Solve();
   }
 
-  // ADMM's workers keep duals of one problem: each point starts its own.
-  Result<Solution> SolveFresh(const WarmStart& warm) {
-    NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options_.runtime, plan_, WorkerOptionsOf(options_)));
-    if (runtime.remote != nullptr && trace_ != nullptr) runtime.remote->SetTraceSink(trace_);
-    return SolveOn(*runtime.executor, warm);
+  // ADMM's workers keep duals of one problem: each point starts its own, kept past the
+  // master's Stop until the point has been handed on (cross-validation scores on them).
+  Status StartFresh(std::optional<Runtime>& runtime, std::optional<KeptExecutor>& workers) {
+    NIMBUS_ASSIGN_OR_RETURN(runtime, MakeRuntime(options_.runtime, plan_, WorkerOptionsOf(options_)));
+    if (runtime->remote != nullptr && trace_ != nullptr) runtime->remote->SetTraceSink(trace_);
+    workers.emplace(*runtime->executor);
+    return Status::Ok();
+  }
+
+  static void Tally(const Summary& point, Summary& total) {
+    total.setup_seconds += point.setup_seconds;
+    total.solve_seconds += point.solve_seconds;
+    total.worker_restarts += point.worker_restarts;
+    total.data_nnz = point.data_nnz;
   }
 
   Plan& plan_;
@@ -212,7 +229,7 @@ Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const Pat
   // The grid's price: its workers once, for every point's setup and solve.
   Summary total;
   total.load_seconds = load_seconds;
-  NIMBUS_RETURN_IF_ERROR(run.Run(PathGrid(path, outcome.lambda_max), start, newton ? &kept : nullptr, point, total));
+  NIMBUS_RETURN_IF_ERROR(run.Run(PathGrid(path, outcome.lambda_max, plan.spec.rows), start, newton ? &kept : nullptr, point, total));
   AddCostEstimate(options.prices, plan, &total);
   outcome.cost_dollars = total.cost_dollars;
   return outcome;
@@ -231,7 +248,7 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
   result.penalty = path.penalty;
   result.load_seconds = wall.ElapsedSeconds();
   NIMBUS_ASSIGN_OR_RETURN(const GridOutcome grid, SolveGrid(plan, options, path, result.load_seconds,
-                                                            [&](double lambda, Solution solution) {
+                                                            [&](double lambda, Solution solution, PointWorkers&) {
     PathPoint point{lambda, {}, {}, {}};
     SolveResult solved = ResultOf(plan, options, std::move(solution));
     point.model = std::move(solved.model);
@@ -240,6 +257,7 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
     if (validation) point.validation = Evaluate(point.model, *validation, plan.spec.class_weights);
     if (path.on_point) path.on_point(point);
     result.points.push_back(std::move(point));
+    return Status::Ok();
   }));
   result.lambda_max = grid.lambda_max;
   result.cost_dollars = grid.cost_dollars;

@@ -257,9 +257,25 @@ std::vector<TextPart> TextSource::Parts(const std::vector<int64_t>& memory_estim
       part.weights = {sample_weights->store_uri, sample_weights->key, sample_weights->bytes, 0};
       part.weights_offset = weight_offsets[i];
     }
+    if (folds > 0) part.folds = FoldsOf(i);
     parts.back().plan = std::move(part);
   }
   return parts;
+}
+
+std::vector<int64_t> TextSource::StratumRows(std::size_t part) const {
+  if (!planned->encoding.classification) return {scans[part].rows};
+  return planned->class_rows[part];
+}
+
+FoldPlan TextSource::FoldsOf(std::size_t part) const {
+  FoldPlan plan{folds, fold_seed, std::vector<int64_t>(StratumRows(0).size(), 0), {}};
+  for (std::size_t i = 0; i < scans.size(); ++i) {
+    if (i == part) plan.class_offsets = plan.class_rows;
+    const std::vector<int64_t> rows = StratumRows(i);
+    for (std::size_t c = 0; c < rows.size(); ++c) plan.class_rows[c] += rows[c];
+  }
+  return plan;
 }
 
 Status ScanData(Plan& plan, const SolveOptions& options) {

@@ -24,9 +24,13 @@ std::vector<double> DecisionValues(const Model& model, const Dataset& data) {
 }
 
 std::vector<double> ClassProbabilities(const Model& model, std::span<const double> decision_values) {
-  if (model.classes == 1) return {1.0 / (1.0 + std::exp(-decision_values[0]))};
+  return ClassProbabilities(model.classes, model.multinomial, decision_values);
+}
+
+std::vector<double> ClassProbabilities(int64_t classes, bool multinomial, std::span<const double> decision_values) {
+  if (classes == 1) return {1.0 / (1.0 + std::exp(-decision_values[0]))};
   std::vector<double> p(decision_values.size());
-  if (model.multinomial) {
+  if (multinomial) {
     const double top = *std::max_element(decision_values.begin(), decision_values.end());
     for (std::size_t c = 0; c < p.size(); ++c) p[c] = std::exp(decision_values[c] - top);
   } else {
@@ -72,101 +76,31 @@ double AreaUnderRoc(std::span<const double> scores, std::span<const double> labe
 
 namespace {
 
-// Accuracy, log loss, per-class precision and recall and the confusion matrix of a multiclass
-// model (or a two-class softmax one) from its C decision values per row.
-void EvaluateClasses(const Model& model, const Dataset& data, std::span<const double> scores, Evaluation* e) {
+// The rows' figures into `sums`, from their C decision values each (`scores`): per row, and the
+// data term's loss sums over them (which know the class and row weights).
+void AddScoredRows(const Model& model, const CsrView& rows, std::span<const double> labels,
+                   std::span<const double> weights, std::span<const double> class_weights,
+                   std::span<const double> scores, EvaluationSums& sums) {
   const auto c_count = static_cast<std::size_t>(model.classes);
-  e->class_values = model.labels.ClassValues();
-  e->confusion.assign(c_count, std::vector<int64_t>(c_count, 0));
-  double log_loss = 0;
-  for (std::size_t r = 0; r < data.labels.size(); ++r) {
-    const std::span<const double> row = scores.subspan(r * c_count, c_count);
-    const std::size_t truth = ClassIndex(data.labels[r]);
-    const auto predicted = static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
-    ++e->confusion[truth][predicted];
-    if (model.loss == Loss::kLogistic) log_loss -= std::log(std::max(ClassProbabilities(model, row)[truth], 1e-300));
-  }
-  double correct = 0;
-  for (std::size_t c = 0; c < c_count; ++c) {
-    int64_t predicted = 0, present = 0;
-    for (std::size_t other = 0; other < c_count; ++other) {
-      predicted += e->confusion[other][c];
-      present += e->confusion[c][other];
-    }
-    const auto hits = static_cast<double>(e->confusion[c][c]);
-    correct += hits;
-    e->precision.push_back(predicted > 0 ? hits / static_cast<double>(predicted) : std::nan(""));
-    e->recall.push_back(present > 0 ? hits / static_cast<double>(present) : std::nan(""));
-  }
-  const auto n = static_cast<double>(data.rows());
-  e->accuracy = correct / n;
-  e->log_loss = model.loss == Loss::kLogistic ? log_loss / n : std::nan("");
-  e->auc = std::nan("");
-}
-
-void EvaluateTwoClasses(const Model& model, const Dataset& data, std::span<const double> scores, Evaluation* e) {
-  double correct = 0, log_loss = 0;
-  for (std::size_t r = 0; r < scores.size(); ++r) {
-    const double y = data.labels[r];
-    correct += (scores[r] > 0 ? 1.0 : -1.0) == y ? 1 : 0;
-    log_loss += LogOnePlusExpMinus(y * scores[r]);
-  }
-  const auto n = static_cast<double>(data.rows());
-  e->accuracy = correct / n;
-  e->log_loss = model.loss == Loss::kLogistic ? log_loss / n : std::nan("");
-  e->auc = AreaUnderRoc(scores, data.labels);
-}
-
-void EvaluateRegression(const Dataset& data, std::span<const double> scores, Evaluation* e) {
-  const auto n = static_cast<double>(data.rows());
-  double squared_error = 0, mean = 0, variance = 0;
-  for (double y : data.labels) mean += y / n;
-  for (std::size_t r = 0; r < scores.size(); ++r) {
-    squared_error += (scores[r] - data.labels[r]) * (scores[r] - data.labels[r]);
-    variance += (data.labels[r] - mean) * (data.labels[r] - mean);
-  }
-  e->mean_squared_error = squared_error / n;
-  e->r_squared = variance > 0 ? 1.0 - squared_error / variance : std::nan("");
-}
-
-// F_c = (1/N) (class c's own loss sum, DataTerm::ClassLossSums) + l1 |x_c|_1 + (l2/2) |x_c|^2
-// per class c of a one-vs-rest model.
-std::vector<double> ClassObjectives(const Model& model, const DataTerm& term, const Dataset& data,
-                                    std::span<const double> scores) {
-  const auto c_count = static_cast<std::size_t>(model.classes);
-  std::vector<double> objectives = term.ClassLossSums(scores);
-  const auto held = static_cast<std::size_t>(model.held());
-  for (std::size_t c = 0; c < c_count; ++c) {
-    objectives[c] /= static_cast<double>(data.rows());
-    for (std::size_t k = 0; k < held; ++k) {
-      const double w = model.weights[k * c_count + c];
-      objectives[c] += model.regularizer.l1 * std::abs(w) + 0.5 * model.regularizer.l2 * w * w;
-    }
-  }
-  return objectives;
+  for (std::size_t r = 0; r < labels.size(); ++r) sums.AddRow(labels[r], scores.subspan(r * c_count, c_count));
+  ProblemSpec spec = model.Spec(rows.rows, rows.cols);
+  spec.class_weights.assign(class_weights.begin(), class_weights.end());
+  const DataTerm term = DataTerm::ForProblem(spec, rows, labels, weights);
+  sums.loss_sum += term.LossSum(scores);
+  if (!spec.one_vs_rest()) return;
+  const std::vector<double> class_sums = term.ClassLossSums(scores);
+  sums.class_loss_sums.resize(class_sums.size(), 0.0);
+  for (std::size_t c = 0; c < class_sums.size(); ++c) sums.class_loss_sums[c] += class_sums[c];
 }
 
 }  // namespace
 
 Evaluation Evaluate(const Model& model, const Dataset& data, std::span<const double> class_weights) {
-  Evaluation e;
-  e.rows = data.rows();
-  e.classification = IsClassification(model.loss);
   const std::vector<double> scores = DecisionValues(model, data);
-  if (!e.classification) {
-    EvaluateRegression(data, scores, &e);
-  } else if (model.classes > 1) {
-    EvaluateClasses(model, data, scores, &e);
-  } else {
-    EvaluateTwoClasses(model, data, scores, &e);
-  }
-  // F = (1/N) sum_r W_{class r} s_r loss_r + the penalty on every weight the model holds (also
-  // those of features this data lacks).
-  ProblemSpec spec = model.Spec(data.rows(), data.cols());
-  spec.class_weights.assign(class_weights.begin(), class_weights.end());
-  const DataTerm term = DataTerm::ForProblem(spec, data.matrix, data.labels, data.weights);
-  e.objective = term.LossSum(scores) / static_cast<double>(data.rows()) + model.Penalty();
-  if (spec.one_vs_rest()) e.class_objectives = ClassObjectives(model, term, data, scores);
+  EvaluationSums sums(model.loss, model.classes, model.multinomial);
+  AddScoredRows(model, data.matrix, data.labels, data.weights, class_weights, scores, sums);
+  Evaluation e = sums.Finish(model);
+  if (e.classification && model.classes == 1) e.auc = AreaUnderRoc(scores, data.labels);
   return e;
 }
 
@@ -236,11 +170,7 @@ std::string Evaluation::ToJson() const {
   return json.EndObject().Take();
 }
 
-}  // namespace nimbus
-
 // ---- Streaming ----
-
-namespace nimbus {
 
 RowScorer::RowScorer(const Model& model) : model_(model) {
   if (!model.features.empty()) held_ = std::make_shared<const OccurringColumns>(OccurringColumns::FromSorted(model.features, model.cols));
@@ -446,92 +376,27 @@ class StreamingEvaluation::ScoreRuns {
 
 StreamingEvaluation::StreamingEvaluation(const Model& model, std::vector<double> class_weights,
                                          std::size_t auc_budget, std::string scratch_directory)
-    : model_(model), class_weights_(std::move(class_weights)), scorer_(model) {
-  e_.classification = IsClassification(model.loss);
-  if (e_.classification && model.classes > 1) {
-    e_.class_values = model.labels.ClassValues();
-    e_.confusion.assign(static_cast<std::size_t>(model.classes), std::vector<int64_t>(static_cast<std::size_t>(model.classes), 0));
+    : model_(model), class_weights_(std::move(class_weights)), scorer_(model),
+      sums_(model.loss, model.classes, model.multinomial) {
+  if (IsClassification(model.loss) && model.classes == 1) {
+    auc_ = std::make_unique<ScoreRuns>(auc_budget, std::move(scratch_directory));
   }
-  if (e_.classification && model.classes == 1) auc_ = std::make_unique<ScoreRuns>(auc_budget, std::move(scratch_directory));
 }
 
 StreamingEvaluation::~StreamingEvaluation() = default;
 
 Status StreamingEvaluation::Add(const CsrView& rows, std::span<const double> labels, std::span<const double> weights) {
   scorer_.Score(rows, scores_);
-  const auto c_count = static_cast<std::size_t>(model_.classes);
-  for (std::size_t r = 0; r < labels.size(); ++r) {
-    const double y = labels[r];
-    const std::span<const double> row = std::span<const double>(scores_).subspan(r * c_count, c_count);
-    if (!e_.classification) {
-      squared_error_ += (row[0] - y) * (row[0] - y);
-      const double n = static_cast<double>(e_.rows + static_cast<int64_t>(r) + 1);
-      const double delta = y - label_mean_;
-      label_mean_ += delta / n;
-      label_m2_ += delta * (y - label_mean_);
-    } else if (c_count > 1) {
-      const std::size_t truth = ClassIndex(y);
-      const auto predicted = static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
-      ++e_.confusion[truth][predicted];
-      if (model_.loss == Loss::kLogistic) log_loss_ -= std::log(std::max(ClassProbabilities(model_, row)[truth], 1e-300));
-    } else {
-      correct_ += (row[0] > 0 ? 1.0 : -1.0) == y ? 1 : 0;
-      log_loss_ += LogOnePlusExpMinus(y * row[0]);
-      NIMBUS_RETURN_IF_ERROR(auc_->Add(row[0], y > 0));
-    }
-  }
-  ProblemSpec spec = model_.Spec(rows.rows, rows.cols);
-  spec.class_weights = class_weights_;
-  const DataTerm term = DataTerm::ForProblem(spec, rows, labels, weights);
-  loss_sum_ += term.LossSum(scores_);
-  if (spec.one_vs_rest()) {
-    const std::vector<double> sums = term.ClassLossSums(scores_);
-    class_loss_sums_.resize(sums.size(), 0.0);
-    for (std::size_t c = 0; c < sums.size(); ++c) class_loss_sums_[c] += sums[c];
-  }
-  e_.rows += rows.rows;
+  AddScoredRows(model_, rows, labels, weights, class_weights_, scores_, sums_);
+  if (!auc_) return Status::Ok();
+  for (std::size_t r = 0; r < labels.size(); ++r) NIMBUS_RETURN_IF_ERROR(auc_->Add(scores_[r], labels[r] > 0));
   return Status::Ok();
 }
 
 Result<Evaluation> StreamingEvaluation::Finish() {
-  Evaluation e = e_;
-  const auto n = static_cast<double>(e.rows);
-  if (!e.classification) {
-    e.mean_squared_error = squared_error_ / n;
-    e.r_squared = label_m2_ > 0 ? 1.0 - squared_error_ / label_m2_ : std::nan("");
-  } else if (model_.classes > 1) {
-    double correct = 0;
-    for (std::size_t c = 0; c < e.confusion.size(); ++c) {
-      int64_t predicted = 0, present = 0;
-      for (std::size_t other = 0; other < e.confusion.size(); ++other) {
-        predicted += e.confusion[other][c];
-        present += e.confusion[c][other];
-      }
-      const auto hits = static_cast<double>(e.confusion[c][c]);
-      correct += hits;
-      e.precision.push_back(predicted > 0 ? hits / static_cast<double>(predicted) : std::nan(""));
-      e.recall.push_back(present > 0 ? hits / static_cast<double>(present) : std::nan(""));
-    }
-    e.accuracy = correct / n;
-    e.log_loss = model_.loss == Loss::kLogistic ? log_loss_ / n : std::nan("");
-    e.auc = std::nan("");
-  } else {
-    e.accuracy = correct_ / n;
-    e.log_loss = model_.loss == Loss::kLogistic ? log_loss_ / n : std::nan("");
+  Evaluation e = sums_.Finish(model_);
+  if (auc_) {
     NIMBUS_ASSIGN_OR_RETURN(e.auc, auc_->Finish());
-  }
-  e.objective = loss_sum_ / n + model_.Penalty();
-  if (!class_loss_sums_.empty()) {
-    const auto c_count = static_cast<std::size_t>(model_.classes);
-    const auto held = static_cast<std::size_t>(model_.held());
-    e.class_objectives.assign(c_count, 0.0);
-    for (std::size_t c = 0; c < c_count; ++c) {
-      e.class_objectives[c] = class_loss_sums_[c] / n;
-      for (std::size_t k = 0; k < held; ++k) {
-        const double w = model_.weights[k * c_count + c];
-        e.class_objectives[c] += model_.regularizer.l1 * std::abs(w) + 0.5 * model_.regularizer.l2 * w * w;
-      }
-    }
   }
   return e;
 }

@@ -79,6 +79,16 @@ double DataTerm::LossSum(std::span<const double> margins) const {
   return SumLoss(loss_, labels_, margins, weights_);
 }
 
+void DataTerm::GroupLosses(std::span<const double> margins, std::span<double> losses) const {
+  assert(losses.size() == labels_.size());
+  const auto c_count = static_cast<std::size_t>(classes_);
+  for (std::size_t g = 0; g < labels_.size(); ++g) {
+    const std::span<const double> weight = weights_.empty() ? weights_ : weights_.subspan(g, 1);
+    losses[g] = multinomial_ ? SoftmaxLoss(labels_.subspan(g, 1), margins.subspan(g * c_count, c_count), classes_, weight)
+                             : (weights_.empty() ? 1.0 : weights_[g]) * LossValue(loss_, labels_[g], margins[g]);
+  }
+}
+
 std::vector<double> DataTerm::ClassLossSums(std::span<const double> margins) const {
   assert(blocks_ > 1 && !multinomial_);
   const auto b_count = static_cast<std::size_t>(blocks_);

@@ -368,6 +368,11 @@ void RemoteExecutor::HandleReply(int worker, const Incoming& incoming) {
     transport_->CountStale(reply.ok() ? "a reply to a round that is not out" : reply.status().message());
     return;
   }
+  // Figures of any length answer a score round only, and a score round nothing else.
+  if (reply->status == ReplyStatus::kOk && (reply->w_vectors == 0) != (slot.round->kind == RoundKind::kScore)) {
+    transport_->CountStale("a reply whose w does not fit its round's kind");
+    return;
+  }
   reply->worker = worker;
   reply->invocation = slot.invocation;
   WorkerTimings& t = reply->timings;

@@ -50,7 +50,7 @@ struct ReadyFields {
 struct RoundFields {
   int64_t round;
   double rho, relaxation, inner_tolerance, inner_relative_tolerance;
-  int64_t resume;  // 0: none, 1: u only, 2: u, x and x_relaxed, 3: the Newton point
+  int64_t resume;  // 0: none, 1: u only, 2: u, x and x_relaxed, 3: the Newton point, 4: a score's query
   double rho_of_u;
   int64_t z_entry_bytes;  // 8: doubles, 4: float32 (lean)
   int64_t kind;           // RoundKind
@@ -67,7 +67,7 @@ struct ReplyFields {
   uint64_t invocation;
   int64_t round;
   int64_t w_entry_bytes;  // 8: doubles, 4: float32 (lean)
-  int64_t w_vectors;      // w holds this many model-sized vectors (2: a gradient and a diagonal)
+  int64_t w_vectors;      // w holds this many model-sized vectors (2: a gradient and a diagonal; 0: any length)
 };
 struct HeartbeatFields {
   double send_wall;
@@ -180,7 +180,8 @@ Result<std::vector<double>> ReadDoubles(const Frame& frame, std::size_t count, M
 //   {"files": [[store_uri, key, bytes, compression], ...], "pieces": [[file, begin, end], ...],
 //    "classification": true, "renumber": true,
 //    "plan": {"classification": true, "classes": [...], "source_cols": N, "first_row": R, "rows": r,
-//             "nnz": n, "renumbered": true, "weights": [store_uri, key, bytes], "weights_offset": B}}
+//             "nnz": n, "renumbered": true, "weights": [store_uri, key, bytes], "weights_offset": B,
+//             "folds": [K, seed, [class rows...], [class offsets...]] (cross-validation only)}}
 std::string TextPartJson(const TextPart& part) {
   nlohmann::json json;
   json["files"] = nlohmann::json::array();
@@ -197,8 +198,38 @@ std::string TextPartJson(const TextPart& part) {
                     {"renumbered", plan.features != nullptr},
                     {"weights", {plan.weights.store_uri, plan.weights.key, plan.weights.bytes}},
                     {"weights_offset", plan.weights_offset}};
+    if (plan.folds.folds > 0) {
+      json["plan"]["folds"] = {plan.folds.folds, plan.folds.seed, plan.folds.class_rows, plan.folds.class_offsets};
+    }
   }
   return json.dump();
+}
+
+// [K, seed, [class rows...], [class offsets...]], checked: a worker deals its rows' folds by it.
+Result<FoldPlan> ParseFoldPlan(const nlohmann::json& json) {
+  const auto counts = [](const nlohmann::json& list, std::vector<int64_t>* out) {
+    if (!list.is_array()) return false;
+    for (const nlohmann::json& n : list) {
+      if (!n.is_number_unsigned()) return false;
+      out->push_back(n.get<int64_t>());
+    }
+    return true;
+  };
+  FoldPlan plan;
+  if (!json.is_array() || json.size() != 4 || !json[0].is_number_unsigned() || !json[1].is_number_unsigned() ||
+      !counts(json[2], &plan.class_rows) || !counts(json[3], &plan.class_offsets)) {
+    return BadBody(MessageType::kAssign, "the text part: malformed folds");
+  }
+  plan.folds = json[0].get<int64_t>();
+  plan.seed = json[1].get<uint64_t>();
+  if (plan.folds < 2 || plan.folds > 255 || plan.class_rows.empty() || plan.class_offsets.size() != plan.class_rows.size()) {
+    return BadBody(MessageType::kAssign, "the text part: folds of " + std::to_string(plan.folds) + " over " +
+                                             std::to_string(plan.class_rows.size()) + " classes");
+  }
+  for (std::size_t c = 0; c < plan.class_rows.size(); ++c) {
+    if (plan.class_offsets[c] > plan.class_rows[c]) return BadBody(MessageType::kAssign, "the text part: a class offset past its rows");
+  }
+  return plan;
 }
 
 // Every field checked for its type: the text comes off the wire.
@@ -260,6 +291,9 @@ Result<TextPart> ParseTextPart(std::string_view text) {
   plan.weights = {p["weights"][0].get<std::string>(), p["weights"][1].get<std::string>(),
                   p["weights"][2].get<uint64_t>(), 0};
   plan.weights_offset = p["weights_offset"].get<uint64_t>();
+  if (p.contains("folds")) {
+    NIMBUS_ASSIGN_OR_RETURN(plan.folds, ParseFoldPlan(p["folds"]));
+  }
   // The features arrive in their own frame; an empty list stands for "renumbered to none".
   if (renumbered) plan.features = std::make_shared<const std::vector<uint32_t>>();
   part.plan = std::move(plan);
@@ -570,7 +604,9 @@ WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
   const ResumeState* resume = request.resume.get();
   const bool newton = request.kind != RoundKind::kAdmm;
   const bool point = request.kind == RoundKind::kHessianVector && !request.point.empty();
-  const int64_t resume_kind = newton ? (point ? 3 : 0) : resume == nullptr ? 0 : (resume->x.empty() ? 1 : 2);
+  const bool score = request.kind == RoundKind::kScore;
+  const int64_t resume_kind =
+      score ? 4 : newton ? (point ? 3 : 0) : resume == nullptr ? 0 : (resume->x.empty() ? 1 : 2);
   RoundFields f{request.round,
                 request.rho,
                 request.relaxation,
@@ -586,6 +622,8 @@ WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
   std::vector<Frame> payload{FieldsFrame(f), std::move(z)};
   if (point) {
     payload.push_back(Frame::Share(request.point));
+  } else if (score) {
+    payload.push_back(Frame::Share(request.query));
   } else if (resume != nullptr && !newton) {
     // u, then x and x_relaxed, in one frame.
     auto joined = std::make_shared<std::vector<double>>(resume->u);
@@ -606,7 +644,7 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   request.inner_tolerance = f.inner_tolerance;
   request.inner_relative_tolerance = f.inner_relative_tolerance;
   request.lean = f.z_entry_bytes == sizeof(float);
-  if (f.kind < 0 || f.kind > static_cast<int64_t>(RoundKind::kHessianVector)) {
+  if (f.kind < 0 || f.kind > static_cast<int64_t>(RoundKind::kScore)) {
     return BadBody(MessageType::kRound, "unknown round kind " + std::to_string(f.kind));
   }
   request.kind = static_cast<RoundKind>(f.kind);
@@ -614,12 +652,17 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   request.on_support = f.on_support != 0;
   NIMBUS_ASSIGN_OR_RETURN(request.z, ReadVector(message.payload[1], model_size, f.z_entry_bytes, MessageType::kRound, "z"));
   const bool point_allowed = request.kind == RoundKind::kHessianVector;
-  if (f.resume < 0 || f.resume > 3 || (f.resume == 0) != (message.payload.size() == 2) ||
-      (f.resume == 3) != (point_allowed && message.payload.size() == 3) ||
-      (request.kind != RoundKind::kAdmm && f.resume != 0 && f.resume != 3)) {
+  const bool score = request.kind == RoundKind::kScore;
+  if (f.resume < 0 || f.resume > 4 || (f.resume == 0) != (message.payload.size() == 2) ||
+      (f.resume == 3) != (point_allowed && message.payload.size() == 3) || (f.resume == 4) != score ||
+      (request.kind != RoundKind::kAdmm && f.resume != 0 && f.resume != 3 && f.resume != 4)) {
     return BadBody(MessageType::kRound, "inconsistent resume state");
   }
-  if (f.resume == 3) {
+  if (f.resume == 4) {
+    if (message.payload[2].size() % sizeof(double) != 0) return BadBody(MessageType::kRound, "a query of partial doubles");
+    NIMBUS_ASSIGN_OR_RETURN(request.query, ViewDoubles(message.payload[2], message.payload[2].size() / sizeof(double),
+                                                       MessageType::kRound, "query"));
+  } else if (f.resume == 3) {
     // (An empty model has no point to send: PackRound leaves it out.)
     if (model_size == 0) return BadBody(MessageType::kRound, "a point of no entries");
     NIMBUS_ASSIGN_OR_RETURN(request.point, ViewDoubles(message.payload[2], model_size, MessageType::kRound, "point"));
@@ -661,8 +704,8 @@ WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply, bool l
                       reply.invocation,
                       reply.round,
                       0,
-                      // A Newton evaluation answers with a gradient and a diagonal.
-                      reply.w_vectors == 2 ? 2 : 1};
+                      // A Newton evaluation answers with a gradient and a diagonal, a score with figures.
+                      reply.w_vectors == 2 ? 2 : reply.w_vectors == 0 ? 0 : 1};
   Frame w = VectorFrame(reply.w, lean, &f.w_entry_bytes);
   std::vector<Frame> payload{FieldsFrame(f), std::move(w)};
   if (!reply.error.empty()) payload.push_back(Frame::Copy(reply.error));
@@ -690,12 +733,18 @@ Result<WorkerReply> UnpackReply(const WireMessage& message, std::size_t model_si
   reply.timings.end_wall = f.end_wall;
   reply.timings.receive_wall = f.receive_wall;
   reply.timings.send_wall = f.send_wall;
-  if (f.w_vectors != 1 && f.w_vectors != 2) {
+  if (f.w_vectors < 0 || f.w_vectors > 2) {
     return BadBody(MessageType::kReply, "w of " + std::to_string(f.w_vectors) + " vectors");
   }
   reply.w_vectors = static_cast<int>(f.w_vectors);
-  // A failed reply carries no w.
-  const std::size_t expected = reply.status == ReplyStatus::kOk ? reply.w_vectors * model_size : 0;
+  // A failed reply carries no w; a score's figures are as long as they are (in doubles).
+  std::size_t expected = reply.status == ReplyStatus::kOk ? reply.w_vectors * model_size : 0;
+  if (reply.status == ReplyStatus::kOk && reply.w_vectors == 0) {
+    if (f.w_entry_bytes != sizeof(double) || message.payload[1].size() % sizeof(double) != 0) {
+      return BadBody(MessageType::kReply, "a score's figures not in whole doubles");
+    }
+    expected = message.payload[1].size() / sizeof(double);
+  }
   NIMBUS_ASSIGN_OR_RETURN(reply.w, ReadVector(message.payload[1], expected, f.w_entry_bytes, MessageType::kReply, "w"));
   if (message.payload.size() == 3) reply.error = std::string(message.payload[2].text());
   return reply;

@@ -40,6 +40,7 @@ const char* RoundKindName(RoundKind kind) {
     case RoundKind::kAdmm: return "admm";
     case RoundKind::kEvaluate: return "evaluate";
     case RoundKind::kHessianVector: return "hessian-vector";
+    case RoundKind::kScore: return "score";
   }
   return "unknown";
 }

@@ -169,6 +169,8 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation)
   }
   if (request.kind == RoundKind::kAdmm) {
     ServeAdmm(request, z, reply);
+  } else if (request.kind == RoundKind::kScore) {
+    ServeScore(request, z, reply);
   } else {
     ServeNewton(request, z, reply);
   }
@@ -210,6 +212,27 @@ void ShardWorker::ServeNewton(const RoundRequest& request, std::span<const doubl
   }
   reply.timings.solve_seconds = solve_watch.ElapsedSeconds();
   reply.timings.data_passes = derivatives_.data_passes() - passes_before;
+}
+
+void ShardWorker::ServeScore(const RoundRequest& request, std::span<const double> model, WorkerReply& reply) {
+  Result<ScoreQuery> query = ScoreQuery::Parse(request.query.span(), spec_.copies - 1);
+  if (!query.ok() || shard_.folds.empty()) {
+    reply.status = ReplyStatus::kFailed;
+    reply.error = query.ok() ? "a score round for rows without folds" : query.status().message();
+    return;
+  }
+  Stopwatch solve_watch;
+  if (scored_round_ != query->model_round) {
+    if (!held_out_) held_out_.emplace(shard_, spec_);
+    held_out_->Score(model);
+    scored_round_ = query->model_round;
+    reply.timings.data_passes = 1;
+  }
+  std::vector<double> answer;
+  held_out_->Answer(*query, answer);
+  reply.w = std::move(answer);
+  reply.w_vectors = 0;
+  reply.timings.solve_seconds = solve_watch.ElapsedSeconds();
 }
 
 void ShardWorker::ServeAdmm(const RoundRequest& request, std::span<const double> z, WorkerReply& reply) {

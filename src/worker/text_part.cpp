@@ -1,6 +1,7 @@
 #include "nimbus/worker/text_part.h"
 
 #include "nimbus/core/clock.h"
+#include "nimbus/data/folds.h"
 #include "nimbus/data/sample_weights.h"
 
 namespace nimbus {
@@ -100,6 +101,26 @@ TextPlanned PlannedFor(const TextPlan& plan, std::size_t part, const TextScan& s
   return planned;
 }
 
+namespace {
+
+// Cross-validation: each row's fold, from its class and the rows of each class before the part.
+Status DealFolds(const FoldPlan& plan, Dataset& data) {
+  FoldDealer dealer(plan.folds, plan.seed, plan.class_rows, plan.class_offsets);
+  std::vector<int64_t> dealt = plan.class_offsets;
+  std::vector<uint8_t> folds(static_cast<std::size_t>(data.rows()));
+  for (std::size_t r = 0; r < folds.size(); ++r) {
+    const std::size_t stratum = StratumOf(data.labels[r], data.encoding.classification);
+    if (stratum >= dealt.size() || ++dealt[stratum] > plan.class_rows[stratum]) {
+      return DataLoss("its rows hold more of class " + std::to_string(stratum) + " than the plan's folds count: the data changed");
+    }
+    folds[r] = dealer.Next(stratum);
+  }
+  data.AdoptFolds(std::move(folds));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Dataset> FinishTextPart(TextPartRows rows, const TextPart& part, const StoreOpener& open) {
   if (!part.plan) return FailedPrecondition("the part has no plan yet");
   const TextPlanned& plan = *part.plan;
@@ -124,6 +145,7 @@ Result<Dataset> FinishTextPart(TextPartRows rows, const TextPart& part, const St
     NIMBUS_RETURN_IF_ERROR(reader.Read(data.rows(), weights));
     data.AdoptWeights(std::move(weights));
   }
+  if (plan.folds.folds > 0) NIMBUS_RETURN_IF_ERROR(DealFolds(plan.folds, data));
   return data;
 }
 

@@ -1,6 +1,7 @@
 // Stratified folds: every class's rows spread over the folds to within one, the same seed the
-// same folds, another seed others; a regression's rows one stratum; bad fold counts refused.
-// And a data set's selected rows.
+// same folds, another seed others; a regression's rows one stratum; bad fold counts refused;
+// the folds of any part of the rows dealt from that part alone (its class offsets), and the
+// folds' sizes from the class totals alone. And a data set's selected rows.
 #include "nimbus/data/folds.h"
 
 #include <gtest/gtest.h>
@@ -60,6 +61,49 @@ TEST(FoldsTest, RegressionTargetsAreOneStratum) {
     total += fold.size();
   }
   EXPECT_EQ(total, targets.size());
+}
+
+// A worker knows its own rows and how many of each class come before them: the folds it deals
+// are the whole's, wherever the rows are cut.
+TEST(FoldsTest, APartDealsTheWholesFoldsFromItsClassOffsets) {
+  const std::vector<double> labels = Labels();
+  for (const int64_t folds : {2, 5, 7}) {
+    const std::vector<uint8_t> whole = StratifiedFolds(labels, true, folds, 11).value();
+    const std::vector<int64_t> totals = {50, 31, 7};
+    for (const std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{13}, std::size_t{40}, labels.size()}) {
+      std::vector<int64_t> offsets(3, 0);
+      for (std::size_t r = 0; r < cut; ++r) ++offsets[static_cast<std::size_t>(labels[r])];
+      FoldDealer part(folds, 11, totals, offsets);
+      for (std::size_t r = cut; r < labels.size(); ++r) {
+        ASSERT_EQ(part.Next(static_cast<std::size_t>(labels[r])), whole[r]) << "K " << folds << " cut " << cut << " row " << r;
+      }
+    }
+  }
+}
+
+TEST(FoldsTest, TheFoldsSizesFollowFromTheClassTotals) {
+  const std::vector<double> labels = Labels();
+  for (const int64_t folds : {2, 4, 9}) {
+    const std::vector<uint8_t> whole = StratifiedFolds(labels, true, folds, 5).value();
+    std::vector<int64_t> counted(static_cast<std::size_t>(folds), 0);
+    for (const uint8_t fold : whole) ++counted[fold];
+    EXPECT_EQ(FoldDealer(folds, 5, {50, 31, 7}, {}).FoldRows(), counted) << folds;
+    const auto [least, most] = std::minmax_element(counted.begin(), counted.end());
+    EXPECT_LE(*most - *least, 1) << folds;
+  }
+}
+
+// Two-class labels are -1 and +1: the -1 class is stratum 0, the +1 class stratum 1.
+TEST(FoldsTest, TwoClassesAreTwoStrata) {
+  std::vector<double> labels;
+  for (int i = 0; i < 30; ++i) labels.push_back(i % 3 == 0 ? 1.0 : -1.0);
+  const std::vector<uint8_t> folds = StratifiedFolds(labels, true, 5, 2).value();
+  std::map<double, std::map<int, int>> counts;
+  for (std::size_t r = 0; r < labels.size(); ++r) ++counts[labels[r]][folds[r]];
+  for (int k = 0; k < 5; ++k) {
+    EXPECT_EQ(counts[1.0][k], 2);
+    EXPECT_EQ(counts[-1.0][k], 4);
+  }
 }
 
 TEST(FoldsTest, BadCountsAreRefused) {

@@ -66,7 +66,7 @@ TEST_P(CvMatchesSeparateRuns, ScoresAreTheMeanOfTrainAndEvalOnEachFold) {
   if (!tight) solver.insert(solver.end(), {"--eps-rel", "1e-7", "--eps-abs", "1e-10"});
 
   std::vector<std::string> cv{"--data", c.data, "--folds", "4", "--seed", "7", "--runtime", c.runtime, "--workers",
-                              "3", "--out", run.File("cv")};
+                              "3", "--out", run.File("cv"), "--write-folds"};
   cv.insert(cv.end(), c.extra.begin(), c.extra.end());
   cv.insert(cv.end(), solver.begin(), solver.end());
   const nlohmann::json result = RunCv(cv);
@@ -109,7 +109,8 @@ TEST(CvCli, FoldsAreStratifiedAndFollowTheSeed) {
   TempDir run;
   const std::string data = ThreeClassHeart(run);
   for (const char* seed : {"1", "2"}) {
-    RunCv({"--data", data, "--folds", "7", "--seed", seed, "--l2", "0.01", "--out", run.File(std::string("s") + seed)});
+    RunCv({"--data", data, "--folds", "7", "--seed", seed, "--l2", "0.01", "--out", run.File(std::string("s") + seed),
+           "--write-folds"});
   }
   const std::vector<std::string> rows = Lines(data);
   const std::vector<std::string> first = Lines(run.File("s1/folds.txt"));
@@ -127,7 +128,7 @@ TEST(CvCli, FoldsAreStratifiedAndFollowTheSeed) {
     EXPECT_LE(most - least, 1) << "label " << label;
   }
   // The same seed gives the same folds.
-  RunCv({"--data", data, "--folds", "7", "--seed", "1", "--l2", "0.01", "--out", run.File("again")});
+  RunCv({"--data", data, "--folds", "7", "--seed", "1", "--l2", "0.01", "--out", run.File("again"), "--write-folds"});
   EXPECT_EQ(Lines(run.File("again/folds.txt")), first);
 }
 
@@ -162,9 +163,10 @@ TEST(CvCli, GridRefitsOnAllTheDataAndChoosesByTheRule) {
   const double ours = ObjectiveOf(run.File("cv/model.json"), HeartScalePath(), lambda, 0);
   EXPECT_NEAR(ours, theirs, 1e-6 * theirs);
   EXPECT_NEAR(result["points"][one_se]["objective"].get<double>(), ours, 1e-9 * ours);
-  for (const char* file : {"cv.txt", "cv.json", "cv.dat", "cv.gp", "folds.txt", "model.json"}) {
+  for (const char* file : {"cv.txt", "cv.json", "cv.dat", "cv.gp", "model.json"}) {
     EXPECT_TRUE(FileExists(run.File(std::string("cv/") + file))) << file;
   }
+  EXPECT_FALSE(FileExists(run.File("cv/folds.txt")));  // only with --write-folds
 }
 
 TEST(CvCli, BadInputIsNamed) {

@@ -145,6 +145,14 @@ TEST_P(DataTermTest, MarginsAndLossMatchTheFormula) {
   const std::vector<double> expected = DenseMargins(x);
   for (std::size_t k = 0; k < margins.size(); ++k) EXPECT_NEAR(margins[k], expected[k], 1e-12) << k;
   EXPECT_NEAR(term.LossSum(margins), ReferenceLoss(x), 1e-10 * std::abs(ReferenceLoss(x)));
+  // Its terms, a group's at a time: a term per margin, or per row and copy for the softmax.
+  const std::size_t groups = spec_.multinomial ? margins.size() / static_cast<std::size_t>(classes_) : margins.size();
+  ASSERT_EQ(term.group_count(), groups);
+  std::vector<double> losses(groups);
+  term.GroupLosses(margins, losses);
+  double sum = 0;
+  for (const double loss : losses) sum += loss;
+  EXPECT_NEAR(sum, ReferenceLoss(x), 1e-10 * std::abs(ReferenceLoss(x)));
   DataCurvature curvature;
   std::vector<double> first(term.margin_count());
   EXPECT_NEAR(term.Derivatives(margins, 0.5, first, &curvature), ReferenceLoss(x), 1e-10 * std::abs(ReferenceLoss(x)));

@@ -292,6 +292,25 @@ def test_verbose_prints_each_iteration(heart, capsys):
     assert "objective" in lines[-1]
 
 
+def test_cv_of_a_file_is_the_cv_of_its_rows(heart):
+    """LogisticRegressionCV.fit("FILE"): the workers read the text, deal their rows' folds and
+    score them (this process reads no row); the grid, the scores and the choice are those of
+    the same rows given as arrays, whose folds this process deals by the same rule."""
+    from conftest import HEART_SCALE
+    X, y = heart
+    for runtime, Cs in (("threads", 4), ("process", [0.05, 0.5, 5.0])):
+        params = dict(Cs=Cs, cv=4, penalty="l1", scoring="neg_log_loss", tol=1e-9, n_workers=3, runtime=runtime)
+        from_file = nimbus.LogisticRegressionCV(**params).fit(HEART_SCALE)
+        from_arrays = nimbus.LogisticRegressionCV(**params).fit(X, y)
+        np.testing.assert_allclose(from_file.Cs_, from_arrays.Cs_, rtol=1e-12)
+        np.testing.assert_allclose(from_file.scores_[1.0], from_arrays.scores_[1.0], atol=1e-7)
+        assert from_file.C_[0] == from_arrays.C_[0]
+        np.testing.assert_array_equal(from_file.classes_, from_arrays.classes_)
+        assert from_file.folds_ is None and from_arrays.folds_.shape == (X.shape[0],)
+        assert relative_gap(objective(from_file, X, y, from_file.C_[0], "l1"),
+                            objective(from_arrays, X, y, from_arrays.C_[0], "l1")) < 1e-7
+
+
 def test_a_file_name_is_read_by_the_workers(heart, tmp_path):
     """fit("FILE") (the workers read the text; this process reads no row): the model of the
     same rows given as arrays, on threads and on worker processes, with a sample weights file;

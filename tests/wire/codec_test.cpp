@@ -213,6 +213,33 @@ TEST(CodecTest, NewtonRoundsAndRepliesRoundTrip) {
   EXPECT_FALSE(UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), gradient)), 4).ok());
 }
 
+// Cross-validation's score rounds: the model and a question of any length go out, figures of
+// any length come back; a score's figures must be whole doubles.
+TEST(CodecTest, ScoreRoundsAndTheirFiguresRoundTrip) {
+  RoundRequest score;
+  score.round = 9;
+  score.kind = RoundKind::kScore;
+  score.z = Vector({0.5, -1.0, 2.0});
+  score.query = Vector({9, 1, 0, 4, 2, 17});
+  RoundRequest back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), score)), 3).value();
+  EXPECT_EQ(back.kind, RoundKind::kScore);
+  EXPECT_EQ(back.z, score.z);
+  EXPECT_EQ(back.query, score.query);
+  score.query = SharedVector();
+  EXPECT_TRUE(UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), score)), 3).value().query.empty());
+  EXPECT_FALSE(UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), score)), 2).ok());  // z of 3, not 2
+
+  WorkerReply figures;
+  figures.round = 9;
+  figures.w = Vector({1, 2, 3, 4, 5, 6, 7});
+  figures.w_vectors = 0;
+  const WorkerReply reply = UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), figures)), 3).value();
+  EXPECT_EQ(reply.w, figures.w);
+  EXPECT_EQ(reply.w_vectors, 0);
+  // Lean figures would lose counts: refused.
+  EXPECT_FALSE(UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), figures, /*lean=*/true)), 3).ok());
+}
+
 TEST(CodecTest, LeanVectorsHalveTheBytesAndStayWithinFloatRounding) {
   RoundRequest request;
   request.z = Vector({1.0 / 3.0, -2.5e-7, 123456.789, 0.0, -1e30});

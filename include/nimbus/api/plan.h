@@ -42,6 +42,9 @@ struct TextSource {
   std::vector<TextScan> scans;          // each worker's (its features dropped)
   std::optional<TextPlan> planned;      // the whole (its features kept)
   std::vector<uint64_t> weight_offsets;  // where each worker's weights begin
+  // Cross-validation's folds, which each worker deals its rows (0: none; data/folds.h).
+  int64_t folds = 0;
+  uint64_t fold_seed = 0;
   // The workers that scanned it, holding their rows for the plan: MakeRuntime hands them over
   // once (mutable: taking them is not a change of the plan).
   mutable std::shared_ptr<Runtime> scanned;
@@ -49,6 +52,11 @@ struct TextSource {
   // Each worker's part, with the plan once there is one (and what a worker needs for it, the
   // master's estimate, for its report should the worker run out of memory).
   std::vector<TextPart> Parts(const std::vector<int64_t>& memory_estimates = {}) const;
+  // Each stratum's rows in worker `part`'s slice (a classifier's classes, or a regression's
+  // one stratum), from the scans.
+  std::vector<int64_t> StratumRows(std::size_t part) const;
+  // The folds of worker `part`'s rows, as it deals them.
+  FoldPlan FoldsOf(std::size_t part) const;
 };
 
 // The data: in this process (the caller's arrays, or a LIBSVM file read here for the tools
@@ -155,9 +163,15 @@ SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution sol
 // is read by the workers.
 Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, const PathOptions& path,
                       bool rows_in_memory = false);
+// The workers that solved a point, still holding their rows, and the number of the next round
+// they may be sent: what cross-validation scores a point's models on.
+struct PointWorkers {
+  Executor& executor;
+  int64_t next_round = 0;
+};
 // Each point's lambda and solution; the first's setup includes starting the workers and the
-// solve at the path's start.
-using GridPoint = std::function<void(double lambda, Solution solution)>;
+// solve at the path's start. An error ends the grid with it.
+using GridPoint = std::function<Status(double lambda, Solution solution, PointWorkers& workers)>;
 struct GridOutcome {
   double lambda_max = 0;
   double cost_dollars = 0;  // the workers priced once for every point's setup and solve, with the load

@@ -10,6 +10,7 @@
 
 #include "nimbus/model/model.h"
 #include "nimbus/data/dataset.h"
+#include "nimbus/model/partial_evaluation.h"
 
 namespace nimbus {
 
@@ -46,6 +47,8 @@ std::vector<double> DecisionValues(const Model& model, const Dataset& data);
 // class's probability): the softmax for a multinomial model, and for one-vs-rest the classes'
 // logistic probabilities normalized to sum to 1 (liblinear's). Logistic models only.
 std::vector<double> ClassProbabilities(const Model& model, std::span<const double> decision_values);
+// The same for a model of `classes` decision values per row, a softmax one or not.
+std::vector<double> ClassProbabilities(int64_t classes, bool multinomial, std::span<const double> decision_values);
 
 // The predicted class of a row from its decision values: the largest (two classes: its sign,
 // as a label -1/+1; more: a class index).
@@ -91,11 +94,8 @@ class StreamingEvaluation {
   std::vector<double> class_weights_;
   RowScorer scorer_;
   std::unique_ptr<ScoreRuns> auc_;
-  Evaluation e_;
   std::vector<double> scores_;
-  double correct_ = 0, log_loss_ = 0, loss_sum_ = 0, squared_error_ = 0;
-  double label_mean_ = 0, label_m2_ = 0;  // Welford's, for R^2
-  std::vector<double> class_loss_sums_;
+  EvaluationSums sums_;
 };
 
 // `class_weights`: each class's W in the objective F = (1/N) sum_r W_{class r} s_r loss_r +

@@ -55,6 +55,10 @@ class DataTerm {
   void Margins(std::span<const double> x, std::span<double> margins) const;
   // sum_r c_r loss_r at these margins.
   double LossSum(std::span<const double> margins) const;
+  // The same sum's terms, each group's c loss: per margin (one weight per feature, one-vs-rest,
+  // binary copies), or per row and copy for the softmax. `losses` holds a term per group.
+  void GroupLosses(std::span<const double> margins, std::span<double> losses) const;
+  std::size_t group_count() const { return labels_.size(); }
   // One-vs-rest: each class's own binary problem's sum (its rows +1 weighing W_c s_r, the
   // others -1 weighing s_r) at these margins; they add up to LossSum.
   std::vector<double> ClassLossSums(std::span<const double> margins) const;

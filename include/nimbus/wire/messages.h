@@ -83,7 +83,10 @@ struct WorkerHistory {
 //   kEvaluate       z = a point x: reply f_i(x) (as loss_at_z) and w = [grad f_i(x), diag H_i(x)]
 //                   (2 n entries); the worker keeps the curvature at x as the point of this round
 //   kHessianVector  z = a direction v: reply w = H_i(x) v at the point of round point_round
-enum class RoundKind : int64_t { kAdmm = 0, kEvaluate = 1, kHessianVector = 2 };
+// and cross-validation asks for the figures of its folds' models on the rows they held out:
+//   kScore          z = the model (every copy), query = what to answer (worker/held_out_scores.h):
+//                   reply w = the folds' sums and the AUC's digit counts (any length)
+enum class RoundKind : int64_t { kAdmm = 0, kEvaluate = 1, kHessianVector = 2, kScore = 3 };
 const char* RoundKindName(RoundKind kind);
 
 struct RoundRequest {
@@ -108,6 +111,8 @@ struct RoundRequest {
   // kHessianVector: w is needed only on the features where z has an entry (L1 Newton's working
   // set), so a worker may compute it there alone, from those columns.
   bool on_support = false;
+  // kScore: the question (worker/held_out_scores.h: ScoreQuery).
+  SharedVector query;
 };
 
 // What a worker reports about iteration k (its x_i from the round before, and z^k).
@@ -147,7 +152,7 @@ struct WorkerReply {
   ReplyStatus status = ReplyStatus::kOk;
   std::string error;       // what went wrong, when status != kOk
   SharedVector w;          // xh_i + u_i (kEvaluate: [gradient, diagonal]; kHessianVector: H v)
-  int w_vectors = 1;       // w's length in local model sizes: 2 for kEvaluate
+  int w_vectors = 1;       // w's length in local model sizes: 2 for kEvaluate; 0: any (kScore)
   WorkerScalars scalars;
   WorkerTimings timings;
 };
@@ -166,6 +171,15 @@ struct TextPieceRef {
   uint64_t begin = 0, end = 0;
 };
 
+// Cross-validation's folds of a part's rows, dealt where the rows are (data/folds.h:
+// FoldDealer): the fold count and seed, each class's rows in the whole, and each class's rows
+// before the part (a regression's rows are one class).
+struct FoldPlan {
+  int64_t folds = 0;  // 0: no cross-validation
+  uint64_t seed = 0;
+  std::vector<int64_t> class_rows, class_offsets;
+};
+
 // What the whole data set is, as a part's rows take it on (data/text_rows.h: TextPlan).
 struct TextPlanned {
   bool classification = true;
@@ -178,6 +192,7 @@ struct TextPlanned {
   // Each row's weight, from this file (empty: none) at `weights_offset`, the part's first line.
   TextFileRef weights;
   uint64_t weights_offset = 0;
+  FoldPlan folds;
   int64_t memory_estimate_bytes = 0;  // the master's, for its report should the worker run out (not sent)
 };
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "nimbus/local/newton_cg.h"
 #include "nimbus/problem/problem.h"
 #include "nimbus/worker/fault_injection.h"
+#include "nimbus/worker/held_out_scores.h"
 #include "nimbus/wire/messages.h"
 #include "nimbus/worker/shard_derivatives.h"
 
@@ -69,8 +71,8 @@ class ShardWorker {
   // One ADMM round (see wire/messages.h for the order of updates). `invocation` numbers the
   // starts of this worker (it only seeds injected faults). In the general form z may be the
   // whole model's (in-process runtimes) or the support's (over the wire).
-  // Rounds of the distributed Newton master (RoundKind kEvaluate, kHessianVector) are
-  // served too; they leave the ADMM state alone.
+  // Rounds of the distributed Newton master (RoundKind kEvaluate, kHessianVector) and
+  // cross-validation's score rounds (kScore) are served too; they leave the ADMM state alone.
   WorkerReply Serve(const RoundRequest& request, uint64_t invocation = 0);
 
  private:
@@ -80,6 +82,7 @@ class ShardWorker {
   // The x-update round of ADMM, and a Newton master's round.
   void ServeAdmm(const RoundRequest& request, std::span<const double> z, WorkerReply& reply);
   void ServeNewton(const RoundRequest& request, std::span<const double> v, WorkerReply& reply);
+  void ServeScore(const RoundRequest& request, std::span<const double> model, WorkerReply& reply);
 
   int id_;
   Dataset shard_;
@@ -98,6 +101,8 @@ class ShardWorker {
   ShardDerivatives derivatives_;
   std::vector<double> point_local_;  // a Newton point gathered onto the support
   std::vector<double> x_, x_relaxed_, u_, center_;
+  std::optional<HeldOutScores> held_out_;  // cross-validation: the last model scored
+  int64_t scored_round_ = -1;               // and the round that named it
   bool has_iterate_ = false;   // x_ and x_relaxed_ hold a previous round's result
   double rho_of_u_ = 0;        // the rho that u_ is scaled for (0: u_ is zero)
 };
