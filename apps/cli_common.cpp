@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <memory>
 
 #include "commands.h"
 
@@ -54,6 +55,21 @@ Result<std::vector<int64_t>> ParseCountList(const std::string& text, const std::
 }
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+std::function<void(const LoadProgress&)> LoadProgressPrinter(const std::string& command) {
+  if (!StderrIsTerminal()) return {};
+  auto last = std::make_shared<double>(-1);
+  return [command, last](const LoadProgress& p) {
+    const bool done = p.workers_done == p.workers;
+    if (!done && p.seconds - *last < 0.5) return;
+    *last = p.seconds;
+    const double share = p.bytes_total > 0 ? static_cast<double>(p.bytes_read) / static_cast<double>(p.bytes_total) : 1;
+    std::fprintf(stderr, "\r%s: the workers read %.2f of %.2f GB (%.1f%%); %d of %d done; %.1f s%s", command.c_str(),
+                 static_cast<double>(p.bytes_read) / 1e9, static_cast<double>(p.bytes_total) / 1e9, 100 * share,
+                 p.workers_done, p.workers, p.seconds, done ? "\n" : "");
+    std::fflush(stderr);
+  };
+}
 
 int FinishGridCommand(const std::string& command, bool json, bool table, const std::string& json_text,
                       const std::string& summary_text, const Summary* last) {

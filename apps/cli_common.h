@@ -1,6 +1,7 @@
 // Helpers shared by the subcommands: parsing boilerplate and error printing.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "nimbus/core/args.h"
 #include "nimbus/core/status.h"
 #include "nimbus/metrics/cost.h"
+#include "nimbus/nimbus.h"
 
 namespace nimbus::cli {
 
@@ -34,5 +36,9 @@ int FinishGridCommand(const std::string& command, bool json, bool table, const s
 
 // True when standard error is a terminal (progress lines go there only then).
 bool StderrIsTerminal();
+
+// The workers' reading of LIBSVM text (SolveOptions::on_load) as a line on standard error that
+// overwrites itself, at most every half second; for a terminal only (null otherwise).
+std::function<void(const LoadProgress&)> LoadProgressPrinter(const std::string& command);
 
 }  // namespace nimbus::cli

@@ -172,6 +172,7 @@ int RunCv(int argc, char** argv) {
   if (!ParseOrExit(parser, argc, argv, &exit_code)) return exit_code;
   if (Status valid = ApplyCvFlags(parser, &flags); !valid.ok()) return ReportError("cv", valid);
   const bool table = !flags.quiet && !flags.json;
+  if (!flags.quiet) flags.problem.options.on_load = LoadProgressPrinter("nimbus cv");
   std::size_t printed = 0;
   flags.cv.on_point = [&](const CvPoint& point) {
     if (!table) return;

@@ -169,6 +169,7 @@ int RunPath(int argc, char** argv) {
   if (Status valid = ApplyGridCommandFlags(parser, &flags, &flags.path); !valid.ok()) return ReportError("path", valid);
   const bool regression = !IsClassification(flags.problem.options.loss);
   const bool table = !flags.quiet && !flags.json;
+  if (!flags.quiet) flags.problem.options.on_load = LoadProgressPrinter("nimbus path");
   std::size_t printed = 0;
   flags.path.on_point = [&](const PathPoint& point) {
     if (!table) return;

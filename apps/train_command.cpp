@@ -353,6 +353,7 @@ void SetObservers(const TrainFlags& flags, std::unique_ptr<JsonlTraceFile>* trac
   if (!flags.trace.empty()) options->on_trace = [trace](std::string_view event) { (*trace)->Write(event); };
   if (printing->progress) {
     options->on_iteration = [printing](const IterationInfo& info) { return printing->print_progress(info); };
+    options->on_load = LoadProgressPrinter("nimbus train");
   }
   if (!flags.quiet) PrintCheckpointNotes(*options);
 }

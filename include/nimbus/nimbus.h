@@ -178,6 +178,9 @@ struct SolveOptions {
   Prices prices;                 // for the summary's cost estimate
   // Observers, called on the solving thread.
   IterationCallback on_iteration;                        // return false to stop
+  // LIBSVM text: how far the workers' reading has come, about once a second (as each worker
+  // finishes, for MPI ranks) and once when every part is read.
+  std::function<void(const struct LoadProgress&)> on_load;
   std::function<void(std::string_view json)> on_trace;   // one JSON object per round and worker event
   // Once the data is planned and the options fit it, before any worker starts: an error
   // returned here ends the solve with it.
@@ -185,6 +188,13 @@ struct SolveOptions {
 
   // Every option and every combination, in one place. Errors name the option.
   Status Validate() const;
+};
+
+// How far the workers' reading of LIBSVM text has come (on_load).
+struct LoadProgress {
+  uint64_t bytes_read = 0, bytes_total = 0;  // of the text as stored (a compressed file's compressed bytes)
+  int workers_done = 0, workers = 0;
+  double seconds = 0;  // since the workers were started
 };
 
 // What a solve is about to do (on_start): the problem as planned.

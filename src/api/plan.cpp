@@ -283,8 +283,15 @@ Status ScanData(Plan& plan, const SolveOptions& options) {
   TextSource& text = *plan.text;
   Stopwatch watch;
   NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
+  ScanObserver observe;
+  if (options.on_load) {
+    observe = [&](const ScanProgress& progress) {
+      options.on_load({progress.bytes_read, progress.bytes_total, progress.scanned, progress.workers,
+                       watch.ElapsedSeconds()});
+    };
+  }
   NIMBUS_ASSIGN_OR_RETURN(const std::vector<TextScanned> scanned,
-                          runtime.executor->ScanText(Deadline::After(options.admm.start_timeout_seconds)));
+                          runtime.executor->ScanText(Deadline::After(options.admm.start_timeout_seconds), observe));
   for (const TextScanned& scan : scanned) text.scans.push_back(ScanOf(scan));
   NIMBUS_ASSIGN_OR_RETURN(TextPlan whole, PlanText(text.scans, text.libsvm, plan.source));
   for (TextScan& scan : text.scans) scan.features = {};

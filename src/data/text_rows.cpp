@@ -96,6 +96,7 @@ Result<TextScan> ReadTextSlice(const std::vector<TextFile>& files, const TextSli
   Scanner scanner(options.collect_features);
   while (true) {
     NIMBUS_ASSIGN_OR_RETURN(const std::string_view block, lines.Next());
+    if (options.bytes_so_far != nullptr) options.bytes_so_far->store(lines.bytes_read(), std::memory_order_relaxed);
     if (block.empty()) break;
     const int64_t first_row = rows.rows();
     NIMBUS_RETURN_IF_ERROR(parser.Parse(block, lines.first_line(), rows));

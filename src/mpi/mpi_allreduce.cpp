@@ -198,7 +198,7 @@ Result<std::optional<TextPartRows>> AwaitAllreducePlan(int rank, uint64_t run_id
   return std::optional<TextPartRows>(std::move(read).value());
 }
 
-Result<std::vector<TextScanned>> MpiAllreduceExecutor::ScanText(Deadline deadline) {
+Result<std::vector<TextScanned>> MpiAllreduceExecutor::ScanText(Deadline deadline, const ScanObserver& observe) {
   if (rank_ != 0 || started_) return FailedPrecondition("ScanText: rank 0, before the start");
   NIMBUS_RETURN_IF_ERROR(SendAssignments());
   NIMBUS_ASSIGN_OR_RETURN(TextPartRows own, ReadAssignedText(assignments_.front()));
@@ -225,6 +225,13 @@ Result<std::vector<TextScanned>> MpiAllreduceExecutor::ScanText(Deadline deadlin
     if (!scanned.ok()) continue;
     scans[static_cast<std::size_t>(rank)] = std::move(scanned->scan);
     --waiting;
+  }
+  if (observe) {
+    // The ranks tell of their reading when they are done: reported once, all of it.
+    ScanProgress progress{0, 0, size_, size_};
+    for (const AssignBody& assignment : assignments_) progress.bytes_total += assignment.text ? TextBytes(*assignment.text) : 0;
+    progress.bytes_read = progress.bytes_total;
+    observe(progress);
   }
   std::vector<TextScanned> all;
   for (std::optional<TextScanned>& scan : scans) all.push_back(std::move(*scan));

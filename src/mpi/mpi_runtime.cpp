@@ -238,11 +238,13 @@ Result<std::pair<int, Incoming>> MpiExecutor::NextFromWorker(Deadline deadline, 
   }
 }
 
-Result<std::vector<TextScanned>> MpiExecutor::ScanText(Deadline deadline) {
+Result<std::vector<TextScanned>> MpiExecutor::ScanText(Deadline deadline, const ScanObserver& observe) {
   if (started_) return FailedPrecondition("the mpi runtime was already started");
   started_ = true;
   NIMBUS_RETURN_IF_ERROR(CheckRanks());
   NIMBUS_RETURN_IF_ERROR(SendAssignments(deadline.RemainingSeconds()));
+  ScanProgress progress{0, 0, 0, workers()};
+  for (const ShardAssignment& shard : shards_) progress.bytes_total += shard.text ? TextBytes(*shard.text) : 0;
   std::vector<std::optional<TextScanned>> scans(shards_.size());
   for (int waiting = workers(); waiting > 0;) {
     NIMBUS_ASSIGN_OR_RETURN(auto from, NextFromWorker(
@@ -255,6 +257,11 @@ Result<std::vector<TextScanned>> MpiExecutor::ScanText(Deadline deadline) {
     }
     scans[static_cast<std::size_t>(worker)] = std::move(scanned->scan);
     --waiting;
+    // A rank tells of its reading when it is done: its part counts whole.
+    const ShardAssignment& shard = shards_[static_cast<std::size_t>(worker)];
+    progress.bytes_read += shard.text ? TextBytes(*shard.text) : 0;
+    ++progress.scanned;
+    if (observe) observe(progress);
   }
   std::vector<TextScanned> all;
   for (std::optional<TextScanned>& scan : scans) all.push_back(std::move(*scan));

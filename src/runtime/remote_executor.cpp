@@ -138,6 +138,7 @@ void RemoteExecutor::Launch(int worker) {
   slot.fresh = true;
   slot.last_evaluated = -1;
   slot.link_reconnects = 0;
+  slot.text_read = 0;
   slot.launched_at = MonotonicSeconds();
   slot.launched_wall = WallSeconds();
   slot.last_heard = slot.launched_at;
@@ -166,10 +167,12 @@ std::string Megabytes(int64_t bytes) { return std::to_string((bytes + (1 << 20) 
 
 // Out of memory, by the worker's own word (a BYE "fatal: out of memory"), by Lambda's
 // ("Runtime.OutOfMemory"), or by a SIGKILL to a worker with a memory limit: what the kernel's
-// OOM killer sends (Lambda's runtime then says "signal: killed").
+// OOM killer sends (Lambda's runtime then says "signal: killed", and the shell of a launch
+// command that ran the worker exits with 128 + 9).
 bool OutOfMemory(const std::string& how, int64_t memory_limit) {
   if (how.find(kOutOfMemory) != std::string::npos || how.find("OutOfMemory") != std::string::npos) return true;
-  const bool killed = how.find("signal 9") != std::string::npos || how.find("signal: killed") != std::string::npos;
+  const bool killed = how.find("signal 9") != std::string::npos || how.find("signal: killed") != std::string::npos ||
+                      how.find("exit status 137") != std::string::npos;
   return killed && memory_limit > 0;
 }
 
@@ -426,6 +429,7 @@ void RemoteExecutor::HandleHeartbeat(int worker, const Incoming& incoming) {
   Result<HeartbeatBody> beat = UnpackHeartbeat(incoming.message);
   if (!beat.ok()) return;
   slot.clock_offset = std::min(slot.clock_offset, WallSeconds() - beat->send_wall);
+  slot.text_read = beat->text_read;
   if (beat->link_reconnects <= slot.link_reconnects) return;
   stats_.reconnects += beat->link_reconnects - slot.link_reconnects;
   slot.link_reconnects = beat->link_reconnects;
@@ -555,7 +559,7 @@ Status RemoteExecutor::Open() {
   return Status::Ok();
 }
 
-Status RemoteExecutor::AwaitPhase(Phase phase, Deadline deadline) {
+Status RemoteExecutor::AwaitPhase(Phase phase, Deadline deadline, const std::function<void()>& between) {
   const std::string doing = phase == Phase::kScanned ? "start (reading its part of the data)" : "start";
   while (true) {
     bool all_there = true;
@@ -582,17 +586,37 @@ Status RemoteExecutor::AwaitPhase(Phase phase, Deadline deadline) {
         }
       }
     }
+    if (between) between();
     Pump(deadline);
   }
 }
 
-Result<std::vector<TextScanned>> RemoteExecutor::ScanText(Deadline deadline) {
+ScanProgress RemoteExecutor::ProgressOfScan() const {
+  ScanProgress progress{0, 0, 0, workers()};
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const uint64_t bytes = TextBytes(*shards_[i].text);
+    progress.bytes_total += bytes;
+    progress.bytes_read += slots_[i].scanned ? bytes : std::min(bytes, slots_[i].text_read);
+    progress.scanned += slots_[i].scanned ? 1 : 0;
+  }
+  return progress;
+}
+
+Result<std::vector<TextScanned>> RemoteExecutor::ScanText(Deadline deadline, const ScanObserver& observe) {
   if (opened_) return FailedPrecondition("the " + options_.name + " runtime was already started");
   for (const ShardAssignment& shard : shards_) {
     if (!shard.text || shard.text->plan) return FailedPrecondition("ScanText: a worker's part is not unplanned text");
   }
   NIMBUS_RETURN_IF_ERROR(Open());
-  NIMBUS_RETURN_IF_ERROR(AwaitPhase(Phase::kScanned, deadline));
+  // The workers' heartbeats say how far each has read: told to the observer once a second.
+  Stopwatch watch;
+  double next_report = 1;
+  NIMBUS_RETURN_IF_ERROR(AwaitPhase(Phase::kScanned, deadline, [&] {
+    if (!observe || watch.ElapsedSeconds() < next_report) return;
+    next_report = watch.ElapsedSeconds() + 1;
+    observe(ProgressOfScan());
+  }));
+  if (observe) observe(ProgressOfScan());
   std::vector<TextScanned> scans;
   for (Slot& slot : slots_) {
     scans.push_back(*slot.scanned);

@@ -36,7 +36,11 @@ Result<std::unique_ptr<Store>> OpenStoreAt(const std::string& uri) { return Open
 
 ThreadsExecutor::ThreadsExecutor(std::vector<ShardSource> shards, const ProblemSpec& spec,
                                  const WorkerOptions& options, int concurrency)
-    : shards_(std::move(shards)), spec_(spec), options_(options), slots_(shards_.size()) {
+    : shards_(std::move(shards)),
+      spec_(spec),
+      options_(options),
+      slots_(shards_.size()),
+      text_read_(std::make_unique<std::atomic<uint64_t>[]>(shards_.size())) {
   if (concurrency > 0) compute_slots_ = std::make_unique<std::counting_semaphore<>>(concurrency);
   // Parts of text that come with their plan are read and finished at once (no scan round).
   planned_ = !shards_.empty() && std::all_of(shards_.begin(), shards_.end(), [](const ShardSource& shard) {
@@ -72,14 +76,34 @@ Status ThreadsExecutor::AwaitWorkers(Deadline deadline, const std::function<bool
   return Status::Ok();
 }
 
-Result<std::vector<TextScanned>> ThreadsExecutor::ScanText(Deadline deadline) {
+Result<std::vector<TextScanned>> ThreadsExecutor::ScanText(Deadline deadline, const ScanObserver& observe) {
   if (!threads_.empty()) return FailedPrecondition("the threads runtime was already started");
+  ScanProgress progress{0, 0, 0, workers()};
   for (const ShardSource& shard : shards_) {
     if (!shard.text) return FailedPrecondition("ScanText: a worker's rows are not text");
+    progress.bytes_total += TextBytes(*shard.text);
   }
   StartThreads();
-  NIMBUS_RETURN_IF_ERROR(AwaitWorkers(deadline, [](const Slot& slot) { return slot.scanned.has_value(); },
-                                      "start (reading its part of the data)"));
+  // A second at a time, telling the observer how far the reading has come in between.
+  const auto scanned = [](const Slot& slot) { return slot.scanned.has_value(); };
+  while (true) {
+    const Deadline step = Deadline::After(std::min(1.0, deadline.RemainingSeconds()));
+    Status waited = AwaitWorkers(step, scanned, "start (reading its part of the data)");
+    if (waited.code() != StatusCode::kDeadlineExceeded || deadline.Expired()) NIMBUS_RETURN_IF_ERROR(waited);
+    progress.bytes_read = 0;
+    progress.scanned = 0;
+    {
+      // (A reader goes past its range's end to finish its last line: a part counts no more than its bytes.)
+      std::lock_guard lock(mutex_);
+      for (std::size_t id = 0; id < slots_.size(); ++id) {
+        const uint64_t bytes = TextBytes(*shards_[id].text);
+        progress.bytes_read += slots_[id].scanned ? bytes : std::min(bytes, text_read_[id].load());
+        progress.scanned += slots_[id].scanned ? 1 : 0;
+      }
+    }
+    if (observe) observe(progress);
+    if (waited.ok()) break;
+  }
   std::lock_guard lock(mutex_);
   std::vector<TextScanned> scans;
   for (Slot& slot : slots_) scans.push_back(std::move(*slot.scanned));
@@ -115,7 +139,8 @@ Result<std::vector<WorkerReady>> ThreadsExecutor::Start(Deadline deadline) {
 Result<Dataset> ThreadsExecutor::LoadRows(int id) {
   ShardSource& source = shards_[static_cast<std::size_t>(id)];
   if (!source.text) return source.Load(spec_);
-  NIMBUS_ASSIGN_OR_RETURN(TextPartRows rows, ReadTextPart(*source.text, OpenStoreAt));
+  NIMBUS_ASSIGN_OR_RETURN(TextPartRows rows,
+                          ReadTextPart(*source.text, OpenStoreAt, &text_read_[static_cast<std::size_t>(id)]));
   {
     std::unique_lock lock(mutex_);
     slots_[static_cast<std::size_t>(id)].scanned = rows.scan;

@@ -93,8 +93,8 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
   return std::make_unique<ShardWorker>(worker, std::move(shard), *spec, options);
 }
 
-Result<TextPartRows> ReadAssignedText(const AssignBody& body) {
-  Result<TextPartRows> rows = ReadTextPart(*body.text, OpenStoreAt);
+Result<TextPartRows> ReadAssignedText(const AssignBody& body, std::atomic<uint64_t>* bytes_so_far) {
+  Result<TextPartRows> rows = ReadTextPart(*body.text, OpenStoreAt, bytes_so_far);
   // A line the reader refuses is the data's fault: the master says so as it would of its own.
   if (!rows.ok() && rows.status().code() == StatusCode::kInvalidArgument) {
     return InvalidArgument(std::string(kBadData) + rows.status().message());
@@ -190,7 +190,7 @@ class WorkerSession {
     if (body->text) {
       Stopwatch read_watch;
       doing_ = "reading its part of the data";
-      Result<TextPartRows> read = ReadAssignedText(*body);
+      Result<TextPartRows> read = ReadAssignedText(*body, &text_read_);
       if (!read.ok()) return FatalLoad(read.status());
       while (!body->text->plan) {
         if (Status sent = SendKept(PackScanned(Envelope_(MessageType::kScanned), {read->scan})); !sent.ok()) {
@@ -298,7 +298,7 @@ class WorkerSession {
     if (reconnects <= link_reconnects_.load()) return;
     link_reconnects_.store(reconnects);
     std::fprintf(stderr, "%s: the link to the master was made again; sending its last message again\n", name_.c_str());
-    (void)link_->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat), {WallSeconds(), reconnects}));
+    (void)link_->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat), {WallSeconds(), reconnects, text_read_.load()}));
     if (last_sent_) (void)link_->Send("", *last_sent_);
   }
 
@@ -338,7 +338,8 @@ class WorkerSession {
     heartbeat_thread_ = std::thread([this, hb = std::shared_ptr<DealerTransport>(std::move(link).value())] {
       std::unique_lock lock(heartbeat_mutex_);
       while (!stop_) {
-        (void)hb->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat), {WallSeconds(), link_reconnects_.load()}));
+        (void)hb->Send("", PackHeartbeat(Envelope_(MessageType::kHeartbeat),
+                                         {WallSeconds(), link_reconnects_.load(), text_read_.load()}));
         heartbeat_wake_.wait_for(lock, std::chrono::duration<double>(heartbeat_seconds_.load()),
                                  [this] { return stop_ || rearmed_; });
         rearmed_ = false;
@@ -416,6 +417,7 @@ class WorkerSession {
   int64_t last_answered_round_ = -1;
   std::optional<WireMessage> last_sent_;  // HELLO, READY or the last REPLY: for a master that lost it
   std::atomic<int64_t> link_reconnects_{0};  // read by the heartbeat thread
+  std::atomic<uint64_t> text_read_{0};       // likewise: the part's text read so far
 };
 
 }  // namespace

@@ -72,6 +72,7 @@ struct ReplyFields {
 struct HeartbeatFields {
   double send_wall;
   int64_t link_reconnects;
+  uint64_t text_read;
 };
 struct ScannedFields {
   int64_t rows, nnz;
@@ -760,14 +761,14 @@ Result<ByeBody> UnpackBye(const WireMessage& message) {
 }
 
 WireMessage PackHeartbeat(const Envelope& envelope, const HeartbeatBody& body) {
-  return Make(envelope, MessageType::kHeartbeat, {FieldsFrame(HeartbeatFields{body.send_wall, body.link_reconnects})});
+  return Make(envelope, MessageType::kHeartbeat, {FieldsFrame(HeartbeatFields{body.send_wall, body.link_reconnects, body.text_read})});
 }
 
 Result<HeartbeatBody> UnpackHeartbeat(const WireMessage& message) {
   NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kHeartbeat, 1, 1));
   NIMBUS_ASSIGN_OR_RETURN(const HeartbeatFields f, ReadFields<HeartbeatFields>(message, MessageType::kHeartbeat, 0));
   if (f.link_reconnects < 0) return BadBody(MessageType::kHeartbeat, "a negative reconnect count");
-  return HeartbeatBody{f.send_wall, f.link_reconnects};
+  return HeartbeatBody{f.send_wall, f.link_reconnects, f.text_read};
 }
 
 }  // namespace nimbus

@@ -61,13 +61,20 @@ TextScan ScanOf(const TextScanned& s) {
   return scan;
 }
 
-Result<TextPartRows> ReadTextPart(const TextPart& part, const StoreOpener& open) {
+uint64_t TextBytes(const TextPart& part) {
+  uint64_t bytes = 0;
+  for (const TextPieceRef& piece : part.pieces) bytes += piece.end - piece.begin;
+  return bytes;
+}
+
+Result<TextPartRows> ReadTextPart(const TextPart& part, const StoreOpener& open, std::atomic<uint64_t>* bytes_so_far) {
   Stopwatch watch;
   NIMBUS_ASSIGN_OR_RETURN(const TextPartFiles opened, OpenTextPart(part, open));
   TextReadOptions options;
   options.libsvm.label_mode = part.classification ? LabelMode::kClassification : LabelMode::kRegression;
   options.libsvm.renumber_columns = part.renumber;
   options.collect_features = part.renumber;
+  options.bytes_so_far = bytes_so_far;
   TextPartRows rows;
   rows.rows = std::make_shared<RowBlock>();
   NIMBUS_ASSIGN_OR_RETURN(const TextScan scan, ReadTextSlice(opened.files, opened.slice, options, *rows.rows, true));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <string>
@@ -496,6 +497,35 @@ TEST(Solve, ARuntimeThisBuildLacksIsNamedWithTheOnesItHas) {
     EXPECT_NE(result.status().message().find("threads, process, command"), std::string::npos);
   }
   EXPECT_TRUE(RuntimeAvailable("threads") && RuntimeAvailable("process") && RuntimeAvailable("command"));
+}
+
+// The workers' reading of text, as a solve tells it (on_load): never more than the text, never
+// backwards, and at the end every byte and every worker, on threads and on worker processes.
+TEST(Solve, TheWorkersReadingOfTextIsToldAsItGoes) {
+  const uint64_t file_bytes = std::filesystem::file_size(HeartScalePath());
+  for (const char* runtime : {"threads", "process"}) {
+    SCOPED_TRACE(runtime);
+    SolveOptions options;
+    options.l1 = kL1;
+    options.runtime.kind = runtime;
+    options.runtime.worker_program = NIMBUS_BINARY;
+    options.runtime.workers = 3;
+    std::vector<LoadProgress> told;
+    options.on_load = [&told](const LoadProgress& progress) { told.push_back(progress); };
+    Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    ASSERT_FALSE(told.empty());
+    for (std::size_t i = 0; i < told.size(); ++i) {
+      EXPECT_EQ(told[i].bytes_total, file_bytes);
+      EXPECT_LE(told[i].bytes_read, told[i].bytes_total);
+      EXPECT_EQ(told[i].workers, 3);
+      if (i > 0) {
+        EXPECT_GE(told[i].bytes_read, told[i - 1].bytes_read);
+      }
+    }
+    EXPECT_EQ(told.back().bytes_read, file_bytes);
+    EXPECT_EQ(told.back().workers_done, 3);
+  }
 }
 
 TEST(Solve, BadDataIsNamed) {

@@ -120,6 +120,28 @@ TEST(LambdaEmulator, FourFunctionsSolveAsThreadsDo) {
   EXPECT_EQ(lambda.emulator().stats().cold_starts, 4);
 }
 
+// LIBSVM text in S3, no split step: each function reads its own byte range by ranged GETs
+// (the text cut mid-line into three), and the model is the one threads make from a local copy.
+TEST(LambdaEmulator, FunctionsReadTheirOwnRangesOfTextInS3) {
+  Emulated lambda;
+  MotoServer server;
+  server.ExportEnvironment();  // the master's S3 and, through the emulator's environment, the functions'
+  S3Client s3(ConfigFor(server));
+  ASSERT_TRUE(s3.CreateBucket("data").ok());
+  ASSERT_TRUE(s3.PutObject("data", "text/heart.svm", ReadTextFile(HeartScalePath())).ok());
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "3", "--out", dir.File("threads.json")});
+  Train(Concat({"--data", "s3://data/text", "--l1", "0.01", "--workers", "3", "--out", dir.File("lambda.json"),
+                "--summary-json", dir.File("s.json")},
+               lambda.TrainArgs()));
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  EXPECT_EQ(summary["runtime"], "lambda");
+  EXPECT_EQ(summary["rows"], 270);
+  EXPECT_EQ(lambda.emulator().stats().cold_starts, 3);
+  const double threads = ObjectiveOf(dir.File("threads.json"), HeartScalePath(), 0.01, 0);
+  EXPECT_NEAR(ObjectiveOf(dir.File("lambda.json"), HeartScalePath(), 0.01, 0), threads, 1e-9 * threads);
+}
+
 // Kills function instance `index` in the middle of a run: once its trace has its first rounds
 // (the functions have said HELLO and loaded their shards, however slowly they start, as under
 // sanitizers). Bounded: 12 s at most.

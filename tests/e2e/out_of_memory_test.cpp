@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "e2e_support.h"
 
@@ -63,22 +65,28 @@ TEST_F(OutOfMemory, AWorkerReadingItsPartPastItsLimitSaysSo) {
   }
 }
 
-// --worker-memory-mb holds each process worker to its memory as a function's is held (in a
-// cgroup of its own where one can be made, else by its address space): a worker whose part does
-// not fit runs out, is reported by name against the limit and not retried; a limit that fits
-// changes nothing.
-TEST_F(OutOfMemory, TheProcessRuntimeHoldsEachWorkerToItsMemoryLimit) {
+// --worker-memory-mb holds each process or command worker to its memory as a function's is
+// held (in a cgroup of its own where one can be made, else by its address space): a worker
+// whose part does not fit runs out, is reported by name against the limit and not retried; a
+// limit that fits changes nothing.
+TEST_F(OutOfMemory, TheProcessAndCommandRuntimesHoldEachWorkerToItsMemoryLimit) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "a sanitizer's shadow memory is not the worker's";
 #endif
-  const CommandResult run = RunCommand({"timeout", "120", NIMBUS_BINARY, "train", "--quiet", "--data",
-                                        dir_->File("big.svm"), "--l1", "1e-4", "--workers", "2", "--runtime", "process",
-                                        "--worker-memory-mb", "40"});
-  EXPECT_EQ(run.exit_code, 1) << run.err;
-  for (const std::string& part : {std::string("ran out of memory"), std::string("reading part "),
-                                  std::string(" MB of text"), std::string("the worker's limit is 40 MB"),
-                                  std::string("Use more workers")}) {
-    EXPECT_NE(run.err.find(part), std::string::npos) << "'" << part << "' missing from:\n" << run.err;
+  const std::vector<std::vector<std::string>> runtimes = {
+      {"--runtime", "process"}, {"--runtime", "command", "--launch", std::string(NIMBUS_BINARY) + " worker {args}"}};
+  for (const std::vector<std::string>& runtime : runtimes) {
+    SCOPED_TRACE(runtime[1]);
+    std::vector<std::string> args = {"timeout", "120", NIMBUS_BINARY, "train", "--quiet", "--data",
+                                     dir_->File("big.svm"), "--l1", "1e-4", "--workers", "2", "--worker-memory-mb", "40"};
+    args.insert(args.end(), runtime.begin(), runtime.end());
+    const CommandResult run = RunCommand(args);
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    for (const std::string& part : {std::string("ran out of memory"), std::string("reading part "),
+                                    std::string(" MB of text"), std::string("the worker's limit is 40 MB"),
+                                    std::string("Use more workers")}) {
+      EXPECT_NE(run.err.find(part), std::string::npos) << "'" << part << "' missing from:\n" << run.err;
+    }
   }
   const CommandResult roomy = RunCommand({"timeout", "120", NIMBUS_BINARY, "train", "--quiet", "--data",
                                           dir_->File("big.svm"), "--l1", "1e-4", "--workers", "2", "--runtime",

@@ -1,6 +1,6 @@
 // Every way in to a training run, each against the split store's answer: the workers read
 // their own parts of the text (byte ranges that end mid-line, an empty one, one of a single
-// row), several files (plain, .gz, .zst, .xz), an S3 prefix read by ranged GETs from
+// row; by Newton and by ADMM, on threads, processes and a launch command's workers), several files (plain, .gz, .zst, .xz), an S3 prefix read by ranged GETs from
 // moto_server; a replaced worker reads its part again; and a bad line in a later worker's part
 // is named by its file and line.
 #include <gtest/gtest.h>
@@ -77,6 +77,29 @@ TEST_F(WaysIn, ByteRangesOfOneFileReachTheStoresOptimum) {
       SCOPED_TRACE(std::string(runtime) + ", " + std::to_string(workers) + " workers");
       ExpectSameOptimum(Summary({"--data", data, "--workers", std::to_string(workers), "--runtime", runtime}), expected);
     }
+  }
+}
+
+// ADMM too: its answer from the text's byte ranges is its answer from the store (the same rows
+// for each worker), on threads, worker processes and workers a launch command starts.
+TEST_F(WaysIn, AdmmFromTheTextIsAdmmFromTheStore) {
+  const std::string data = dir_->File("data.svm");
+  const std::vector<std::string> admm = {"--algorithm", "admm", "--eps-rel", "1e-7", "--eps-abs", "1e-10", "--workers", "3"};
+  const std::string store = dir_->File("store-admm");
+  ASSERT_EQ(RunNimbus({"split", "--data", data, "--shards", "3", "--out", store}).exit_code, 0);
+  std::vector<std::string> from_store = {"--data", store};
+  from_store.insert(from_store.end(), admm.begin(), admm.end());
+  const Json expected = Summary(from_store);
+  ASSERT_TRUE(expected.is_object());
+  EXPECT_NEAR(expected["objective"].get<double>(), StoreObjective(data, 3), 1e-6 * expected["objective"].get<double>());
+  for (const std::vector<std::string>& runtime : std::vector<std::vector<std::string>>{
+           {"--runtime", "threads"}, {"--runtime", "process"},
+           {"--runtime", "command", "--launch", std::string(NIMBUS_BINARY) + " worker {args}"}}) {
+    SCOPED_TRACE(runtime[1]);
+    std::vector<std::string> args = {"--data", data};
+    args.insert(args.end(), admm.begin(), admm.end());
+    args.insert(args.end(), runtime.begin(), runtime.end());
+    ExpectSameOptimum(Summary(args), expected["objective"].get<double>());
   }
 }
 
@@ -214,6 +237,19 @@ TEST_F(WaysIn, AReplacedWorkerReadsItsPartAgain) {
   EXPECT_GE(crashed["worker_restarts"].get<int>(), 1);
   EXPECT_NEAR(crashed["objective"].get<double>(), quiet["objective"].get<double>(),
               1e-9 * quiet["objective"].get<double>());
+}
+
+// On a terminal (here script(1)'s), train shows the workers' reading as it goes, on a line
+// that overwrites itself and ends with every byte read; off a terminal it shows nothing.
+TEST_F(WaysIn, TheWorkersReadingIsShownOnATerminal) {
+  const std::string command = std::string(NIMBUS_BINARY) + " train --data " + dir_->File("data.svm") +
+                              " --l1 1e-4 --workers 3 --runtime process";
+  const CommandResult shown = RunCommand({"script", "-qec", command, "/dev/null"});
+  EXPECT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_NE(shown.out.find("nimbus train: the workers read "), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("(100.0%); 3 of 3 done"), std::string::npos) << shown.out;
+  const CommandResult plain = RunNimbus({"train", "--data", dir_->File("data.svm"), "--l1", "1e-4", "--workers", "3"});
+  EXPECT_EQ(plain.err.find("the workers read"), std::string::npos) << plain.err;
 }
 
 // A bad line in the last worker's part: the error names the file and the line's number in it

@@ -4,6 +4,7 @@
 // a crash of the master.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,13 @@ namespace nimbus {
 // next round as the original would have, up to rounding in the subtraction.
 ResumeState RebuildResumeState(const KeptAnswer* previous, const KeptAnswer& last);
 
+// How far the workers' reading of their text has come, for ScanText's observer.
+struct ScanProgress {
+  uint64_t bytes_read = 0, bytes_total = 0;  // from the store (a compressed file's bytes as stored)
+  int scanned = 0, workers = 0;              // the workers done reading, of all
+};
+using ScanObserver = std::function<void(const ScanProgress&)>;
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -38,8 +46,9 @@ class Executor {
   // Text the workers read themselves (wire/messages.h: TextPart): starts them, each reads and
   // scans its own part, and returns every scan in worker order; the workers hold their rows
   // until SetTextPlan tells them what the whole is. A bad line fails it, named by its file
-  // and line.
-  virtual Result<std::vector<TextScanned>> ScanText(Deadline /*deadline*/) {
+  // and line. `observe` (if set) hears how far the reading has come, about once a second
+  // where the runtime can tell (else as workers finish), and once when all are done.
+  virtual Result<std::vector<TextScanned>> ScanText(Deadline /*deadline*/, const ScanObserver& /*observe*/) {
     return FailedPrecondition("the " + name() + " runtime does not read text itself");
   }
   // After ScanText, before Start: the problem the scans made (rows, columns, classes) and each

@@ -6,6 +6,7 @@
 // (ApplyTextPlan), without any process ever holding more than its own part.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,6 +39,8 @@ struct TextReadOptions {
   bool collect_features = true;  // for a plan that may renumber the columns
   // The text parsed at a time: what a pass holds besides its output is a few times this.
   std::size_t block_bytes = std::size_t{1} << 20;
+  // Where to keep the bytes read from the store so far, for another thread to report (or null).
+  std::atomic<uint64_t>* bytes_so_far = nullptr;
 };
 
 // Reads `slice`'s rows into `rows`, a block at a time, and returns its scan. With `keep_rows`

@@ -84,7 +84,7 @@ class MpiExecutor final : public Executor {
   std::string name() const override { return "mpi"; }
   int workers() const override { return static_cast<int>(shards_.size()); }
   Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
-  Result<std::vector<TextScanned>> ScanText(Deadline deadline) override;
+  Result<std::vector<TextScanned>> ScanText(Deadline deadline, const ScanObserver& observe) override;
   Status SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) override;
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
   std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
@@ -143,7 +143,7 @@ class MpiAllreduceExecutor final : public Executor {
   Result<ReducedBlock> ReduceScatter(const std::vector<WorkerReply>& replies) override;
   Status AllGather(std::vector<double>& z) override;
   // Rank 0, text: every rank reads its part (rank 0 its own here) and sends rank 0 its scan.
-  Result<std::vector<TextScanned>> ScanText(Deadline deadline) override;
+  Result<std::vector<TextScanned>> ScanText(Deadline deadline, const ScanObserver& observe) override;
   Status SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) override;
 
  private:

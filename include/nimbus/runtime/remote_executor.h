@@ -87,7 +87,7 @@ class RemoteExecutor final : public Executor {
   std::string name() const override { return options_.name; }
   int workers() const override { return static_cast<int>(shards_.size()); }
   Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
-  Result<std::vector<TextScanned>> ScanText(Deadline deadline) override;
+  Result<std::vector<TextScanned>> ScanText(Deadline deadline, const ScanObserver& observe) override;
   Status SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) override;
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
   std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
@@ -131,13 +131,17 @@ class RemoteExecutor final : public Executor {
     int64_t memory_limit = 0;           // bytes, as its HELLO said (0: none it could see)
     std::string last_failure;
     std::optional<TextScanned> scanned;  // text: what its part holds, once it said
+    uint64_t text_read = 0;              // text: how much of its part it had read, as its heartbeats said
   };
 
   // Listens and launches every worker (once).
   Status Open();
   // Pumps until every worker is in `phase` (or one is gone, or the deadline passes: an error
   // naming the worker).
-  Status AwaitPhase(Phase phase, Deadline deadline);
+  // `between` (if set) runs between the waits for messages.
+  Status AwaitPhase(Phase phase, Deadline deadline, const std::function<void()>& between = {});
+  // How far the workers' reading has come.
+  ScanProgress ProgressOfScan() const;
   void HandleScanned(int worker, const Incoming& incoming);
   bool HasTextPlan() const;
   void Launch(int worker);

@@ -3,6 +3,7 @@
 // memory or a shard in a store that the worker thread loads itself (its cold start).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -49,7 +50,7 @@ class ThreadsExecutor final : public Executor {
   std::string name() const override { return "threads"; }
   int workers() const override { return static_cast<int>(shards_.size()); }
   Result<std::vector<WorkerReady>> Start(Deadline deadline) override;
-  Result<std::vector<TextScanned>> ScanText(Deadline deadline) override;
+  Result<std::vector<TextScanned>> ScanText(Deadline deadline, const ScanObserver& observe) override;
   Status SetTextPlan(const ProblemSpec& spec, std::vector<TextPlanned> parts) override;
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override;
   std::vector<WorkerReply> Collect(int count, Deadline deadline) override;
@@ -86,6 +87,7 @@ class ThreadsExecutor final : public Executor {
   std::condition_variable work_ready_;  // master -> workers: a new round or stop
   std::condition_variable work_done_;   // workers -> master: a reply or readiness
   std::vector<Slot> slots_;
+  std::unique_ptr<std::atomic<uint64_t>[]> text_read_;  // text: each worker's bytes read so far
   bool stopping_ = false;
   bool planned_ = false;  // text: SetTextPlan came (guarded by mutex_)
 };

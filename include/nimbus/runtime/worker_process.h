@@ -4,6 +4,7 @@
 // finishing its round, with a BYE that says so, so the master can hand over).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,7 +51,7 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
                                                         double* load_seconds, std::optional<Dataset> rows = {});
 // An ASSIGN's part of the text read and scanned; a line it cannot read is an InvalidArgument
 // that begins with kBadData.
-Result<TextPartRows> ReadAssignedText(const AssignBody& body);
+Result<TextPartRows> ReadAssignedText(const AssignBody& body, std::atomic<uint64_t>* bytes_so_far = nullptr);
 // Those rows as the ASSIGN's plan has them.
 Result<Dataset> FinishAssignedText(TextPartRows rows, const AssignBody& body);
 

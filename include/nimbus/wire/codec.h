@@ -135,6 +135,8 @@ struct HeartbeatBody {
   // A worker's: the times its link to the master broke and was made again (what crossed the
   // broken connection may be lost). 0 from the master.
   int64_t link_reconnects = 0;
+  // A worker reading its part of the text: the bytes read so far (progress; 0 otherwise).
+  uint64_t text_read = 0;
 };
 
 WireMessage PackHello(const Envelope& envelope, const HelloBody& body);

@@ -32,7 +32,11 @@ struct TextPartRows {
   TextScanned scan;
   double seconds = 0;
 };
-Result<TextPartRows> ReadTextPart(const TextPart& part, const StoreOpener& open);
+// `bytes_so_far` (or null): the text read from the store so far, as it is read.
+Result<TextPartRows> ReadTextPart(const TextPart& part, const StoreOpener& open,
+                                  std::atomic<uint64_t>* bytes_so_far = nullptr);
+// The bytes of text the part holds (of compressed files, as stored).
+uint64_t TextBytes(const TextPart& part);
 
 // The rows as the plan (part.plan) has them: labels encoded, columns renumbered, the rows'
 // weights attached; a shard of `cols` columns. Fails if the rows are not those the scan found
