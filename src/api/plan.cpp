@@ -449,8 +449,8 @@ double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool gen
                          bool working_columns) {
   const double local = general_form ? static_cast<double>(std::min(model_size, (nnz + 1) * blocks))
                                     : static_cast<double>(model_size);
-  const double per_nonzero = working_columns ? 18.0 : 12.0;
-  return 48.0 * static_cast<double>(rows * blocks) + per_nonzero * static_cast<double>(nnz) + 160.0 * local;
+  const double per_row = 48.0 * static_cast<double>(blocks) + (working_columns ? 8.0 : 0.0);
+  return per_row * static_cast<double>(rows) + 12.0 * static_cast<double>(nnz) + 160.0 * local;
 }
 
 Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_columns, double limit_mb) {

@@ -322,6 +322,10 @@ int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) 
     MpiAllreduceExecutor executor(mpi.rank(), mpi.size(), *assignment, run_id, std::move(rows).value());
     solution = Coordinator(*spec, admm, &executor).Solve();
   }
+  if (!solution.ok() && solution.status().message() == kJobEnded) {
+    mpi.EndNormally();  // rank 0 ended the job and reports why
+    return kWorkerDone;
+  }
   if (!solution.ok()) {
     std::this_thread::sleep_for(std::chrono::seconds(20));
     AbortJob(mpi, solution.status());
@@ -360,8 +364,10 @@ Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options
   Status planned = plan.ok() ? ScanData(*plan, options) : plan.status();
   if (planned.ok()) planned = SetProblem(options, &*plan);
   Result<SolveResult> result = planned.ok() ? SolvePlanned(*plan, options) : Result<SolveResult>(planned);
-  if (!result.ok() && mpi->size() > 1) AbortJob(*mpi, result.status());
-  if (result.ok()) mpi->EndNormally();  // the workers have had their BYE
+  if (!result.ok() && mpi->size() > 1) {
+    TellEveryRankTheJobEnds(options.runtime.run_id, mpi->size(), allreduce, result.status().message());
+  }
+  mpi->EndNormally();  // the workers have had their BYE (the job's status is this rank's)
   return result;
 }
 

@@ -68,7 +68,7 @@ void MultiplyRowsImpl(const CsrView& a, V values, std::span<const double> x, boo
   const double bias = with_intercept ? x[a.cols] : 0.0;
   for (int64_t r = 0; r < a.rows; ++r) {
     const int64_t begin = a.row_ptr[r];
-    y[r] = RowDot(a.col_idx + begin, values + begin, a.row_ptr[r + 1] - begin, x.data()) + bias;
+    y[r] = RowDot(a.col_idx + begin, values + begin, a.RowEnd(r) - begin, x.data()) + bias;
   }
 }
 
@@ -91,7 +91,7 @@ void AddTransposeProductImpl(const CsrView& a, V values, std::span<const double>
     bias += wr;
     if (wr == 0.0) continue;
     const int64_t begin = a.row_ptr[r];
-    RowScatter(a.col_idx + begin, values + begin, a.row_ptr[r + 1] - begin, wr, out.data());
+    RowScatter(a.col_idx + begin, values + begin, a.RowEnd(r) - begin, wr, out.data());
   }
   if (with_intercept) out[a.cols] += bias;
 }
@@ -118,7 +118,7 @@ void AddTransposeProductAndSquaresImpl(const CsrView& a, V values, std::span<con
     bias += wr;
     bias_squares += dr;
     const int64_t begin = a.row_ptr[r];
-    const int64_t end = a.row_ptr[r + 1];
+    const int64_t end = a.RowEnd(r);
     for (int64_t k = begin; k < end; ++k) {
       const uint32_t j = a.col_idx[k];
       const double v = values[k];
@@ -151,7 +151,7 @@ void AddNormalProductImpl(const CsrView& a, V values, std::span<const double> d,
     const double dr = d[r];
     if (dr == 0.0) continue;  // squared hinge: rows outside the margin contribute nothing
     const int64_t begin = a.row_ptr[r];
-    const int64_t n = a.row_ptr[r + 1] - begin;
+    const int64_t n = a.RowEnd(r) - begin;
     const double t = dr * (RowDot(a.col_idx + begin, values + begin, n, v.data()) + v_bias);
     bias += t;
     RowScatter(a.col_idx + begin, values + begin, n, t, out.data());
@@ -180,7 +180,7 @@ void MultiplyRowsBlocksImpl(const CsrView& a, V values, int64_t classes, std::sp
   for (int64_t r = 0; r < a.rows; ++r) {
     double* __restrict margins = out + static_cast<std::size_t>(r) * c_count;
     for (std::size_t c = 0; c < c_count; ++c) margins[c] = bias != nullptr ? bias[c] : 0.0;
-    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+    for (int64_t k = a.row_ptr[r], end = a.RowEnd(r); k < end; ++k) {
       const double value = values[k];
       const double* __restrict column = in + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) margins[c] += value * column[c];
@@ -211,7 +211,7 @@ void AddTransposeProductBlocksImpl(const CsrView& a, V values, int64_t classes, 
   for (int64_t r = 0; r < a.rows; ++r) {
     const double* __restrict wr = w.data() + static_cast<std::size_t>(r) * c_count;
     const double* __restrict dr = with_squares ? d.data() + static_cast<std::size_t>(r) * c_count : nullptr;
-    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+    for (int64_t k = a.row_ptr[r], end = a.RowEnd(r); k < end; ++k) {
       const double value = values[k];
       const std::size_t column = static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) sums[column + c] += value * wr[c];
@@ -242,7 +242,14 @@ CsrView ColumnSubset::view() const {
   v.row_ptr = row_ptr.data();
   v.col_idx = col_idx.data();
   v.values = values.data();
+  v.values32 = values32.data();
+  v.value_kind = value_kind;
   return v;
+}
+
+std::size_t ColumnSubset::MemoryBytes() const {
+  return columns.capacity() * sizeof(uint32_t) + selected.capacity() + row_ptr.capacity() * sizeof(int64_t) +
+         col_idx.capacity() * sizeof(uint32_t) + values.capacity() * sizeof(double) + values32.capacity() * sizeof(float);
 }
 
 void ColumnSubset::Compact(std::span<const double> full, int64_t classes, bool with_intercept,
@@ -292,14 +299,79 @@ void SelectColumns(const CsrView& a, std::vector<uint32_t> columns, ColumnSubset
     subset.row_ptr[static_cast<std::size_t>(r) + 1] = subset.row_ptr[static_cast<std::size_t>(r)] + kept;
   }
   const auto nnz = static_cast<std::size_t>(subset.row_ptr.back());
+  subset.value_kind = a.value_kind;
   subset.col_idx.resize(nnz);
-  subset.values.resize(nnz);
+  subset.values.resize(a.value_kind == CsrValues::kDouble ? nnz : 0);
+  subset.values32.resize(a.value_kind == CsrValues::kFloat ? nnz : 0);
   std::size_t at = 0;
   for (int64_t k = a.row_ptr[0]; k < a.row_ptr[a.rows]; ++k) {
     const uint32_t j = a.col_idx[k];
     if (subset.selected[j] == 0) continue;
     subset.col_idx[at] = position[j];
-    subset.values[at++] = a.Value(k);
+    if (a.value_kind == CsrValues::kDouble) subset.values[at] = a.values[k];
+    if (a.value_kind == CsrValues::kFloat) subset.values32[at] = a.values32[k];
+    ++at;
+  }
+}
+
+bool CsrArraysToChange::AreAllOf(const CsrView& a) const {
+  if (col_idx == nullptr || col_idx != a.col_idx) return false;
+  switch (a.value_kind) {
+    case CsrValues::kDouble: return values != nullptr && values == a.values;
+    case CsrValues::kFloat: return values32 != nullptr && values32 == a.values32;
+    case CsrValues::kOnes: return true;
+  }
+  return false;
+}
+
+CsrView RowPartition::view(const CsrView& a) const {
+  CsrView v = a;
+  v.row_end = row_end.data();
+  return v;
+}
+
+namespace {
+
+// Each row's entries of the selected columns moved to its front, both parts keeping their
+// order: the others go to `spill` and come back after.
+template <typename Value>
+void PartitionRowsOf(const CsrView& a, uint32_t* col_idx, Value* values, RowPartition& partition) {
+  std::vector<std::pair<uint32_t, Value>> spill;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    int64_t at = a.row_ptr[r];
+    spill.clear();
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const Value value = values != nullptr ? values[k] : Value{};
+      if (partition.selected[col_idx[k]] == 0) {
+        spill.emplace_back(col_idx[k], value);
+        continue;
+      }
+      col_idx[at] = col_idx[k];
+      if (values != nullptr) values[at] = value;
+      ++at;
+    }
+    partition.row_end[static_cast<std::size_t>(r)] = at;
+    partition.nnz += at - a.row_ptr[r];
+    for (const auto& [column, value] : spill) {
+      col_idx[at] = column;
+      if (values != nullptr) values[at] = value;
+      ++at;
+    }
+  }
+}
+
+}  // namespace
+
+void PartitionRows(const CsrView& a, const CsrArraysToChange& arrays, std::vector<char> selected,
+                   RowPartition& partition) {
+  assert(arrays.AreAllOf(a) && static_cast<int64_t>(selected.size()) == a.cols);
+  partition.selected = std::move(selected);
+  partition.row_end.resize(static_cast<std::size_t>(a.rows));
+  partition.nnz = 0;
+  switch (a.value_kind) {
+    case CsrValues::kDouble: return PartitionRowsOf(a, arrays.col_idx, arrays.values, partition);
+    case CsrValues::kFloat: return PartitionRowsOf(a, arrays.col_idx, arrays.values32, partition);
+    case CsrValues::kOnes: return PartitionRowsOf<double>(a, arrays.col_idx, nullptr, partition);
   }
 }
 

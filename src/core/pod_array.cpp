@@ -4,9 +4,11 @@
 #define _GNU_SOURCE  // mremap
 #endif
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <string>
 
 namespace nimbus {
@@ -43,6 +45,17 @@ Result<void*> Move(void* data, std::size_t bytes, std::size_t length) {
 }
 
 }  // namespace
+
+int64_t MemoryInUse() {
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0;
+  long long size = 0, resident = 0;
+  const bool read = std::fscanf(statm, "%lld %lld", &size, &resident) == 2;
+  std::fclose(statm);
+  rlimit address_space{};
+  const bool limited = ::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY;
+  return read ? (limited ? size : resident) * static_cast<int64_t>(PageSize()) : 0;
+}
 
 Result<MappedRegion> MappedRegion::Reserve(std::size_t bytes) {
   MappedRegion region;

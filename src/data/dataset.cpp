@@ -119,7 +119,7 @@ Dataset Dataset::SelectRows(std::span<const int64_t> rows) const {
 
 Dataset Dataset::Rows(int64_t begin, int64_t end) const {
   Dataset part = *this;
-  part.own_col_idx = nullptr;  // shared with this data set
+  part.own = {};  // shared with this data set
   part.matrix = matrix.RowRange(begin, end);
   part.labels = labels.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
   if (!weights.empty()) part.weights = weights.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));

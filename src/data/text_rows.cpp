@@ -206,7 +206,8 @@ Dataset DatasetOfRows(std::shared_ptr<RowBlock> rows, int64_t cols, const LabelE
   rows->CompactValues(values);
   Dataset data;
   data.matrix = rows->View(cols);
-  data.own_col_idx = rows->col_idx.data();
+  data.own = {rows->col_idx.data(), rows->value_kind == CsrValues::kDouble ? rows->values.data() : nullptr,
+              rows->value_kind == CsrValues::kFloat ? rows->values32.data() : nullptr};
   data.labels = rows->labels.span();
   data.encoding = encoding;
   data.storage = std::move(rows);

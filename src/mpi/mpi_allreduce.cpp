@@ -178,7 +178,9 @@ Result<AssignBody> ReceiveAllreduceAssignment(uint64_t run_id, Deadline deadline
   while (true) {
     Result<Incoming> incoming = transport.Receive(deadline);
     if (!incoming.ok()) return incoming.status().WithContext("no assignment from rank 0");
-    if (incoming->peer != "0" || incoming->message.envelope.type != MessageType::kAssign) continue;
+    if (incoming->peer != "0") continue;
+    if (incoming->message.envelope.type == MessageType::kBye) return FailedPrecondition(kJobEnded);
+    if (incoming->message.envelope.type != MessageType::kAssign) continue;
     return UnpackAssign(incoming->message);
   }
 }
@@ -190,7 +192,8 @@ Result<std::optional<TextPartRows>> AwaitAllreducePlan(int rank, uint64_t run_id
   Result<TextPartRows> read = ReadAssignedText(*assignment);
   if (!read.ok()) {
     (void)transport.Send("0", PackBye(RankEnvelope(rank, MessageType::kBye), {"fatal: " + read.status().message()}));
-    return read.status();
+    // Rank 0 reports it and ends the job; this rank ends with it.
+    return AwaitTheJobsEnd(transport, Deadline::After(20)) ? FailedPrecondition(kJobEnded) : read.status();
   }
   NIMBUS_RETURN_IF_ERROR(transport.Send("0", PackScanned(RankEnvelope(rank, MessageType::kScanned), {read->scan})));
   NIMBUS_ASSIGN_OR_RETURN(*assignment, ReceiveAllreduceAssignment(run_id, deadline));

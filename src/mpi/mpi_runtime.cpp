@@ -394,6 +394,22 @@ void MpiExecutor::AddCounters(Summary& summary) const {
                                                    transport_.stats().dropped_foreign + transport_.stats().dropped_stale);
 }
 
+void TellEveryRankTheJobEnds(uint64_t run_id, int size, bool allreduce, const std::string& why) {
+  MpiTransport transport(run_id);
+  for (int rank = 1; rank < size; ++rank) {
+    (void)transport.Send(std::to_string(rank),
+                         PackBye(RankEnvelope(allreduce ? rank : rank - 1, MessageType::kBye), {"the job ends: " + why}));
+  }
+}
+
+bool AwaitTheJobsEnd(MpiTransport& transport, Deadline deadline) {
+  while (!deadline.Expired()) {
+    Result<Incoming> incoming = transport.Receive(deadline);
+    if (incoming.ok() && incoming->peer == "0" && incoming->message.envelope.type == MessageType::kBye) return true;
+  }
+  return false;
+}
+
 int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall) {
   const int worker = rank - 1;
   const std::string name = "nimbus mpi worker " + std::to_string(worker) + " (rank " + std::to_string(rank) + ")";
@@ -422,8 +438,7 @@ int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall) {
   auto fatal = [&](const Status& status) {
     (void)transport.Send("0", PackBye(RankEnvelope(worker, MessageType::kBye), {"fatal: " + status.message()}));
     const int code = error(status.message());
-    std::this_thread::sleep_for(std::chrono::seconds(20));
-    return code;
+    return AwaitTheJobsEnd(transport, Deadline::After(20)) ? kWorkerDone : code;
   };
   // Its part of the text, read, scanned and (once the master's plan comes) made its shard.
   Stopwatch load_watch;

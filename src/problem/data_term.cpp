@@ -69,9 +69,9 @@ void DataTerm::Margins(std::span<const double> x, std::span<double> margins) con
   MultiplyRowsBlocks(matrix_, blocks_, x, intercept_, margins);
 }
 
-void DataTerm::MarginsOn(const ColumnSubset& columns, std::span<const double> x, std::span<double> margins) const {
-  assert(columns.view().rows == matrix_.rows);
-  MultiplyRowsBlocks(columns.view(), blocks_, x, intercept_, margins);
+void DataTerm::MarginsOn(const CsrView& columns, std::span<const double> x, std::span<double> margins) const {
+  assert(columns.rows == matrix_.rows);
+  MultiplyRowsBlocks(columns, blocks_, x, intercept_, margins);
 }
 
 double DataTerm::LossSum(std::span<const double> margins) const {
@@ -139,10 +139,10 @@ void DataTerm::AddCurvatureProduct(const DataCurvature& curvature, std::span<con
   AddCurvatureProductWith(matrix_, curvature, v, hv);
 }
 
-void DataTerm::AddCurvatureProductOn(const ColumnSubset& columns, const DataCurvature& curvature,
+void DataTerm::AddCurvatureProductOn(const CsrView& columns, const DataCurvature& curvature,
                                      std::span<const double> v, std::span<double> hv) const {
-  assert(columns.view().rows == matrix_.rows);
-  AddCurvatureProductWith(columns.view(), curvature, v, hv);
+  assert(columns.rows == matrix_.rows);
+  AddCurvatureProductWith(columns, curvature, v, hv);
 }
 
 void DataTerm::AddCurvatureProductWith(const CsrView& matrix, const DataCurvature& curvature,

@@ -90,6 +90,7 @@ Result<std::unique_ptr<ShardWorker>> MakeAssignedWorker(int worker, const Assign
   options.solver = static_cast<LocalSolver>(body.local_solver);
   NIMBUS_ASSIGN_OR_RETURN(options.faults, DecodeFaults(body.faults));
   options.general_form = body.general_form != 0;
+  options.memory_limit_bytes = ProcessMemoryLimitBytes();
   return std::make_unique<ShardWorker>(worker, std::move(shard), *spec, options);
 }
 

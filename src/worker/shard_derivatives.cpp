@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "nimbus/core/pod_array.h"
 #include "nimbus/core/vector_ops.h"
 
 namespace nimbus {
@@ -20,8 +21,13 @@ ShardDerivatives::ShardDerivatives(const CsrView& matrix, std::span<const double
                                    int64_t total_rows, std::span<const double> weights)
     : ShardDerivatives(std::make_shared<const DataTerm>(matrix, labels, std::move(loss), intercept, weights), total_rows) {}
 
-ShardDerivatives::ShardDerivatives(std::shared_ptr<const DataTerm> term, int64_t total_rows)
-    : term_(std::move(term)), inverse_rows_(1.0 / static_cast<double>(total_rows)), size_(term_->model_size()) {}
+ShardDerivatives::ShardDerivatives(std::shared_ptr<const DataTerm> term, int64_t total_rows, CsrArraysToChange own,
+                                   int64_t memory_limit_bytes)
+    : term_(std::move(term)),
+      inverse_rows_(1.0 / static_cast<double>(total_rows)),
+      size_(term_->model_size()),
+      own_(own),
+      memory_limit_bytes_(memory_limit_bytes) {}
 
 ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
   if (held_[0].round < 0) return held_[0];
@@ -35,11 +41,13 @@ ShardDerivatives::Curvature& ShardDerivatives::SlotForNewPoint() {
 ShardDerivatives::Curvature& ShardDerivatives::HoldPoint(int64_t round, std::span<const double> x,
                                                           double* loss_sum) {
   margins_.resize(term_->margin_count());
-  if (const ColumnSubset* columns = WorkingColumnsCovering(x)) {
-    columns->Compact(x, term_->blocks(), term_->intercept(), compact_v_);
-    term_->MarginsOn(*columns, compact_v_, margins_);
-  } else {
+  if (const std::optional<WorkingColumns> columns = WorkingColumnsCovering(x); !columns) {
     term_->Margins(x, margins_);
+  } else if (columns->copy == nullptr) {
+    term_->MarginsOn(columns->view, x, margins_);
+  } else {
+    columns->copy->Compact(x, term_->blocks(), term_->intercept(), compact_v_);
+    term_->MarginsOn(columns->view, compact_v_, margins_);
   }
   ++passes_;
   Curvature& slot = SlotForNewPoint();
@@ -84,21 +92,68 @@ Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const doub
     held = &HoldPoint(point_round, point, &loss_sum);
   }
   held->last_use = ++uses_;
-  const ColumnSubset* columns = on_support ? WorkingColumnsFor(v) : nullptr;
-  if (columns == nullptr) {
+  const std::optional<WorkingColumns> columns = on_support ? WorkingColumnsFor(v) : std::nullopt;
+  if (!columns || columns->copy == nullptr) {
     Fill(hv, 0.0);
-    term_->AddCurvatureProduct(held->at, v, hv);
+    if (columns) {
+      term_->AddCurvatureProductOn(columns->view, held->at, v, hv);
+    } else {
+      term_->AddCurvatureProduct(held->at, v, hv);
+    }
   } else {
-    columns->Compact(v, term_->blocks(), term_->intercept(), compact_v_);
+    columns->copy->Compact(v, term_->blocks(), term_->intercept(), compact_v_);
     compact_hv_.assign(compact_v_.size(), 0.0);
-    term_->AddCurvatureProductOn(*columns, held->at, compact_v_, compact_hv_);
-    columns->Expand(compact_hv_, term_->blocks(), term_->intercept(), hv);
+    term_->AddCurvatureProductOn(columns->view, held->at, compact_v_, compact_hv_);
+    columns->copy->Expand(compact_hv_, term_->blocks(), term_->intercept(), hv);
   }
   ++passes_;
   return Status::Ok();
 }
 
-const ColumnSubset* ShardDerivatives::WorkingColumnsFor(std::span<const double> v) {
+bool ShardDerivatives::Selected(std::size_t j) const {
+  const std::vector<char>* selected = mode_ == Mode::kInPlace ? &partition_.selected
+                                      : mode_ == Mode::kCopy  ? &working_.selected
+                                                              : nullptr;
+  return selected != nullptr && j < selected->size() && (*selected)[j] != 0;
+}
+
+std::optional<ShardDerivatives::WorkingColumns> ShardDerivatives::Working() const {
+  if (mode_ == Mode::kInPlace) return WorkingColumns{partition_.view(term_->matrix()), nullptr};
+  if (mode_ == Mode::kCopy) return WorkingColumns{working_.view(), &working_};
+  return std::nullopt;
+}
+
+bool ShardDerivatives::CopyFits(int64_t nnz) const {
+  if (memory_limit_bytes_ <= 0) return true;
+  const CsrView& matrix = term_->matrix();
+  const auto copy_bytes = static_cast<int64_t>(8 * matrix.rows + nnz * 4) + static_cast<int64_t>(matrix.ValueBytes(nnz));
+  const auto held = static_cast<int64_t>(working_.MemoryBytes());
+  return MemoryInUse() - held + copy_bytes <= static_cast<int64_t>(kMemoryShare * static_cast<double>(memory_limit_bytes_));
+}
+
+bool ShardDerivatives::ChooseWorkingColumns(std::vector<uint32_t> columns, int64_t nnz) {
+  const CsrView& matrix = term_->matrix();
+  if (CopyFits(nnz)) {
+    // (A copy larger than the one held gets fresh arrays: the old ones go first.)
+    if (static_cast<std::size_t>(nnz) > working_.col_idx.capacity()) working_ = ColumnSubset{};
+    SelectColumns(matrix, std::move(columns), working_);
+    mode_ = Mode::kCopy;
+  } else if (own_.AreAllOf(matrix)) {
+    working_ = ColumnSubset{};  // its memory given back
+    std::vector<char> selected(static_cast<std::size_t>(matrix.cols), 0);
+    for (const uint32_t j : columns) selected[j] = 1;
+    PartitionRows(matrix, own_, std::move(selected), partition_);
+    mode_ = Mode::kInPlace;
+  } else {
+    working_ = ColumnSubset{};
+    mode_ = Mode::kNone;
+    return false;  // no room for a copy, and rows it may not reorder: whole passes
+  }
+  ++passes_;
+  return true;
+}
+
+std::optional<ShardDerivatives::WorkingColumns> ShardDerivatives::WorkingColumnsFor(std::span<const double> v) {
   const CsrView& matrix = term_->matrix();
   const auto blocks = static_cast<std::size_t>(term_->blocks());
   if (column_nonzeros_.empty()) column_nonzeros_ = ColumnNonzeros(matrix);
@@ -109,25 +164,21 @@ const ColumnSubset* ShardDerivatives::WorkingColumnsFor(std::span<const double> 
     support.push_back(static_cast<uint32_t>(j));
     nnz += column_nonzeros_[j];
   }
-  if (2 * nnz > matrix.nnz()) return nullptr;
-  const bool covered = std::all_of(support.begin(), support.end(), [&](uint32_t j) {
-    return j < working_.selected.size() && working_.selected[j] != 0;
-  });
+  if (2 * nnz > matrix.nnz()) return std::nullopt;
+  const bool covered = std::all_of(support.begin(), support.end(), [&](uint32_t j) { return Selected(j); });
   // Kept while the support is inside it and it is not twice as large (a working set that shrank).
-  if (!covered || working_.nnz() > 2 * nnz + matrix.rows) {
-    SelectColumns(matrix, std::move(support), working_);
-    ++passes_;
-  }
-  return &working_;
+  const int64_t kept = mode_ == Mode::kInPlace ? partition_.nnz : working_.nnz();
+  if ((!covered || kept > 2 * nnz + matrix.rows) && !ChooseWorkingColumns(std::move(support), nnz)) return std::nullopt;
+  return Working();
 }
 
-const ColumnSubset* ShardDerivatives::WorkingColumnsCovering(std::span<const double> x) const {
-  if (working_.selected.empty()) return nullptr;
+std::optional<ShardDerivatives::WorkingColumns> ShardDerivatives::WorkingColumnsCovering(std::span<const double> x) const {
+  if (mode_ == Mode::kNone) return std::nullopt;
   const auto blocks = static_cast<std::size_t>(term_->blocks());
-  for (std::size_t j = 0; j < working_.selected.size(); ++j) {
-    if (working_.selected[j] == 0 && FeatureHasEntry(x, j, blocks)) return nullptr;
+  for (std::size_t j = 0; j < static_cast<std::size_t>(term_->matrix().cols); ++j) {
+    if (!Selected(j) && FeatureHasEntry(x, j, blocks)) return std::nullopt;
   }
-  return &working_;
+  return Working();
 }
 
 }  // namespace nimbus

@@ -56,10 +56,10 @@ LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_f
   local.data = shard;
   local.data.columns = {};  // its columns are the support's now, not the source's features
   local.data.matrix.cols = features;
-  if (shard.own_col_idx == shard.matrix.col_idx && first == 0 && shard.storage.use_count() == 2) {
+  if (shard.own.col_idx == shard.matrix.col_idx && first == 0 && shard.storage.use_count() == 2) {
     // Rows this worker read for itself, held by nothing else (the copy here and `shard`):
     // renumbered in place, at no cost in memory.
-    occurring.Renumber(col_idx, std::span<uint32_t>(shard.own_col_idx, col_idx.size()));
+    occurring.Renumber(col_idx, std::span<uint32_t>(shard.own.col_idx, col_idx.size()));
     local.spec.cols = features;
     local.support = std::move(support);
     return local;
@@ -77,7 +77,7 @@ LocalShard MakeLocalShard(Dataset shard, const ProblemSpec& spec, bool general_f
   for (int64_t r = 0; r <= a.rows; ++r) renumbered->row_ptr[static_cast<std::size_t>(r)] = a.row_ptr[r] - first;
   renumbered->col_idx.resize(static_cast<std::size_t>(nnz));
   occurring.Renumber(col_idx, renumbered->col_idx);
-  local.data.own_col_idx = nullptr;
+  local.data.own = {renumbered->col_idx.data(), nullptr, nullptr};  // the values stay the original's
   local.data.matrix.row_ptr = renumbered->row_ptr.data();
   local.data.matrix.col_idx = renumbered->col_idx.data();
   local.data.matrix.values = a.values == nullptr ? nullptr : a.values + first;
@@ -102,7 +102,7 @@ ShardWorker::ShardWorker(int id, LocalShard shard, const WorkerOptions& options)
           DataTerm::ForProblem(spec_, shard_.matrix, shard_.labels, shard_.weights, shard_.folds))),
       objective_(term_, spec_.rows),
       independent_blocks_(spec_.independent_blocks() > 1 ? EntryBlocks(spec_, spec_.model_size()) : std::vector<uint32_t>()),
-      derivatives_(term_, spec_.rows),
+      derivatives_(term_, spec_.rows, shard_.own, options.memory_limit_bytes),
       x_(spec_.model_size(), 0.0),
       x_relaxed_(spec_.model_size(), 0.0),
       u_(spec_.model_size(), 0.0),

@@ -245,6 +245,77 @@ TEST(ColumnSubsetTest, SelectsTheColumnsAndCompactsModels) {
   EXPECT_EQ(y, (std::vector<double>{0.0, 11.0, 20.0}));
 }
 
+// The same subset of a matrix whose values are floats, or none (every value 1): the copy holds
+// them as the matrix does.
+TEST(ColumnSubsetTest, KeepsTheMatrixsKindOfValues) {
+  const std::vector<int64_t> row_ptr{0, 2, 4, 7};
+  const std::vector<uint32_t> col_idx{0, 2, 1, 3, 0, 1, 3};
+  const std::vector<float> floats{1, 2, 3, 4, 5, 6, 7};
+  CsrView a{3, 4, row_ptr.data(), col_idx.data(), nullptr, floats.data(), CsrValues::kFloat};
+  ColumnSubset s = SelectColumns(a, {1, 3});
+  EXPECT_EQ(s.values32, (std::vector<float>{3, 4, 6, 7}));
+  EXPECT_TRUE(s.values.empty());
+  std::vector<double> y(3);
+  MultiplyRows(s.view(), std::vector<double>{1.0, 2.0}, false, y);
+  EXPECT_EQ(y, (std::vector<double>{0.0, 11.0, 20.0}));
+  a.values32 = nullptr;
+  a.value_kind = CsrValues::kOnes;
+  s = SelectColumns(a, {1, 3});
+  EXPECT_TRUE(s.values.empty() && s.values32.empty());
+  EXPECT_EQ(s.view().value_kind, CsrValues::kOnes);
+  MultiplyRows(s.view(), std::vector<double>{1.0, 2.0}, false, y);
+  EXPECT_EQ(y, (std::vector<double>{0.0, 3.0, 3.0}));
+  EXPECT_GE(s.MemoryBytes(), s.col_idx.size() * sizeof(uint32_t) + s.row_ptr.size() * sizeof(int64_t));
+}
+
+// Rows partitioned in place by columns: each row keeps its entries, those of the chosen
+// columns first (both parts in their order), and the view of those first entries gives the
+// products of a model zero outside them, as the whole matrix (partitioned or not) does.
+TEST(RowPartitionTest, TheChosenColumnsComeFirstAndTheirViewReadsThemAlone) {
+  TestMatrix m = RandomMatrix(40, 11, 5);
+  const TestMatrix original = m;
+  const CsrView a = m.View();
+  std::vector<char> selected(11, 0);
+  for (const uint32_t j : {1u, 4u, 5u, 9u}) selected[j] = 1;
+  RowPartition partition;
+  const CsrArraysToChange arrays{m.col_idx.data(), m.values.data(), nullptr};
+  ASSERT_TRUE(arrays.AreAllOf(a));
+  PartitionRows(a, arrays, selected, partition);
+  int64_t chosen = 0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    std::vector<std::pair<uint32_t, double>> first, rest;
+    for (int64_t k = original.row_ptr[r]; k < original.row_ptr[r + 1]; ++k) {
+      (selected[original.col_idx[k]] != 0 ? first : rest).emplace_back(original.col_idx[k], original.values[k]);
+    }
+    std::vector<std::pair<uint32_t, double>> now;
+    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) now.emplace_back(m.col_idx[k], m.values[k]);
+    first.insert(first.end(), rest.begin(), rest.end());
+    EXPECT_EQ(now, first) << "row " << r;
+    EXPECT_EQ(partition.row_end[static_cast<std::size_t>(r)] - a.row_ptr[r],
+              static_cast<int64_t>(first.size() - rest.size())) << "row " << r;
+    chosen += static_cast<int64_t>(first.size() - rest.size());
+  }
+  EXPECT_EQ(partition.nnz, chosen);
+  // A model zero outside the columns: the view's products are the whole matrix's (as it was).
+  std::vector<double> x = RandomVector(12, 3);
+  for (std::size_t j = 0; j < 11; ++j) x[j] = selected[j] != 0 ? x[j] : 0.0;
+  std::vector<double> on_view(40), whole(40), before(40);
+  MultiplyRows(partition.view(a), x, true, on_view);
+  MultiplyRows(a, x, true, whole);
+  MultiplyRows(original.View(), x, true, before);
+  ExpectVectorsNear(on_view, before, "margins on the chosen columns");
+  ExpectVectorsNear(whole, before, "margins of the partitioned matrix");
+  const std::vector<double> d = RandomVector(40, 4, 0.1, 1.0);
+  std::vector<double> product(12, 0.0), expected(12, 0.0);
+  AddNormalProduct(partition.view(a), d, x, true, product);
+  AddNormalProduct(original.View(), d, x, true, expected);
+  for (std::size_t j = 0; j < 11; ++j) expected[j] = selected[j] != 0 ? expected[j] : 0.0;
+  ExpectVectorsNear(product, expected, "the curvature product on the chosen columns");
+  // A matrix of another's arrays is not this one's to change.
+  EXPECT_FALSE(CsrArraysToChange{}.AreAllOf(a));
+  EXPECT_FALSE((CsrArraysToChange{m.col_idx.data(), nullptr, nullptr}).AreAllOf(a));
+}
+
 TEST(CsrViewTest, EmptyMatrix) {
   const int64_t row_ptr[1] = {0};
   CsrView empty;

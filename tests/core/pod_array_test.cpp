@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -141,6 +142,16 @@ TEST(PodArrayTest, ArraysGrownOnSeveralThreadsAtOnce) {
     ASSERT_EQ(results[t].size(), 39000u);
     for (std::size_t i = 0; i < results[t].size(); ++i) ASSERT_EQ(results[t][i], static_cast<int64_t>(i) * (t + 1));
   }
+}
+
+// The memory in use grows with pages written (here, resident ones: no address-space limit).
+TEST(MemoryInUseTest, GrowsWithPagesWritten) {
+  const int64_t before = MemoryInUse();
+  ASSERT_GT(before, 0);
+  PodArray<char> array = PodArray<char>::Reserve(std::size_t{64} << 20).value();
+  array.resize(std::size_t{64} << 20);
+  std::memset(array.data(), 1, array.size());
+  EXPECT_GE(MemoryInUse(), before + (int64_t{48} << 20));
 }
 
 TEST(PodArrayTest, HugeReservationCostsNoMemoryUntilWritten) {

@@ -14,7 +14,7 @@
 namespace nimbus::testing {
 namespace {
 
-// 200,000 rows of 30 nonzeros over 2 workers: 3,000,000 nonzeros per shard, about 57 MB of
+// 200,000 rows of 30 nonzeros over 2 workers: 3,000,000 nonzeros per shard, about 41 MB of
 // data for a worker (nimbus's estimate). As a split store (a shard the master knows the size
 // of) and as text each worker reads its part of (whose size is known once it is read).
 class OutOfMemory : public ::testing::Test {
@@ -41,7 +41,7 @@ class OutOfMemory : public ::testing::Test {
   static void ExpectReported(const CommandResult& run, const std::string& limit) {
     EXPECT_EQ(run.exit_code, 1) << run.err;  // ended by itself (timeout's would be 124), with an error
     for (const std::string& part : {std::string("ran out of memory"), std::string("shard shard-0000"),
-                                    std::string("(100000 rows, 3000000 nonzeros) needs about 57 MB of data"),
+                                    std::string("(100000 rows, 3000000 nonzeros) needs about 41 MB of data"),
                                     "the worker's limit is " + limit, std::string("Use more workers")}) {
       EXPECT_NE(run.err.find(part), std::string::npos) << "'" << part << "' missing from:\n" << run.err;
     }

@@ -228,7 +228,7 @@ TEST_P(DataTermTest, MarginsAndProductsOnColumnsMatchTheWholeData) {
   std::vector<double> compact;
   columns.Compact(x, spec_.blocks(), spec_.intercept, compact);
   std::vector<double> margins(term.margin_count());
-  term.MarginsOn(columns, compact, margins);
+  term.MarginsOn(columns.view(), compact, margins);
   const std::vector<double> expected = DenseMargins(x);
   for (std::size_t k = 0; k < margins.size(); ++k) EXPECT_NEAR(margins[k], expected[k], 1e-12) << "margin " << k;
 
@@ -238,7 +238,7 @@ TEST_P(DataTermTest, MarginsAndProductsOnColumnsMatchTheWholeData) {
   term.AddCurvatureProduct(curvature, v, whole);
   columns.Compact(v, spec_.blocks(), spec_.intercept, compact);
   std::vector<double> compact_product(compact.size(), 0.0);
-  term.AddCurvatureProductOn(columns, curvature, compact, compact_product);
+  term.AddCurvatureProductOn(columns.view(), curvature, compact, compact_product);
   columns.Expand(compact_product, spec_.blocks(), spec_.intercept, on_columns);
   const std::vector<double> selected = zero_elsewhere(whole);  // other columns' entries are not computed
   for (std::size_t k = 0; k < Size(); ++k) EXPECT_NEAR(on_columns[k], selected[k], 1e-12) << "entry " << k;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "local/sparse_test_problem.h"
@@ -89,14 +91,22 @@ TEST(ShardDerivatives, APointNotHeldMustComeWithTheRequest) {
 }
 
 // L1 Newton's products on a working set: exact where the direction has an entry (and the
-// intercept), 0 elsewhere, from a copy of those columns made once; a point inside them takes
-// its margins from that copy too.
-TEST(ShardDerivatives, ProductsOnTheSupportMatchTheDenseReferenceThere) {
+// intercept), 0 elsewhere, from the working columns chosen once; a point inside them takes its
+// margins from them too. The columns are a copy, or (a worker under a memory limit that the
+// copy would pass, with rows of its own) each row's entries reordered in place: the same
+// figures, and every pass over the whole data after it too.
+void ExpectProductsOnTheSupport(bool in_place) {
   for (const Loss& loss : kAllLosses) {
-    SCOPED_TRACE(LossName(loss));
-    const auto p = MakeRandomProblem(80, 40, 4, 11, loss);
-    ShardDerivatives shard(p.View(), p.labels, loss, true, static_cast<int64_t>(kTotalRows));
-    const std::size_t n = p.Width(true);
+    SCOPED_TRACE(std::string(LossName(loss)) + (in_place ? ", in place" : ", a copy"));
+    auto p = MakeRandomProblem(80, 40, 4, 11, loss);
+    const CsrView matrix = p.View();
+    const CsrArraysToChange own = in_place ? CsrArraysToChange{p.col_idx.data(), p.values.data(), nullptr}
+                                           : CsrArraysToChange{};
+    // A limit of a byte: no copy fits.
+    ShardDerivatives shard(std::make_shared<const DataTerm>(matrix, p.labels, loss, true),
+                           static_cast<int64_t>(kTotalRows), own, in_place ? 1 : 0);
+    const auto reference = MakeRandomProblem(80, 40, 4, 11, loss);  // the rows as they were
+    const std::size_t n = reference.Width(true);
     auto on = [&](std::vector<double> x, std::vector<std::size_t> keep) {
       std::vector<double> out(n, 0.0);
       for (const std::size_t j : keep) out[j] = x[j];
@@ -106,7 +116,7 @@ TEST(ShardDerivatives, ProductsOnTheSupportMatchTheDenseReferenceThere) {
     const std::vector<double> x = on(RandomVector(n, 3, 0.5), working);
     std::vector<double> gd(2 * n), hv(n);
     shard.Evaluate(0, x, gd);
-    const std::vector<double> h = RefDataHessian(p, loss, true, kTotalRows, x);
+    const std::vector<double> h = RefDataHessian(reference, loss, true, kTotalRows, x);
     const std::vector<double> v = on(RandomVector(n, 5, 1.0), {2, 9, 17, 40});  // a zero in W
     ASSERT_TRUE(shard.HessianVector(0, {}, v, hv, true).ok());
     const std::vector<double> expected = DenseProduct(h, v);
@@ -114,16 +124,40 @@ TEST(ShardDerivatives, ProductsOnTheSupportMatchTheDenseReferenceThere) {
       const bool in_support = j == 2 || j == 9 || j == 17 || j == 40;
       EXPECT_NEAR(hv[j], in_support ? expected[j] : 0.0, 1e-12) << "entry " << j;
     }
-    EXPECT_EQ(shard.data_passes(), 4);  // the evaluation's two, the copy of the columns and the product
-    // A point inside the copied columns: its value and gradient, the margins from the copy.
+    EXPECT_EQ(shard.data_passes(), 4);  // the evaluation's two, the choice of the columns and the product
+    EXPECT_EQ(p.col_idx != reference.col_idx, in_place);  // the rows reordered, or left alone
+    // A point inside the working columns: its value and gradient, the margins from them.
     const std::vector<double> inside = on(RandomVector(n, 7, 0.5), {9, 17, 40});
-    EXPECT_NEAR(shard.Evaluate(1, inside, gd), RefDataLoss(p, loss, true, kTotalRows, inside), 1e-12);
+    EXPECT_NEAR(shard.Evaluate(1, inside, gd), RefDataLoss(reference, loss, true, kTotalRows, inside), 1e-12);
     const std::vector<double> gradient(gd.begin(), gd.begin() + static_cast<std::ptrdiff_t>(n));
-    EXPECT_LT(RefMaxAbsDiff(gradient, RefDataGradient(p, loss, true, kTotalRows, inside)), 1e-12);
-    // One outside them: the whole data.
+    EXPECT_LT(RefMaxAbsDiff(gradient, RefDataGradient(reference, loss, true, kTotalRows, inside)), 1e-12);
+    // One outside them: the whole data, every row's entries read whatever their order.
     const std::vector<double> outside = RandomVector(n, 8, 0.5);
-    EXPECT_NEAR(shard.Evaluate(2, outside, gd), RefDataLoss(p, loss, true, kTotalRows, outside), 1e-12);
+    EXPECT_NEAR(shard.Evaluate(2, outside, gd), RefDataLoss(reference, loss, true, kTotalRows, outside), 1e-12);
+    const std::vector<double> whole_gradient(gd.begin(), gd.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_LT(RefMaxAbsDiff(whole_gradient, RefDataGradient(reference, loss, true, kTotalRows, outside)), 1e-12);
+    ASSERT_TRUE(shard.HessianVector(2, {}, v, hv).ok());
+    EXPECT_LT(RefMaxAbsDiff(hv, DenseProduct(RefDataHessian(reference, loss, true, kTotalRows, outside), v)), 1e-12);
   }
+}
+
+TEST(ShardDerivatives, ProductsOnTheSupportMatchTheDenseReferenceThere) { ExpectProductsOnTheSupport(false); }
+
+TEST(ShardDerivatives, ProductsOnTheSupportInPlaceMatchTheDenseReferenceThere) { ExpectProductsOnTheSupport(true); }
+
+// Under a memory limit the copy would pass, rows the worker may not reorder are read whole.
+TEST(ShardDerivatives, WithoutRoomForACopyOrRowsOfItsOwnTheProductsReadTheWholeShard) {
+  const auto p = MakeRandomProblem(80, 40, 4, 11, Loss::kLogistic);
+  ShardDerivatives shard(std::make_shared<const DataTerm>(p.View(), p.labels, Loss::kLogistic, false),
+                         static_cast<int64_t>(kTotalRows), CsrArraysToChange{}, 1);
+  std::vector<double> v(40, 0.0), hv(40), gd(80);
+  v[3] = 1.0;
+  shard.Evaluate(0, std::vector<double>(40, 0.0), gd);
+  ASSERT_TRUE(shard.HessianVector(0, {}, v, hv, true).ok());
+  EXPECT_EQ(shard.data_passes(), 3);  // no pass to choose columns: the product read every entry
+  const std::vector<double> expected = DenseProduct(RefDataHessian(p, Loss::kLogistic, false, kTotalRows,
+                                                                   std::vector<double>(40, 0.0)), v);
+  EXPECT_LT(RefMaxAbsDiff(hv, expected), 1e-12);
 }
 
 }  // namespace

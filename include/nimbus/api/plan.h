@@ -109,7 +109,8 @@ Status SetProblem(const SolveOptions& options, Plan* plan);
 // for `blocks` > 1: classes times cross-validation's copies), and about 20 vectors of the
 // worker's length (measured: 1.5 GB per worker at d = 10^7 in the dense form); in the general
 // form that length is at most the shard's nonzeros (times the blocks). With
-// `working_columns` (L1 Newton) a copy of at most half the nonzeros besides.
+// `working_columns` (L1 Newton) the working set's 8 bytes a row (a worker under a memory limit
+// copies no more than fits: worker/shard_derivatives.h).
 double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool general_form, int64_t blocks = 1,
                          bool working_columns = false);
 // Fails, naming the first shard that would not fit, if a worker could need more than

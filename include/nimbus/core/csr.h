@@ -2,7 +2,8 @@
 //
 // A CsrView does not own memory. A view of rows [r0, r1) of a larger matrix is the same
 // col_idx/values arrays with row_ptr advanced by r0: row r spans entries
-// [row_ptr[r], row_ptr[r+1]) of col_idx and values. Column indices are 0-based.
+// [row_ptr[r], row_ptr[r+1]) of col_idx and values (or [row_ptr[r], row_end[r]) for a view of
+// each row's first entries: RowPartition). Column indices are 0-based.
 //
 // Kernels take `with_intercept`: the model vector then has cols + 1 entries, the last one
 // multiplying an implicit constant feature 1 in every row, so the data need not be copied.
@@ -29,7 +30,9 @@ struct CsrView {
   const double* values = nullptr;     // indexed by row_ptr (kDouble)
   const float* values32 = nullptr;    // indexed by row_ptr (kFloat)
   CsrValues value_kind = CsrValues::kDouble;
+  const int64_t* row_end = nullptr;   // rows entries: where each row ends, when before the next begins
 
+  int64_t RowEnd(int64_t r) const { return row_end != nullptr ? row_end[r] : row_ptr[r + 1]; }
   int64_t nnz() const { return rows == 0 ? 0 : row_ptr[rows] - row_ptr[0]; }
   double Value(int64_t k) const {
     return value_kind == CsrValues::kDouble ? values[k] : value_kind == CsrValues::kFloat ? values32[k] : 1.0;
@@ -112,13 +115,14 @@ void AddNormalProductBlocksOf(const CsrView& a, Values values, int64_t classes, 
   double* __restrict result = out.data();
   for (int64_t r = 0; r < a.rows; ++r) {
     for (std::size_t c = 0; c < c_count; ++c) t[c] = v_bias != nullptr ? v_bias[c] : 0.0;
-    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+    const int64_t end = a.RowEnd(r);
+    for (int64_t k = a.row_ptr[r]; k < end; ++k) {
       const double value = values[k];
       const double* __restrict column = in + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) t[c] += value * column[c];
     }
     curvature(r, std::span<double>(t, c_count));
-    for (int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+    for (int64_t k = a.row_ptr[r]; k < end; ++k) {
       const double value = values[k];
       double* __restrict column = result + static_cast<std::size_t>(a.col_idx[k]) * c_count;
       for (std::size_t c = 0; c < c_count; ++c) column[c] += value * t[c];
@@ -146,16 +150,51 @@ struct ColumnSubset {
   std::vector<char> selected;     // per column of the original: whether it is one of them
   std::vector<int64_t> row_ptr;
   std::vector<uint32_t> col_idx;
+  // The values as the original holds them: doubles, floats, or none (every value 1).
+  CsrValues value_kind = CsrValues::kDouble;
   std::vector<double> values;
+  std::vector<float> values32;
 
   CsrView view() const;
-  int64_t nnz() const { return static_cast<int64_t>(values.size()); }
+  int64_t nnz() const { return static_cast<int64_t>(col_idx.size()); }
+  // The memory its arrays hold.
+  std::size_t MemoryBytes() const;
   // compact = the entries of `full` (C weights per original column, then C intercepts with
   // `with_intercept`) on these columns, in the same layout.
   void Compact(std::span<const double> full, int64_t classes, bool with_intercept, std::vector<double>& compact) const;
   // full = `compact` scattered back to its columns, zero elsewhere.
   void Expand(std::span<const double> compact, int64_t classes, bool with_intercept, std::span<double> full) const;
 };
+
+// The arrays of a matrix that its holder may change in place (null where it may not): the
+// column indices, and the values as the matrix holds them (none for kOnes).
+struct CsrArraysToChange {
+  uint32_t* col_idx = nullptr;
+  double* values = nullptr;
+  float* values32 = nullptr;
+
+  // Whether these are `a`'s own arrays, all of them.
+  bool AreAllOf(const CsrView& a) const;
+};
+
+// Some columns of a matrix, read in place: each row's entries reordered so that those of the
+// chosen columns come first (both parts in the order they had), and a view of those first
+// entries (row_end). A kernel on the view, with a model zero outside those columns, gives the
+// whole matrix's products while reading only their nonzeros, and with the columns' own
+// numbers. The whole matrix keeps every entry (in another order within its rows: its products
+// change in rounding only). Costs 8 bytes a row, where a copy (ColumnSubset) costs its entries.
+struct RowPartition {
+  std::vector<char> selected;    // per column: whether it is one of them
+  std::vector<int64_t> row_end;  // where each row's entries of them end
+  int64_t nnz = 0;               // theirs
+
+  // `a` (the matrix partitioned) cut at row_end.
+  CsrView view(const CsrView& a) const;
+};
+// Partitions the rows of `a`, whose arrays are `arrays` (AreAllOf(a)), by the columns
+// `selected` (a.cols entries): one pass over its nonzeros.
+void PartitionRows(const CsrView& a, const CsrArraysToChange& arrays, std::vector<char> selected,
+                   RowPartition& partition);
 
 // The columns `columns` (ascending, below a.cols) of a: two passes over its nonzeros.
 ColumnSubset SelectColumns(const CsrView& a, std::vector<uint32_t> columns);

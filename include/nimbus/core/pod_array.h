@@ -17,6 +17,10 @@
 
 namespace nimbus {
 
+// The memory this process holds now as its limits count it: its address space where that is
+// limited (RLIMIT_AS), else what it holds resident (Linux: /proc/self/statm; 0 where unknown).
+int64_t MemoryInUse();
+
 // An anonymous read-write mapping; the untyped half of PodArray.
 class MappedRegion {
  public:

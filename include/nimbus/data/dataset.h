@@ -77,9 +77,10 @@ struct Dataset {
   LabelEncoding encoding;
   ColumnMap columns;                    // the source's feature of each column
   std::shared_ptr<const void> storage;  // keeps the arrays behind the views alive
-  // The column indices, writable, when they are this data set's alone (rows a worker read for
-  // itself, and storage held nowhere else): its general form renumbers them in place.
-  uint32_t* own_col_idx = nullptr;
+  // The arrays, writable, when they are this data set's alone (rows a worker read for itself,
+  // and storage held nowhere else): its general form renumbers the columns in place, and L1
+  // Newton's working set reorders each row's entries in place (RowPartition).
+  CsrArraysToChange own;
 
   int64_t rows() const { return matrix.rows; }
   int64_t cols() const { return matrix.cols; }

@@ -185,4 +185,15 @@ Result<std::optional<TextPartRows>> AwaitAllreducePlan(int rank, uint64_t run_id
 // BYE. Returns the process's exit code (worker_process.h).
 int RunMpiWorker(int rank, uint64_t run_id, double process_start_wall);
 
+// How a job ends on an error rank 0 reports: rank 0 tells every other rank to end (a BYE each,
+// as the star's worker `rank - 1` or the allreduce's rank `rank`) and each ends as a job does,
+// with MPI_Finalize; the job's exit status is rank 0's. (MPI_Abort raced the ranks already in
+// MPI_Finalize, and mpirun itself crashed now and then as it ended the job.)
+void TellEveryRankTheJobEnds(uint64_t run_id, int size, bool allreduce, const std::string& why);
+// A rank that told rank 0 of its failure waits here for that word (true), at most until the
+// deadline (false: the job must be ended by abort).
+bool AwaitTheJobsEnd(MpiTransport& transport, Deadline deadline);
+// The failure of a rank that rank 0 told to end (its own report is rank 0's to make).
+inline constexpr const char* kJobEnded = "rank 0 ended the job";
+
 }  // namespace nimbus

@@ -72,10 +72,12 @@ class DataTerm {
   // hv += A^T D A v: one pass.
   void AddCurvatureProduct(const DataCurvature& curvature, std::span<const double> v, std::span<double> hv) const;
   // Margins and AddCurvatureProduct for a point or direction that is zero outside some
-  // columns, given compacted to them (ColumnSubset::Compact; hv comes out compacted too):
-  // one pass over those columns' nonzeros only. `columns` is a subset of this term's matrix.
-  void MarginsOn(const ColumnSubset& columns, std::span<const double> x, std::span<double> margins) const;
-  void AddCurvatureProductOn(const ColumnSubset& columns, const DataCurvature& curvature, std::span<const double> v,
+  // columns: one pass over those columns' nonzeros only. `columns` holds those entries of
+  // this term's rows: a copy of them (ColumnSubset::view, with x and v compacted to them and
+  // hv coming out compacted too), or the rows' first entries in place (RowPartition::view,
+  // with x, v and hv as they are).
+  void MarginsOn(const CsrView& columns, std::span<const double> x, std::span<double> margins) const;
+  void AddCurvatureProductOn(const CsrView& columns, const DataCurvature& curvature, std::span<const double> v,
                              std::span<double> hv) const;
   const CsrView& matrix() const { return matrix_; }
   bool intercept() const { return intercept_; }

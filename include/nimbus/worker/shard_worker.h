@@ -37,6 +37,9 @@ struct WorkerOptions {
   // General-form consensus (Boyd et al. 2011, section 7.2): x_i lives on the coordinates the
   // shard touches only. Otherwise every worker holds a copy of the whole model (dense form).
   bool general_form = false;
+  // The memory the worker's process may hold (0: no limit known; a worker process sets it from
+  // its own limits): L1 Newton's working set then copies only what fits (shard_derivatives.h).
+  int64_t memory_limit_bytes = 0;
 
   Status Validate() const;
 };
