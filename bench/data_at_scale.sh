@@ -10,16 +10,22 @@
 #    each worker), the time, the objective; and liblinear on the same file (-s 0, C = 1/(N l2))
 #    beside it, its time and peak, if it fits at all, its objective by `nimbus eval`.
 #
+# C. L1 Newton's working set against a worker's memory: the suite's Fashion-MNIST (binary, 2
+#    process workers, l1 1e-3 and l2 1e-4), each worker's peak (VmHWM) beside its shard's CSR,
+#    with no limit (the working columns copied) and under --worker-memory-mb SCALE_CAP_MB
+#    (default 230: the copy does not fit, the rows are reordered in place), and the solve's
+#    time and objective in each; SCALE_REPEAT runs of each, interleaved.
+#
 # The files are large: A needs about 2.2 x SCALE_BIG_GB of disk (the file and its shards,
 # deleted after), B about SCALE_TRAIN_GB. Everything else stays in OUTDIR.
 #
 # usage: bench/data_at_scale.sh NIMBUS [OUTDIR]     (OUTDIR default /tmp/nimbus-bench-scale)
-#   SCALE_PARTS="A B"   which parts to run
+#   SCALE_PARTS="A B C"   which parts to run
 set -euo pipefail
 nimbus=$(realpath "${1:?usage: bench/data_at_scale.sh NIMBUS [OUTDIR]}")
 out=${2:-/tmp/nimbus-bench-scale}
 here=$(cd "$(dirname "$0")" && pwd)
-parts=${SCALE_PARTS:-A B}
+parts=${SCALE_PARTS:-A B C}
 mkdir -p "$out"
 mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo)
 big_gb=${SCALE_BIG_GB:-$(awk -v m="$mem_kb" 'BEGIN {printf "%.0f", 1.1 * m / 1024 / 1024 + 1}')}
@@ -87,5 +93,38 @@ print('%.1f s (load %.1f s, setup %.1f s, solve %.1f s), %s after %d rounds, obj
   else
     say "- liblinear -s 0 -c $c: did not finish ($(tail -1 "$out/liblinear.log"))"
   fi
+fi
+if [[ " $parts " == *" C "* ]]; then
+  source "$here/data/build.sh"
+  fashion=$(suite_data_file "$out" fashion)
+  suite_build_data "$out" fashion "$nimbus" || { echo "cannot build $fashion" >&2; exit 1; }
+  cap=${SCALE_CAP_MB:-230}
+  say "## C. L1 Newton's working set against a worker's memory: Fashion-MNIST, 2 process workers"
+  say ""
+  say "| problem | limit | worker peaks (VmHWM) | solve | rounds | objective |"
+  say "|---|---|---|---|---|---|"
+  for run in $(seq 1 "${SCALE_REPEAT:-2}"); do
+    for problem in "--l1 1e-3" "--l2 1e-4"; do
+      for limit in 0 "$cap"; do
+        args=(train --quiet --data "$fashion" $problem --workers 2 --runtime process --summary-json "$out/c.json")
+        [ "$limit" = 0 ] || args+=(--worker-memory-mb "$limit")
+        "$nimbus" "${args[@]}" > "$out/c.log" 2>&1 &
+        train=$!
+        python3 "$here/peak_rss.py" "$train" "$nimbus" 0.2 > "$out/c-peaks.txt"
+        wait "$train" || { echo "nimbus train failed (see $out/c.log)" >&2; exit 1; }
+        peaks=$(awk '/worker/ {printf "%s%s MB", sep, $(NF-1); sep=", "}' "$out/c-peaks.txt")
+        say "| $problem | $([ "$limit" = 0 ] && echo none || echo "$limit MiB") | $peaks | $(python3 -c "
+import json; s = json.load(open('$out/c.json'))
+print('%.2f s | %d | %.12g' % (s['solve_seconds'], s['rounds'], s['objective']))") |"
+      done
+    done
+  done
+  say ""
+  say "(each worker's shard: $(python3 -c "
+import sys
+rows = nnz = 0
+for line in open('$fashion'):
+    rows += 1; nnz += line.count(':')
+print('%.1f MB of CSR, %d rows and %d nonzeros of doubles' % ((8 * rows / 2 + 12 * nnz / 2) / 1e6, rows / 2, nnz / 2))"))"
 fi
 echo "report: $report"

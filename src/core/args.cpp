@@ -144,8 +144,8 @@ std::string ArgParser::Help() const {
     out += left + option.help;
     if (option.required) {
       out += " (required)";
-    } else if (!option.default_text.empty()) {
-      out += " (default " + option.default_text + ")";
+    } else if (!option.default_text.empty() && option.help.find("(default") == std::string::npos) {
+      out += " (default " + option.default_text + ")";  // (unless the help tells its default itself)
     }
     out += "\n";
   }

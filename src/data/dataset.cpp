@@ -1,5 +1,9 @@
 #include "nimbus/data/dataset.h"
 
+#include <cmath>
+
+#include <charconv>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -8,15 +12,12 @@
 namespace nimbus {
 
 std::string FormatLabel(double value) {
+  // A whole number as liblinear writes its labels ("%d": 10, not 1e+01); any other value in
+  // the shortest text that reads back to it.
+  if (value == std::trunc(value) && std::abs(value) < 0x1p53) return std::to_string(static_cast<int64_t>(value));
   char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  // Prefer the shortest text that reads back to the same value.
-  for (int precision = 1; precision < 17; ++precision) {
-    char shorter[32];
-    std::snprintf(shorter, sizeof shorter, "%.*g", precision, value);
-    if (std::strtod(shorter, nullptr) == value) return shorter;
-  }
-  return text;
+  const std::to_chars_result written = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, written.ptr);
 }
 
 std::vector<double> LabelEncoding::ClassValues() const {

@@ -17,6 +17,12 @@ Status CheckWeight(double weight, const std::string& where) {
   return Status::Ok();
 }
 
+// With every weight 0 no row counts, and every model has the objective 0: a mistake, named.
+Status CheckSomeWeightCounts(bool some_positive, const std::string& where) {
+  if (some_positive) return Status::Ok();
+  return InvalidArgument(where + ": every weight is 0, so no row counts (any model would have the objective 0)");
+}
+
 }  // namespace
 
 Result<std::vector<double>> ReadSampleWeights(const std::string& path, int64_t rows) {
@@ -45,6 +51,7 @@ Result<std::vector<double>> ReadSampleWeights(const std::string& path, int64_t r
     return InvalidArgument(path + ": " + std::to_string(weights.size()) + " weights for the data's " +
                            std::to_string(rows) + " rows (one weight per line, a line per row)");
   }
+  NIMBUS_RETURN_IF_ERROR(CheckSomeWeightCounts(std::any_of(weights.begin(), weights.end(), [](double w) { return w > 0; }), path));
   return weights;
 }
 
@@ -123,6 +130,7 @@ Result<std::vector<uint64_t>> SampleWeightOffsets(const TextFile& file, const st
   std::vector<uint64_t> offsets;
   std::vector<double> weight;
   std::size_t want = 0;
+  bool some_positive = false;
   for (int64_t line = 0; line < rows; ++line) {
     while (want < lines.size() && lines[want] == line) offsets.push_back(reader.offset()), ++want;
     Status read = reader.Read(1, weight);
@@ -131,9 +139,11 @@ Result<std::vector<uint64_t>> SampleWeightOffsets(const TextFile& file, const st
                              std::to_string(rows) + " rows (one weight per line, a line per row)");
     }
     NIMBUS_RETURN_IF_ERROR(read);
+    some_positive = some_positive || weight.front() > 0;
   }
   while (want < lines.size() && lines[want] == rows) offsets.push_back(reader.offset()), ++want;
   NIMBUS_RETURN_IF_ERROR(reader.ExpectEnd(rows));
+  NIMBUS_RETURN_IF_ERROR(CheckSomeWeightCounts(some_positive, file.store->Describe(file.key)));
   return offsets;
 }
 
@@ -145,7 +155,7 @@ Status CheckSampleWeights(std::span<const double> weights, int64_t rows, const s
   for (std::size_t r = 0; r < weights.size(); ++r) {
     NIMBUS_RETURN_IF_ERROR(CheckWeight(weights[r], what + "[" + std::to_string(r) + "]"));
   }
-  return Status::Ok();
+  return CheckSomeWeightCounts(std::any_of(weights.begin(), weights.end(), [](double w) { return w > 0; }), what);
 }
 
 }  // namespace nimbus

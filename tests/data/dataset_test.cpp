@@ -71,6 +71,13 @@ TEST(FormatLabelTest, CompactForms) {
   EXPECT_EQ(FormatLabel(0.1), "0.1");
   EXPECT_EQ(FormatLabel(2.0), "2");
   EXPECT_EQ(FormatLabel(123456789.0), "123456789");
+  // Whole numbers as liblinear writes its labels, however round.
+  EXPECT_EQ(FormatLabel(10.0), "10");
+  EXPECT_EQ(FormatLabel(20.0), "20");
+  EXPECT_EQ(FormatLabel(100.0), "100");
+  EXPECT_EQ(FormatLabel(-1000.0), "-1000");
+  EXPECT_EQ(FormatLabel(1e15), "1000000000000000");
+  EXPECT_EQ(FormatLabel(2.5e20), "2.5e+20");
   EXPECT_EQ(FormatLabel(1e-20), "1e-20");
   EXPECT_EQ(FormatLabel(0.1 + 0.2), "0.30000000000000004");
 }

@@ -1,4 +1,5 @@
 // End to end: the nimbus command line — help, errors, outputs, files — as a user meets it.
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "e2e_support.h"
@@ -219,6 +220,30 @@ TEST(Cli, LiblinearPredictReadsOurModel) {
   const auto at = theirs.out.find("Accuracy = ");
   ASSERT_NE(at, std::string::npos) << theirs.out;
   EXPECT_NEAR(accuracy * 100, std::strtod(theirs.out.c_str() + at + 11, nullptr), 1e-3);
+}
+
+// Labels of round values (10, 20, 100) are written as liblinear writes them, so that
+// liblinear-predict reads the model and its predictions are ours.
+TEST(Cli, LiblinearPredictReadsRoundLabels) {
+  TempDir dir;
+  std::string text;
+  std::ifstream heart(HeartScalePath());
+  for (std::string line; std::getline(heart, line);) {
+    const auto first = line.find(" 1:");
+    const bool positive_feature = first != std::string::npos && line[first + 3] != '-';
+    text += (line[0] == '-' ? "10" : positive_feature ? "20" : "100") + line.substr(line.find(' ')) + "\n";
+  }
+  WriteTextFile(dir.File("round.svm"), text);
+  Train({"--data", dir.File("round.svm"), "--l2", "0.01", "--out", dir.File("m.txt"), "--model-format", "liblinear"});
+  EXPECT_NE(ReadTextFile(dir.File("m.txt")).find("label 10 20 100\n"), std::string::npos);
+  const CommandResult theirs =
+      RunCommand({"liblinear-predict", dir.File("round.svm"), dir.File("m.txt"), dir.File("theirs.txt")});
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err << theirs.out;
+  ASSERT_EQ(RunNimbus({"predict", "--model", dir.File("m.txt"), "--data", dir.File("round.svm"), "--out",
+                       dir.File("ours.txt")}).exit_code, 0);
+  const std::string ours = ReadTextFile(dir.File("ours.txt"));
+  EXPECT_EQ(ours, ReadTextFile(dir.File("theirs.txt")));
+  EXPECT_EQ(ours.find("e+"), std::string::npos) << "a label written as 1e+01";
 }
 
 TEST(Cli, PredictionsUseTheFilesOwnLabels) {

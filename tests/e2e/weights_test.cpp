@@ -135,6 +135,14 @@ TEST(Weights, BadWeightsAreNamed) {
   ExpectRefused({"--sample-weights", file("nan.txt", "nan\n" + ones)}, "nan.txt:1: the weight must be");
   ExpectRefused({"--sample-weights", file("text.txt", "1\nheavy\n" + ones)}, "text.txt:2: 'heavy' is not a number");
   ExpectRefused({"--sample-weights", dir.File("missing.txt")}, "missing.txt: cannot open");
+  std::string zeros;
+  for (int r = 0; r < 270; ++r) zeros += "0\n";
+  ExpectRefused({"--sample-weights", file("zeros.txt", zeros)}, "zeros.txt: every weight is 0, so no row counts");
+  // And when split writes them into shards.
+  const CommandResult split_zeros = RunNimbus({"split", "--data", HeartScalePath(), "--shards", "2", "--sample-weights",
+                                               dir.File("zeros.txt"), "--out", dir.File("zero-store")});
+  EXPECT_EQ(split_zeros.exit_code, 2) << split_zeros.err;
+  EXPECT_NE(split_zeros.err.find("zeros.txt: every weight is 0"), std::string::npos) << split_zeros.err;
   // nimbus eval's weighted objective takes the same weights, and names the same errors.
   Train({"--data", HeartScalePath(), "--out", dir.File("model.json")});
   const CommandResult eval = RunNimbus({"eval", "--model", dir.File("model.json"), "--data", HeartScalePath(),

@@ -15,9 +15,9 @@
 namespace nimbus {
 
 // A text file with one weight per line, a line per data row, each a finite number >= 0 (no
-// blank lines, so that line r is row r). Errors name the file and
-// line: an unreadable number, a negative or non-finite weight, or more or fewer lines than
-// `rows`.
+// blank lines, so that line r is row r), not every one 0. Errors name the file and line: an
+// unreadable number, a negative or non-finite weight, or more or fewer lines than `rows`; or
+// the file, if every weight is 0.
 Result<std::vector<double>> ReadSampleWeights(const std::string& path, int64_t rows);
 
 // ReadSampleWeights for `data`'s rows, into data.weights (kept alive with its arrays).
