@@ -1,7 +1,5 @@
 #include "calibration.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "nimbus/core/subprocess.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/format.h"
@@ -25,7 +24,6 @@
 #include "nimbus/runtime/threads_executor.h"
 #include "nimbus/transport/transport.h"
 
-extern char** environ;
 
 namespace nimbus::cli {
 namespace {
@@ -276,22 +274,15 @@ Result<double> OneWayMessageSeconds(int64_t model_size, int repetitions) {
 // Spawning the nimbus binary: the master's cost to start a worker process (the median).
 Result<double> ProcessSpawnSeconds(const std::string& executable, int repetitions) {
   std::vector<double> spawns;
+  SpawnOptions help;
+  help.argv = {executable, "--help"};
+  help.stdout_file = "/dev/null";
   for (int i = 0; i < repetitions; ++i) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    std::string program = executable, help = "--help";
-    char* argv[] = {program.data(), help.data(), nullptr};
-    pid_t pid = 0;
     Stopwatch watch;
-    const int error = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv, environ);
+    NIMBUS_ASSIGN_OR_RETURN(const pid_t pid, Spawn(help));
     const double spawn = watch.ElapsedSeconds();
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0) return ErrnoError("cannot start " + executable, error);
-    int status = 0;
-    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      return Internal(executable + " --help did not exit cleanly");
-    }
+    NIMBUS_ASSIGN_OR_RETURN(const int status, WaitFor(pid));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return Internal(executable + " --help did not exit cleanly");
     spawns.push_back(spawn);
   }
   std::sort(spawns.begin(), spawns.end());

@@ -13,6 +13,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "nimbus/core/subprocess.h"
 #include "nimbus/core/build_target.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/zip_writer.h"
@@ -30,14 +31,16 @@ constexpr char kBootstrapScript[] =
     "here=\"$(cd \"$(dirname \"$0\")\" && pwd)\"\n"
     "exec \"$here/lib/ld-linux-x86-64.so.2\" --library-path \"$here/lib\" \"$here/bin/nimbus-lambda\" \"$@\"\n";
 
-// The shared libraries `binary` loads, the dynamic loader included, from ldd.
+// The shared libraries `binary` loads, the dynamic loader included, from ldd (run without a
+// shell: a path holding quotes or spaces passes as it is).
 Result<std::vector<std::string>> SharedLibraries(const std::string& binary) {
-  const std::string command = "ldd '" + binary + "' 2>&1";
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return IoError("cannot run ldd");
+  SpawnOptions ldd;
+  ldd.argv = {"ldd", binary};
+  ldd.search_path = true;
+  NIMBUS_ASSIGN_OR_RETURN(const ProgramOutput output, RunAndRead(ldd));
   std::vector<std::string> libraries;
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+  std::istringstream lines(output.out);
+  for (std::string line; std::getline(lines, line);) {
     std::istringstream fields(line);
     std::string first, arrow, path;
     fields >> first >> arrow >> path;
@@ -47,8 +50,7 @@ Result<std::vector<std::string>> SharedLibraries(const std::string& binary) {
       libraries.push_back(first);  // the loader: "/lib64/ld-linux-x86-64.so.2 (0x...)"
     }
   }
-  const int status = ::pclose(pipe);
-  if (status != 0 || libraries.empty()) return IoError("ldd " + binary + " failed");
+  if (output.status != 0 || libraries.empty()) return IoError("ldd " + binary + " failed");
   return libraries;
 }
 

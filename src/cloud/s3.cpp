@@ -272,12 +272,6 @@ Result<std::vector<StoreObject>> S3Client::ListObjects(const std::string& bucket
   return objects;
 }
 
-Status S3Client::DeleteObject(const std::string& bucket, const std::string& key) const {
-  NIMBUS_ASSIGN_OR_RETURN(HttpResponse response, client_.Send(CallFor("DELETE", bucket, key)));
-  if (response.status != 204 && response.status != 200) return ErrorOf(response, bucket, key);
-  return Status::Ok();
-}
-
 Status S3Client::CreateBucket(const std::string& bucket) const {
   AwsClient::Call call = CallFor("PUT", bucket, "");
   if (client_.config().region != "us-east-1") {

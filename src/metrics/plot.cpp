@@ -1,15 +1,9 @@
 #include "nimbus/metrics/plot.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "nimbus/core/file_io.h"
-
-extern char** environ;
+#include "nimbus/core/subprocess.h"
 
 namespace nimbus {
 namespace {
@@ -22,21 +16,13 @@ constexpr const char* kTerminals[][2] = {{"pngcairo size 900,540 font ',10'", "p
 // directory exists, the script was just written there).
 Result<int> RunInDirectory(const std::string& directory, const std::string& program, const std::string& script,
                            const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, directory.c_str());
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::string program_arg = program, script_arg = script;
-  char* argv[] = {program_arg.data(), script_arg.data(), nullptr};
-  pid_t pid = -1;
-  const int error = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) return Status(error == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable, std::strerror(error));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return Unavailable(std::string("cannot wait for ") + program + ": " + std::strerror(errno));
-  }
-  return status;
+  SpawnOptions options;
+  options.argv = {program, script};
+  options.search_path = true;
+  options.directory = directory;
+  options.stderr_file = log;
+  NIMBUS_ASSIGN_OR_RETURN(const pid_t pid, Spawn(options));
+  return WaitFor(pid);
 }
 
 }  // namespace

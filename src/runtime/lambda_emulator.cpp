@@ -1,8 +1,8 @@
+#include "nimbus/core/subprocess.h"
 #include "nimbus/runtime/lambda_emulator.h"
 
 #include <httplib.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -262,24 +262,21 @@ Status LambdaEmulator::Impl::StartInstance(Event event) {
   httplib::Server* api = instance->api.get();
   instance->server = std::thread([api] { api->listen_after_bind(); });
 
-  std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
-  environment.push_back("AWS_LAMBDA_RUNTIME_API=127.0.0.1:" + std::to_string(instance->port));
-  environment.push_back("AWS_LAMBDA_FUNCTION_NAME=" + options_.function);
-  environment.push_back("AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + std::to_string(options_.memory_mb));
-  environment.push_back("_HANDLER=bootstrap");
-  std::vector<char*> env;
-  for (std::string& e : environment) env.push_back(e.data());
-  env.push_back(nullptr);
-  std::vector<char*> argv{const_cast<char*>(options_.bootstrap.c_str()), nullptr};
-  pid_t pid = -1;
-  if (const int error = posix_spawn(&pid, options_.bootstrap.c_str(), nullptr, nullptr, argv.data(), env.data());
-      error != 0) {
+  SpawnOptions bootstrap;
+  bootstrap.argv = {options_.bootstrap};
+  bootstrap.environment.emplace();
+  for (char** e = environ; *e != nullptr; ++e) bootstrap.environment->emplace_back(*e);
+  bootstrap.environment->push_back("AWS_LAMBDA_RUNTIME_API=127.0.0.1:" + std::to_string(instance->port));
+  bootstrap.environment->push_back("AWS_LAMBDA_FUNCTION_NAME=" + options_.function);
+  bootstrap.environment->push_back("AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + std::to_string(options_.memory_mb));
+  bootstrap.environment->push_back("_HANDLER=bootstrap");
+  nimbus::Result<pid_t> pid = Spawn(bootstrap);
+  if (!pid.ok()) {
     instance->api->stop();
     instance->server.join();
-    return Unavailable("cannot start the bootstrap " + options_.bootstrap + ": " + std::strerror(error));
+    return Unavailable("cannot start the bootstrap: " + pid.status().message());
   }
-  instance->pid = pid;
+  instance->pid = *pid;
   ++stats_.cold_starts;
   Assign(*instance, std::move(event));
   instances_[instance->id] = std::move(instance);

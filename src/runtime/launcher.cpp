@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+
+#include "nimbus/core/subprocess.h"
 
 extern char** environ;
 
@@ -163,16 +164,11 @@ Result<std::unique_ptr<Invocation>> Spawn(const std::vector<std::string>& argv, 
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   if (memory_limit > 0) return SpawnCapped(args.data(), variables.data(), own_group, memory_limit);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  if (own_group) {
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-  }
-  pid_t pid = 0;
-  const int error = posix_spawn(&pid, args[0], nullptr, &attributes, args.data(), variables.data());
-  posix_spawnattr_destroy(&attributes);
-  if (error != 0) return IoError("cannot start " + argv[0] + ": " + std::strerror(error));
+  SpawnOptions spawn;
+  spawn.argv = argv;
+  spawn.environment = std::move(environment);
+  spawn.own_group = own_group;
+  NIMBUS_ASSIGN_OR_RETURN(const pid_t pid, nimbus::Spawn(spawn));
   return std::unique_ptr<Invocation>(std::make_unique<ChildProcess>(pid, own_group));
 }
 

@@ -37,7 +37,6 @@ class S3Client {
   // `delimiter` "/", none in a "folder" below it.
   Result<std::vector<StoreObject>> ListObjects(const std::string& bucket, const std::string& prefix,
                                                const std::string& delimiter = "/") const;
-  Status DeleteObject(const std::string& bucket, const std::string& key) const;
   Status CreateBucket(const std::string& bucket) const;
 
   const AwsClient& client() const { return client_; }
