@@ -215,30 +215,49 @@ Status WritePlotData(const std::string& dir, const PlotData& plot_data) {
   return Status::Ok();
 }
 
-void AddConvergencePlots(PlotScript& plots) {
+// Whether the run was distributed Newton's (its rounds evaluate and multiply), not ADMM's.
+bool NewtonRun(const Trace& trace) {
+  return std::any_of(trace.rounds.begin(), trace.rounds.end(), [](const TraceRound& r) { return r.kind != "admm"; });
+}
+
+// ADMM's stop test has primal and dual residuals, each with its tolerance; Newton's, the
+// minimum subgradient's norm with its own (in the same columns of convergence.dat).
+void AddConvergencePlots(PlotScript& plots, bool newton) {
   const std::string log_y = PlotScript::kLogY, linear_y = PlotScript::kLinearY;
-  plots.Add("convergence-round",
-       "set title 'Residuals and objective by round'\nset xlabel 'round'\nset ylabel 'residual'\n" + log_y +
-       "plot 'convergence.dat' u 1:3 w lp t 'primal residual', '' u 1:5 w l dt 2 t 'primal tolerance', "
-       "'' u 1:4 w lp t 'dual residual', '' u 1:6 w l dt 2 t 'dual tolerance', "
-       "'' u 1:8 w lp t 'relative objective gap'\n" + linear_y);
-  plots.Add("convergence-time",
-       "set title 'Residuals and objective against time'\nset xlabel 'seconds since the first round'\n"
-       "set ylabel 'residual'\n" + log_y +
-       "plot 'convergence.dat' u 2:3 w lp t 'primal residual', '' u 2:4 w lp t 'dual residual', "
-       "'' u 2:8 w lp t 'relative objective gap'\n" + linear_y);
+  const std::string residuals_by_round =
+      newton ? "plot 'convergence.dat' u 1:3 w lp t 'subgradient norm', '' u 1:5 w l dt 2 t 'its tolerance', "
+             : "plot 'convergence.dat' u 1:3 w lp t 'primal residual', '' u 1:5 w l dt 2 t 'primal tolerance', "
+               "'' u 1:4 w lp t 'dual residual', '' u 1:6 w l dt 2 t 'dual tolerance', ";
+  const std::string residuals_by_time = newton ? "plot 'convergence.dat' u 2:3 w lp t 'subgradient norm', "
+                                               : "plot 'convergence.dat' u 2:3 w lp t 'primal residual', "
+                                                 "'' u 2:4 w lp t 'dual residual', ";
+  const std::string what = newton ? "Stop test" : "Residuals";
+  plots.Add("convergence-round", "set title '" + what + " and objective by round'\nset xlabel 'round'\n"
+                                 "set ylabel 'residual'\n" + log_y + residuals_by_round +
+                                 "'' u 1:8 w lp t 'relative objective gap'\n" + linear_y);
+  plots.Add("convergence-time", "set title '" + what + " and objective against time'\n"
+                                "set xlabel 'seconds since the first round'\nset ylabel 'residual'\n" + log_y +
+                                residuals_by_time + "'' u 2:8 w lp t 'relative objective gap'\n" + linear_y);
+}
+
+// A histogram's round labels: every round's for a few, else every `step`-th (about 20 in all,
+// so that they do not print on top of each other).
+std::string RoundLabels(std::size_t rounds) {
+  const std::size_t step = std::max<std::size_t>(1, (rounds + 19) / 20);
+  return step == 1 ? "xtic(1)" : "xtic(int($0) % " + std::to_string(step) + " == 0 ? stringcolumn(1) : '')";
 }
 
 // The plots, each as PNG and as SVG; those of convergence only when some round has residuals.
 PlotScript ReportPlots(const Trace& trace, const ReportOptions& options, bool has_convergence) {
   PlotScript plots;
   const std::string k = std::to_string(std::max(1, trace.workers));
-  if (has_convergence) AddConvergencePlots(plots);
+  if (has_convergence) AddConvergencePlots(plots, NewtonRun(trace));
   plots.Add("breakdown",
        "set title 'Where each round went (mean over workers)'\nset xlabel 'round'\nset ylabel 'ms'\n"
        "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
        "set boxwidth 0.8\nset xtics rotate by -45 autofreq\n"
-       "plot 'breakdown.dat' u 4 t 'compute', '' u 3 t 'communication', '' u 5 t 'waiting', '' u 2:xtic(1) t 'master'\n"
+       "plot 'breakdown.dat' u 4 t 'compute', '' u 3 t 'communication', '' u 5 t 'waiting', '' u 2:" +
+           RoundLabels(BreakdownRounds(trace).size()) + " t 'master'\n"
        "set style data lines\nset xtics norotate");
   plots.Add("timeline",
        "set title 'Rounds " + std::to_string(options.timeline_first_round) + " to " +

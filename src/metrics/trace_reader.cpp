@@ -109,6 +109,7 @@ TraceWorkerRound ReadWorkerRound(const Json& w, const std::string& where) {
 TraceRound ReadRound(const Json& event) {
   TraceRound round;
   round.round = Integer<int64_t>(event, "round");
+  if (event.contains("kind")) round.kind = Text(event, "kind");  // (traces before it: ADMM's)
   round.time = Number(event, "time");
   round.rho = Number(event, "rho");
   round.objective = Optional(event, "objective");

@@ -48,6 +48,53 @@ TEST(Evaluation, ReportOfANewtonRunHasEveryRound) {
   EXPECT_EQ(Lines(ReadTextFile(dir.File("r/breakdown.dat"))), summary["rounds"].get<int>());
 }
 
+// The report as a user opens it, in a browser (headless Chromium): every image of index.html
+// loads. The script of a page beside it looks into the report's frame and writes what it found
+// into its own DOM, which Chromium prints.
+std::string ImagesInABrowser(const TempDir& dir, const std::string& report) {
+  WriteTextFile(dir.File("check.html"), "<!DOCTYPE html><html><body><iframe id=\"r\" src=\"" + report +
+      "/index.html\"></iframe><script>\n"
+      "document.getElementById('r').addEventListener('load', () => {\n"
+      "  const images = Array.from(document.getElementById('r').contentDocument.images);\n"
+      "  Promise.all(images.map(i => i.decode().catch(() => {}))).then(() => {\n"
+      "    const broken = images.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'));\n"
+      "    document.body.setAttribute('data-result', 'images ' + images.length + ', broken [' + broken.join(' ') + ']');\n"
+      "  });\n});\n</script></body></html>\n");
+  const CommandResult browser = RunCommand(
+      {"timeout", "120", "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+       "--disable-background-networking", "--disable-component-update", "--disable-sync",
+       "--user-data-dir=" + dir.File("chromium-profile"), "--allow-file-access-from-files",
+       "--virtual-time-budget=20000", "--dump-dom", "file://" + dir.File("check.html")});
+  EXPECT_EQ(browser.exit_code, 0) << browser.err;
+  const auto at = browser.out.find("data-result=\"");
+  if (at == std::string::npos) return "no result in the page:\n" + browser.out;
+  return browser.out.substr(at + 13, browser.out.find('"', at + 13) - at - 13);
+}
+
+// Newton's report says what its stop test measures (no dual residual, which it has none of),
+// and a long run's rounds are labelled every few on the breakdown's axis; both load whole in a
+// browser.
+TEST(Evaluation, ReportsOpenWholeInABrowserAndSayWhatTheirAlgorithmMeasures) {
+  TempDir dir;
+  for (const char* algorithm : {"newton", "admm"}) {
+    SCOPED_TRACE(algorithm);
+    const std::string trace = dir.File(std::string(algorithm) + ".jsonl");
+    const std::string report = std::string(algorithm) + "-report";
+    Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "2", "--algorithm", algorithm, "--trace", trace,
+           "--summary-json", dir.File("s.json")});
+    const int rounds = Json::parse(ReadTextFile(dir.File("s.json")))["rounds"].get<int>();
+    ASSERT_EQ(RunNimbus({"report", trace, "--out", dir.File(report)}).exit_code, 0);
+    const std::string script = ReadTextFile(dir.File(report + "/plots.gp"));
+    const bool newton = std::string(algorithm) == "newton";
+    EXPECT_EQ(script.find("subgradient norm") != std::string::npos, newton);
+    EXPECT_EQ(script.find("dual residual") != std::string::npos, !newton);
+    // At most about 20 round labels: every `step`-th past 20 rounds.
+    const std::string every = "int($0) % " + std::to_string((rounds + 19) / 20) + " == 0";
+    EXPECT_EQ(script.find(every) != std::string::npos, rounds > 20) << rounds << " rounds";
+    EXPECT_EQ(ImagesInABrowser(dir, report), "images 6, broken []");
+  }
+}
+
 TEST(Evaluation, ReportOfAProcessRunHoldsEverySeries) {
   TempDir dir;
   const CommandResult trained =

@@ -34,6 +34,7 @@ struct TraceWorkerRound {
 
 struct TraceRound {
   int64_t round = 0;
+  std::string kind = "admm";  // RoundKindName: admm, evaluate, hessian-vector (Newton's), score
   double time = 0;  // since the first round began, at the end of this one
   double rho = 0;
   std::optional<double> objective;  // absent where partial rounds leave F unknown
