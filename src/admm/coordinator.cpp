@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "nimbus/admm/reply_board.h"
+#include "solve_steps.h"
 #include "trace_events.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/json_writer.h"
@@ -471,14 +472,7 @@ Status AdmmSolve::CheckOptions(const MasterState* resume) const {
 // The workers up with their shards, the consensus they make, rho_0 and z^0 = `start`; or a
 // checkpoint's state with the workers' kept replies given back.
 Status AdmmSolve::Start(const MasterState* resume, const std::vector<double>& start) {
-  summary_.runtime = executor_.name();
-  summary_.workers = executor_.workers();
-  summary_.rows = spec_.rows;
-  summary_.cols = summary_.solved_cols = spec_.cols;
-  Stopwatch setup_watch;
-  NIMBUS_ASSIGN_OR_RETURN(ready_, executor_.Start(Deadline::After(options_.start_timeout_seconds)));
-  summary_.setup_seconds = setup_watch.ElapsedSeconds();
-  for (const WorkerReady& r : ready_) summary_.data_nnz += r.nnz;
+  NIMBUS_ASSIGN_OR_RETURN(ready_, StartWorkers(executor_, spec_, options_.start_timeout_seconds, summary_));
   const std::size_t n = spec_.model_size();
   NIMBUS_ASSIGN_OR_RETURN(consensus_, Consensus::Of(ready_, n));
   if (executor_.SumsAmongWorkers()) {
@@ -662,34 +656,20 @@ void AdmmSolve::Checkpoint(const RoundRequest& request) {
     kept.w_last = r.w;
   }
   if (request.round < 1 || (request.round + 1) % checkpoint_every_ != 0) return;
-  Stopwatch checkpoint_watch;
   state_.solve_seconds = solve_seconds_before_ + solve_watch_.ElapsedSeconds();
-  if (checkpoint_writer_(state_).ok()) {
-    ++summary_.checkpoints;
-  } else {
-    ++summary_.checkpoint_failures;
-  }
-  summary_.checkpoint_seconds += checkpoint_watch.ElapsedSeconds();
+  KeepCheckpoint(checkpoint_writer_, state_, summary_);
 }
 
 // The workers stopped, the model the newest tested z.
 Result<Solution> AdmmSolve::Finish() {
   summary_.solve_seconds = solve_seconds_before_ + solve_watch_.ElapsedSeconds();
   summary_.stale_replies = board_.stale_replies();
-  executor_.Stop();
-  executor_.AddCounters(summary_);
   summary_.rho = state_.rho;
   summary_.initial_rho = state_.initial_rho;
   summary_.rho_updates = state_.rho_updates;
   summary_.lean_rounds = state_.lean_rounds;
   summary_.objective = state_.objective;
-  Solution solution;
-  solution.model = *tested_z_;
-  summary_.nnz = static_cast<int64_t>(
-      CountNonzeros(std::span<const double>(solution.model).first(spec_.regularized_size())));
-  if (trace_ != nullptr) trace_->Write(summary_.ToJson("summary"));
-  solution.summary = std::move(summary_);
-  return solution;
+  return FinishSolve(executor_, spec_, *tested_z_, std::move(summary_), trace_);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/local/newton_cg.h"
+#include "solve_steps.h"
 #include "trace_events.h"
 
 namespace nimbus {
@@ -615,12 +616,78 @@ void RecordOutcome(const LocalSolveStats& stats, int max_iterations, Summary& su
   }
 }
 
-}  // namespace
+// The Newton steps on the executor's workers, as the master runs them:
+//
+//   Start        the workers up (a resumed run's: the same shards as its checkpoint's)
+//   Steps        TRON (or its active-set or proximal form) on the distributed objective;
+//                after each step, AfterStep: the progress recorded, a checkpoint when due,
+//                the stop rules (a target objective, the caller's callback)
+//   Finish       the workers stopped; the model, the last iterate the workers evaluated
+//
+// The stop test scales ||v(0)||, the minimum subgradient's norm at the start: a resumed run's,
+// a warm start's, the zero model's (one round more), or else the first iterate's.
+class NewtonSolve {
+ public:
+  NewtonSolve(const ProblemSpec& spec, const NewtonOptions& options, Executor& executor,
+              const IterationCallback& callback, TraceSink* trace, int checkpoint_every,
+              const CheckpointWriter& checkpoint_writer, const MasterState* resume, const WarmStart& warm)
+      : spec_(spec), options_(options), executor_(executor), callback_(callback), trace_(trace),
+        checkpoint_every_(checkpoint_writer ? checkpoint_every : 0), checkpoint_writer_(checkpoint_writer),
+        resume_(resume), warm_(warm) {}
 
-Result<Solution> NewtonMaster::Solve() {
+  Result<Solution> Run() {
+    NIMBUS_RETURN_IF_ERROR(CheckOptions());
+    if (Status started = Start(); !started.ok()) {
+      executor_.Stop();
+      return resume_ ? started.WithContext("cannot resume") : started;
+    }
+    const LocalSolveStats stats = Steps();
+    return Finish(stats);
+  }
+
+ private:
+  Status CheckOptions() const;
+  Status Start();
+  LocalSolveStats Steps();
+  NewtonCgOptions TronOptions(double known_reference) const;
+  bool AfterStep(const NewtonCgOptions::Progress& progress);
+  void Checkpoint(const NewtonCgOptions::Progress& progress, int step);
+  bool End(Termination termination, std::string message) {
+    summary_.termination = termination;
+    summary_.message = std::move(message);
+    stopped_early_ = true;
+    return false;
+  }
+  Result<Solution> Finish(const LocalSolveStats& stats);
+
+  const ProblemSpec& spec_;
+  const NewtonOptions& options_;
+  Executor& executor_;
+  const IterationCallback& callback_;
+  TraceSink* trace_;
+  int checkpoint_every_;
+  const CheckpointWriter& checkpoint_writer_;
+  const MasterState* resume_;
+  const WarmStart& warm_;
+
+  Summary summary_;
+  std::vector<WorkerReady> ready_;
+  std::unique_ptr<DistributedObjective> objective_;
+  double reference_ = -1;       // ||v(0)||, once known
+  int64_t steps_before_ = 0;    // a resumed run's steps, made before
+  double seconds_before_ = 0;   // and its solve's seconds
+  int64_t next_checkpoint_ = 0;
+  bool stopped_early_ = false;  // a stop rule ended the steps
+  Stopwatch solve_watch_;
+  Vector x_;                    // the steps' iterate
+  // Each entry's independent block (a one-vs-rest model's class), which TRON's options point at.
+  std::vector<uint32_t> block_of_ = EntryBlocks(spec_, spec_.model_size());
+};
+
+Status NewtonSolve::CheckOptions() const {
   NIMBUS_RETURN_IF_ERROR(spec_.Validate());
   NIMBUS_RETURN_IF_ERROR(options_.Validate());
-  if (executor_->SumsAmongWorkers()) {
+  if (executor_.SumsAmongWorkers()) {
     return InvalidArgument("algorithm newton: needs a master (not the allreduce topology)");
   }
   if (resume_ != nullptr && resume_->algorithm != "newton") {
@@ -630,135 +697,123 @@ Result<Solution> NewtonMaster::Solve() {
     return InvalidArgument("warm start: " + std::to_string(warm_.x.size()) + " entries for a model of " +
                            std::to_string(spec_.model_size()));
   }
-  Summary summary;
-  summary.algorithm = "newton";
-  summary.runtime = executor_->name();
-  summary.workers = executor_->workers();
-  summary.rows = spec_.rows;
-  summary.cols = spec_.cols;
-  summary.solved_cols = spec_.cols;
-  Stopwatch setup_watch;
-  Result<std::vector<WorkerReady>> ready = executor_->Start(Deadline::After(options_.start_timeout_seconds));
-  Status started = ready.ok() && resume_ ? SameShards(*resume_, *ready, spec_.model_size()) : ready.status();
-  if (!started.ok()) {
-    executor_->Stop();
-    return resume_ ? started.WithContext("cannot resume") : started;
-  }
-  summary.setup_seconds = setup_watch.ElapsedSeconds();
-  for (const WorkerReady& r : *ready) summary.data_nnz += r.nnz;
-  if (trace_ != nullptr) trace_->Write(SetupEvent(*executor_, spec_, *ready, 0, summary.setup_seconds));
-  const LocalSolveStats stats = RunSteps(*ready, summary);
-  executor_->Stop();
-  executor_->AddCounters(summary);
-  Solution solution;
-  solution.model = std::move(last_iterate_);
-  solution.gradient = std::move(last_gradient_);
-  summary.nnz = static_cast<int64_t>(
-      CountNonzeros(std::span<const double>(solution.model).first(spec_.regularized_size())));
-  summary.cg_iterations = stats.cg_iterations;
-  if (trace_ != nullptr) trace_->Write(summary.ToJson("summary"));
-  solution.summary = std::move(summary);
-  return solution;
+  return Status::Ok();
 }
 
-LocalSolveStats NewtonMaster::RunSteps(const std::vector<WorkerReady>& ready, Summary& summary) {
-  const MasterState* resume = resume_.get();
-  // The stop test's reference ||v(0)||: a resumed run's, or a warm start's; else the first point's.
-  double known_reference = resume ? resume->gradient_reference : warm_.gradient_reference;
-  const int64_t first_round = resume ? resume->next_round : warm_.first_round;
-  DistributedObjective objective(spec_, *executor_, ready, options_.round_timeout_seconds, first_round,
-                                 resume ? 0 : first_round, options_.gradient_tolerance,
-                                 options_.gradient_tolerance * known_reference, summary, trace_);
-  if (!resume && warm_.reference_at_zero && known_reference == 0) known_reference = objective.ReferenceAtZero();
-  const int64_t steps_before = resume ? resume->iterations : 0;
-  if (resume) summary.resumed_at_round = resume->next_round;
-  const double seconds_before = resume ? resume->solve_seconds : 0;
-  Stopwatch solve_watch;
+Status NewtonSolve::Start() {
+  summary_.algorithm = "newton";
+  NIMBUS_ASSIGN_OR_RETURN(ready_, StartWorkers(executor_, spec_, options_.start_timeout_seconds, summary_));
+  if (resume_) NIMBUS_RETURN_IF_ERROR(SameShards(*resume_, ready_, spec_.model_size()));
+  if (trace_ != nullptr) trace_->Write(SetupEvent(executor_, spec_, ready_, 0, summary_.setup_seconds));
+  return Status::Ok();
+}
+
+// TRON's options: its stop test at ||v|| <= tolerance ||v(0)|| (relative to the first
+// iterate's when ||v(0)|| is not known yet; off with a target objective, which is then the
+// stop test), the trust region a resumed run had, and the steps left.
+NewtonCgOptions NewtonSolve::TronOptions(double known_reference) const {
   NewtonCgOptions newton;
-  // The stop test scales the first point's subgradient norm, unless the reference is known.
-  // With a target objective the target is the stop test (benchmarks: time to an accuracy).
   const double scale = options_.target_objective ? 0 : options_.gradient_tolerance;
   newton.gradient_tolerance = scale * known_reference;
   newton.relative_tolerance = known_reference > 0 ? 0 : scale;
-  newton.initial_radius = resume ? resume->radius : 0;
-  newton.max_iterations = options_.max_iterations - static_cast<int>(steps_before);
+  newton.initial_radius = resume_ ? resume_->radius : 0;
+  newton.max_iterations = options_.max_iterations - static_cast<int>(steps_before_);
   newton.max_cg_iterations = options_.max_cg_iterations;
   newton.cg_forcing = options_.cg_forcing;
-  double reference = known_reference > 0 ? known_reference : -1;
-  bool stopped_early = false;
-  int64_t next_checkpoint = checkpoint_every_ > 0 ? (steps_before / checkpoint_every_ + 1) * checkpoint_every_ : 0;
-  newton.after_iteration = [&](const NewtonCgOptions::Progress& progress) {
-    if (objective.failed()) return false;
-    if (reference < 0) reference = progress.initial_gradient_norm;
-    objective.SetProgress(progress.gradient_norm, options_.gradient_tolerance * reference);
-    const int step = static_cast<int>(steps_before) + progress.iteration;
-    summary.iterations = step;
-    summary.objective = progress.value;
-    summary.primal_residual = progress.gradient_norm;
-    summary.solve_seconds = seconds_before + solve_watch.ElapsedSeconds();
-    // (With an l1 term a cycle makes several steps: the first at or past each multiple counts.)
-    if (checkpoint_every_ > 0 && checkpoint_writer_ && step >= next_checkpoint) {
-      WriteCheckpoint(objective, ready, progress, step, reference, summary);
-      next_checkpoint = (step / checkpoint_every_ + 1) * checkpoint_every_;
-    }
-    auto end = [&](Termination termination, std::string message) {
-      summary.termination = termination;
-      summary.message = std::move(message);
-      stopped_early = true;
-      return false;
-    };
-    if (options_.target_objective && progress.value <= *options_.target_objective) {
-      return end(Termination::kTargetObjective, "the objective reached the target");
-    }
-    const IterationInfo info{step, summary.solve_seconds, progress.value, progress.gradient_norm, 0,
-                             options_.gradient_tolerance * reference, 0, 0};
-    if (callback_ && !callback_(info)) return end(Termination::kUserStopped, "stopped by the iteration callback");
-    return true;
-  };
-  Vector x = resume ? resume->z.ToVector() : !warm_.x.empty() ? warm_.x : Vector(spec_.model_size(), 0.0);
-  const std::vector<uint32_t> blocks = EntryBlocks(spec_, spec_.model_size());
   newton.blocks = IndependentBlocks(spec_);
-  newton.block_of = blocks;
+  newton.block_of = block_of_;
+  return newton;
+}
+
+LocalSolveStats NewtonSolve::Steps() {
+  double known_reference = resume_ ? resume_->gradient_reference : warm_.gradient_reference;
+  const int64_t first_round = resume_ ? resume_->next_round : warm_.first_round;
+  objective_ = std::make_unique<DistributedObjective>(
+      spec_, executor_, ready_, options_.round_timeout_seconds, first_round, resume_ ? 0 : first_round,
+      options_.gradient_tolerance, options_.gradient_tolerance * known_reference, summary_, trace_);
+  if (!resume_ && warm_.reference_at_zero && known_reference == 0) known_reference = objective_->ReferenceAtZero();
+  steps_before_ = resume_ ? resume_->iterations : 0;
+  seconds_before_ = resume_ ? resume_->solve_seconds : 0;
+  if (resume_) summary_.resumed_at_round = resume_->next_round;
+  reference_ = known_reference > 0 ? known_reference : -1;
+  next_checkpoint_ = checkpoint_every_ > 0 ? (steps_before_ / checkpoint_every_ + 1) * checkpoint_every_ : 0;
+  solve_watch_ = Stopwatch();
+  NewtonCgOptions newton = TronOptions(known_reference);
+  newton.after_iteration = [this](const NewtonCgOptions::Progress& progress) { return AfterStep(progress); };
+  x_ = resume_ ? resume_->z.ToVector() : !warm_.x.empty() ? warm_.x : Vector(spec_.model_size(), 0.0);
   // TRON for a smooth problem, TRON on active sets with an l1 term, proximal Newton with a
   // program's own regularizer known by its prox only.
-  const LocalSolveStats stats = HasRoughCustom(spec_.regularizer) ? ProximalNewton(objective, spec_, newton).Minimize(x)
-                                : spec_.regularizer.l1 > 0 ? ActiveSetNewton(objective, spec_, newton).Minimize(x)
-                                                           : MinimizeNewtonCg(objective, x, newton);
-  summary.solve_seconds = seconds_before + solve_watch.ElapsedSeconds();
-  summary.iterations = static_cast<int>(steps_before) + stats.iterations;
-  summary.local_iterations = summary.iterations;
-  summary.primal_residual = stats.final_gradient_norm;
-  summary.eps_primal = options_.gradient_tolerance * (reference > 0 ? reference : stats.initial_gradient_norm);
-  if (!objective.failed() && !stopped_early) RecordOutcome(stats, options_.max_iterations, summary);
-  // The iterate is the last accepted point, whose objective the workers computed exactly.
-  const bool evaluated = objective.iterate().size() == spec_.model_size();
-  last_iterate_ = evaluated ? objective.iterate().ToVector() : x;
-  last_gradient_ = evaluated ? objective.iterate_gradient() : Vector();
-  if (evaluated) summary.objective = objective.iterate_value();
+  const LocalSolveStats stats = HasRoughCustom(spec_.regularizer) ? ProximalNewton(*objective_, spec_, newton).Minimize(x_)
+                                : spec_.regularizer.l1 > 0 ? ActiveSetNewton(*objective_, spec_, newton).Minimize(x_)
+                                                           : MinimizeNewtonCg(*objective_, x_, newton);
+  summary_.solve_seconds = seconds_before_ + solve_watch_.ElapsedSeconds();
+  summary_.iterations = static_cast<int>(steps_before_) + stats.iterations;
+  summary_.local_iterations = summary_.iterations;
+  summary_.primal_residual = stats.final_gradient_norm;
+  summary_.eps_primal = options_.gradient_tolerance * (reference_ > 0 ? reference_ : stats.initial_gradient_norm);
+  if (!objective_->failed() && !stopped_early_) RecordOutcome(stats, options_.max_iterations, summary_);
   return stats;
 }
 
-void NewtonMaster::WriteCheckpoint(const DistributedObjective& objective, const std::vector<WorkerReady>& ready,
-                                   const NewtonCgOptions::Progress& progress, int step, double reference,
-                                   Summary& summary) {
+// After each step: its figures in the summary and the trace's stop test, a checkpoint when one
+// is due, and the stop rules; false ends the steps.
+bool NewtonSolve::AfterStep(const NewtonCgOptions::Progress& progress) {
+  if (objective_->failed()) return false;
+  if (reference_ < 0) reference_ = progress.initial_gradient_norm;
+  const double tolerance = options_.gradient_tolerance * reference_;
+  objective_->SetProgress(progress.gradient_norm, tolerance);
+  const int step = static_cast<int>(steps_before_) + progress.iteration;
+  summary_.iterations = step;
+  summary_.objective = progress.value;
+  summary_.primal_residual = progress.gradient_norm;
+  summary_.solve_seconds = seconds_before_ + solve_watch_.ElapsedSeconds();
+  // (With an l1 term a cycle makes several steps: the first at or past each multiple counts.)
+  if (checkpoint_every_ > 0 && step >= next_checkpoint_) {
+    Checkpoint(progress, step);
+    next_checkpoint_ = (step / checkpoint_every_ + 1) * checkpoint_every_;
+  }
+  if (options_.target_objective && progress.value <= *options_.target_objective) {
+    return End(Termination::kTargetObjective, "the objective reached the target");
+  }
+  const IterationInfo info{step, summary_.solve_seconds, progress.value, progress.gradient_norm, 0, tolerance, 0, 0};
+  if (callback_ && !callback_(info)) return End(Termination::kUserStopped, "stopped by the iteration callback");
+  return true;
+}
+
+void NewtonSolve::Checkpoint(const NewtonCgOptions::Progress& progress, int step) {
   MasterState state;
   state.algorithm = "newton";
   state.radius = progress.radius;
   state.iterations = step;
-  state.gradient_reference = reference;
-  state.next_round = objective.rounds();
-  state.z = objective.iterate();
-  state.z_last = objective.iterate();
-  for (const WorkerReady& r : ready) state.workers.push_back({r.rows, r.nnz, {}, {}});
-  state.solve_seconds = summary.solve_seconds;
+  state.gradient_reference = reference_;
+  state.next_round = objective_->rounds();
+  state.z = objective_->iterate();
+  state.z_last = objective_->iterate();
+  for (const WorkerReady& r : ready_) state.workers.push_back({r.rows, r.nnz, {}, {}});
+  state.solve_seconds = summary_.solve_seconds;
   state.objective = progress.value;
-  Stopwatch watch;
-  if (checkpoint_writer_(state).ok()) {
-    ++summary.checkpoints;
-  } else {
-    ++summary.checkpoint_failures;
-  }
-  summary.checkpoint_seconds += watch.ElapsedSeconds();
+  KeepCheckpoint(checkpoint_writer_, state, summary_);
+}
+
+// The model is the last accepted point, whose objective the workers computed exactly (else,
+// should no point have been evaluated, the steps' own x).
+Result<Solution> NewtonSolve::Finish(const LocalSolveStats& stats) {
+  const bool evaluated = objective_->iterate().size() == spec_.model_size();
+  Vector model = evaluated ? objective_->iterate().ToVector() : std::move(x_);
+  Vector gradient = evaluated ? objective_->iterate_gradient() : Vector();
+  if (evaluated) summary_.objective = objective_->iterate_value();
+  summary_.cg_iterations = stats.cg_iterations;
+  Solution solution = FinishSolve(executor_, spec_, std::move(model), std::move(summary_), trace_);
+  solution.gradient = std::move(gradient);
+  return solution;
+}
+
+}  // namespace
+
+Result<Solution> NewtonMaster::Solve() {
+  return NewtonSolve(spec_, options_, *executor_, callback_, trace_, checkpoint_every_, checkpoint_writer_,
+                     resume_.get(), warm_)
+      .Run();
 }
 
 }  // namespace nimbus

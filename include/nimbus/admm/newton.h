@@ -25,10 +25,6 @@
 
 namespace nimbus {
 
-namespace internal {
-class DistributedObjective;
-}  // namespace internal
-
 struct NewtonOptions {
   // Stop when ||v(x)|| <= gradient_tolerance * ||v(0)||, v the minimum-norm subgradient of F
   // (the gradient for a smooth problem; liblinear's test without its class-balance factor).
@@ -53,15 +49,9 @@ class NewtonMaster final : public Master {
   Result<Solution> Solve() override;
 
  private:
-  // The Newton steps on started workers; the model they end at goes to last_iterate_.
-  LocalSolveStats RunSteps(const std::vector<WorkerReady>& ready, Summary& summary);
-  void WriteCheckpoint(const internal::DistributedObjective& objective, const std::vector<WorkerReady>& ready,
-                       const NewtonCgOptions::Progress& progress, int step, double reference, Summary& summary);
-
   ProblemSpec spec_;
   NewtonOptions options_;
   Executor* executor_;
-  std::vector<double> last_iterate_, last_gradient_;
 };
 
 }  // namespace nimbus
