@@ -121,7 +121,7 @@ ProfilePoint PointOf(const std::vector<RecordedRound>& rounds, const Summary& su
   point.workers = k;
   point.iterations = summary.iterations;
   point.rounds = static_cast<int>(rounds.size());
-  point.cg_steps = summary.algorithm == "newton" ? static_cast<int>(summary.cg_iterations) : 0;
+  point.cg_steps = summary.algorithm == Algorithm::kNewton ? static_cast<int>(summary.cg_iterations) : 0;
   double worker_rounds = 0, compute = 0, passes = 0, local = 0, cg = 0, imbalance_sum = 0, gaps = 0;
   double requests = 0, replies = 0, request_vectors = 0, reply_vectors = 0;
   int balanced = 0;
@@ -306,7 +306,7 @@ Result<WorkerStart> MeasureWorkerStart(Plan& plan, int workers, const WorkerOpti
                                        const std::string& executable, int repetitions) {
   NIMBUS_RETURN_IF_ERROR(Repartition(plan, workers));
   RuntimeOptions options;
-  options.kind = "process";
+  options.kind = RuntimeKind::kProcess;
   options.workers = workers;
   options.worker_program = executable;
   WorkerStart fastest;
@@ -526,11 +526,11 @@ Status MeasureMessages(int passes, Profile& profile) {
   return Status::Ok();
 }
 
-std::string Described(const ProfilePoint& p, const std::string& algorithm, int repetitions) {
+std::string Described(const ProfilePoint& p, Algorithm algorithm, int repetitions) {
   return Format("K = %d: %d rounds (%d %s), %.3f ms per worker and round (%.2f passes; slowest %.2fx the mean; %.2fx "
                 "sharing the cores%s), %.3f ms master per round, %.2f and %.2f vectors per request and reply of %.1f%% "
                 "of the model",
-                p.workers, p.rounds, p.iterations, algorithm == "newton" ? "Newton steps" : "iterations",
+                p.workers, p.rounds, p.iterations, algorithm == Algorithm::kNewton ? "Newton steps" : "iterations",
                 1e3 * p.compute_seconds, p.data_passes, p.imbalance, p.shared_slowdown,
                 repetitions > 1 ? Format("; the fastest of %d solves, the slowest +%.1f%%", repetitions, 100 * p.spread).c_str()
                                 : "",

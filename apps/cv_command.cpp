@@ -67,10 +67,10 @@ std::string TableRow(std::size_t index, const CvPoint& p) {
 
 std::string Heading(const CvFlags& flags, const CvResult& result) {
   return Format("nimbus cv: %s, %lld folds, %s over %zu lambdas from %.5g (lambda_max), %s workers (%s)\n",
-                flags.problem.data.c_str(), static_cast<long long>(result.folds), result.penalty.c_str(),
+                flags.problem.data.c_str(), static_cast<long long>(result.folds), NameOf(result.penalty).data(),
                 result.points.size(), result.lambda_max,
                 result.points.empty() ? "-" : std::to_string(result.points.front().summary.workers).c_str(),
-                flags.problem.options.runtime.kind.c_str());
+                NameOf(flags.problem.options.runtime.kind).data());
 }
 
 std::string Footer(const CvResult& result) {
@@ -125,8 +125,9 @@ Result<std::vector<std::string>> WritePlot(const CvFlags& flags, const CvResult&
   }
   NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(flags.out + "/cv.dat", dat));
   PlotScript plots;
-  plots.Add("cv", "set title '" + std::to_string(result.folds) + "-fold cross-validation (" + result.penalty + ")'\n"
-            "set xlabel '" + result.penalty + " lambda'\nset logscale x\nset xrange [*:*] reverse\n"
+  const std::string penalty(NameOf(result.penalty));
+  plots.Add("cv", "set title '" + std::to_string(result.folds) + "-fold cross-validation (" + penalty + ")'\n"
+            "set xlabel '" + penalty + " lambda'\nset logscale x\nset xrange [*:*] reverse\n"
             "set ylabel '" + result.metric + "'\nset y2label 'nonzeros'\nset ytics nomirror\nset y2tics\n"
             "plot 'cv.dat' u 1:3:4 w yerrorlines t '" + result.metric + " (mean, std)', "
             "'' u 1:2 axes x1y2 w lp dt 2 t 'nonzeros'\n"

@@ -75,9 +75,9 @@ std::string TableRow(std::size_t index, const PathPoint& p, bool regression) {
 std::string Heading(const PathFlags& flags, const PathResult& result) {
   const SolveOptions& options = flags.problem.options;
   return Format("nimbus path: %s, %s from %.5g (lambda_max) in %zu points, %s workers (%s)\n", flags.problem.data.c_str(),
-                result.penalty.c_str(), result.lambda_max, result.points.size(),
+                NameOf(result.penalty).data(), result.lambda_max, result.points.size(),
                 result.points.empty() ? "-" : std::to_string(result.points.front().summary.workers).c_str(),
-                options.runtime.kind.c_str());
+                NameOf(options.runtime.kind).data());
 }
 
 std::string Footer(const PathResult& result) {
@@ -125,8 +125,9 @@ Result<std::vector<std::string>> WritePlot(const PathFlags& flags, const PathRes
                              : logistic  ? "5 t 'validation log loss'"
                                          : "4 t 'validation accuracy'";
   PlotScript plots;
-  plots.Add("path", "set title 'Regularization path (" + result.penalty + ")'\n"
-            "set xlabel '" + result.penalty + " lambda'\nset logscale x\nset xrange [*:*] reverse\n"
+  const std::string penalty(NameOf(result.penalty));
+  plots.Add("path", "set title 'Regularization path (" + penalty + ")'\n"
+            "set xlabel '" + penalty + " lambda'\nset logscale x\nset xrange [*:*] reverse\n"
             "set ylabel 'nonzeros'\nset y2label '" + second.substr(second.find('\'') + 1, second.rfind('\'') - second.find('\'') - 1) + "'\n"
             "set ytics nomirror\nset y2tics\n"
             "plot 'path.dat' u 1:2 w lp t 'nonzeros', '' u 1:" + second.substr(0, second.find(' ')) +

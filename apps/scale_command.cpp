@@ -64,7 +64,7 @@ Result<Plan> PlanScaling(const ProblemFlags& problem, int64_t first_workers) {
 }
 
 // The problem and solver the result describes; its points are the solves still to come.
-ScaleResult ResultWithoutPoints(const ProblemFlags& problem, const std::string& algorithm, const Plan& plan) {
+ScaleResult ResultWithoutPoints(const ProblemFlags& problem, Algorithm algorithm, const Plan& plan) {
   ScaleResult result;
   result.data = problem.data;
   result.runtime = problem.options.runtime.kind;
@@ -129,7 +129,7 @@ int SolveAtEveryK(const ScaleFlags& flags, const std::vector<int64_t>& workers, 
     if (!flags.quiet) {
       std::fprintf(stderr, "nimbus scale: K = %lld: %d iterations in %d rounds (%s, %s), %.3f s to solution%s, objective %.10g\n",
                    static_cast<long long>(workers[i]), fastest[i]->iterations, fastest[i]->rounds,
-                   master.algorithm.c_str(), fastest[i]->termination.c_str(), fastest[i]->time_to_solution(),
+                   NameOf(master.algorithm).data(), fastest[i]->termination.c_str(), fastest[i]->time_to_solution(),
                    flags.repeat > 1 ? Format(" (the fastest of %lld; the slowest +%.1f%%)", static_cast<long long>(flags.repeat),
                                              100 * fastest[i]->spread).c_str()
                                     : "",

@@ -27,7 +27,7 @@ std::string ScaleResult::Table() const {
   std::string out = Format("nimbus scale: %lld rows, %lld features, %lld nonzeros, runtime %s, algorithm %s, eps_abs %g, "
                            "eps_rel %g\n",
                            static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(nnz),
-                           runtime.c_str(), algorithm.c_str(), eps_abs, eps_rel);
+                           NameOf(runtime).data(), NameOf(algorithm).data(), eps_abs, eps_rel);
   out += "      K  iterations  rounds  setup s  solve s  to solution s  ms/round  speedup  speedup/round  efficiency"
          "  $/solve\n";
   bool all_converged = true;
@@ -41,7 +41,7 @@ std::string ScaleResult::Table() const {
   out += Format("  speedups relative to K = %d; %s, so the speedup of the time to\n"
                 "  solution and that of one round differ.%s\n",
                 points.empty() ? 0 : points[0].workers,
-                algorithm == "newton" ? "Newton's rounds hardly change with K, but start-up does"
+                algorithm == Algorithm::kNewton ? "Newton's rounds hardly change with K, but start-up does"
                                       : "ADMM's iteration count changes with K",
                 all_converged ? "" : " Runs marked otherwise stopped before the tolerance: compare with care.");
   std::string spreads;
@@ -55,8 +55,8 @@ std::string ScaleResult::Table() const {
 std::string ScaleResult::ToJson() const {
   nlohmann::ordered_json json;
   json["data"] = data;
-  json["runtime"] = runtime;
-  json["algorithm"] = algorithm;
+  json["runtime"] = NameOf(runtime);
+  json["algorithm"] = NameOf(algorithm);
   json["rows"] = rows;
   json["cols"] = cols;
   json["nnz"] = nnz;
@@ -91,8 +91,12 @@ Result<ScaleResult> ScaleResult::FromJson(const std::string& text, const std::st
   ScaleResult result;
   try {
     result.data = json.value("data", "");
-    result.runtime = json.value("runtime", "");
-    result.algorithm = json.value("algorithm", "admm");
+    Result<RuntimeKind> runtime = ParseChoice<RuntimeKind>(json.value("runtime", "threads"));
+    Result<Algorithm> algorithm = ParseChoice<Algorithm>(json.value("algorithm", "admm"));
+    if (!runtime.ok()) return runtime.status().WithContext(origin);
+    if (!algorithm.ok()) return algorithm.status().WithContext(origin);
+    result.runtime = *runtime;
+    result.algorithm = *algorithm;
     result.rows = JsonInteger<int64_t>(json.at("rows"));
     result.cols = JsonInteger<int64_t>(json.at("cols"));
     result.nnz = JsonInteger<int64_t>(json.at("nnz"));
@@ -140,15 +144,16 @@ Result<std::vector<std::string>> ScaleResult::Write(const std::string& directory
   NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(directory + "/scale.txt", Table()));
   PlotScript plots;
   const std::string k0 = std::to_string(points.empty() ? 1 : points[0].workers);
+  const std::string runtime_name(NameOf(runtime)), algorithm_name(NameOf(algorithm));
   plots.Add("scale-time",
-            "set title 'Time to solution and iterations against workers (" + runtime + ")'\n"
-            "set xlabel 'workers K'\nset ylabel 'seconds'\nset y2label '" + algorithm + " iterations'\nset logscale x 2\n"
+            "set title 'Time to solution and iterations against workers (" + runtime_name + ")'\n"
+            "set xlabel 'workers K'\nset ylabel 'seconds'\nset y2label '" + algorithm_name + " iterations'\nset logscale x 2\n"
             "set ytics nomirror\nset y2tics\n"
             "plot 'scale.dat' u 1:5 w lp t 'time to solution', '' u 1:4 w lp t 'solve', "
             "'' u 1:2 axes x1y2 w lp dt 2 t 'iterations'\n"
             "unset logscale x\nunset y2tics\nunset y2label\nset ytics mirror");
   plots.Add("scale-speedup",
-            "set title 'Speedup relative to K = " + k0 + " (" + runtime + ")'\n"
+            "set title 'Speedup relative to K = " + k0 + " (" + runtime_name + ")'\n"
             "set xlabel 'workers K'\nset ylabel 'speedup'\nset y2label 'efficiency'\nset logscale x 2\n"
             "set ytics nomirror\nset y2tics\nset y2range [0:*]\n"
             "plot 'scale.dat' u 1:7 w lp t 'time to solution', '' u 1:8 w lp t 'per round', "

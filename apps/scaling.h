@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nimbus/choices.h"
 #include "nimbus/core/status.h"
 
 namespace nimbus::cli {
@@ -29,8 +30,9 @@ struct ScalePoint {
 };
 
 struct ScaleResult {
-  std::string data, runtime;
-  std::string algorithm = "admm";  // of the master (a scale.json without one is ADMM's)
+  std::string data;
+  RuntimeKind runtime = RuntimeKind::kThreads;
+  Algorithm algorithm = Algorithm::kAdmm;  // of the master (a scale.json without one is ADMM's)
   int64_t rows = 0, cols = 0, nnz = 0;
   double eps_abs = 0, eps_rel = 0;
   std::vector<ScalePoint> points;  // the first is the baseline of the speedups

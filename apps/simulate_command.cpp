@@ -68,7 +68,7 @@ int RunCalibrate(int argc, char** argv) {
   if (Status written = WriteFileAtomically(out, profile->ToJson()); !written.ok()) return ReportError(command, written);
   if (!quiet) {
     std::printf("wrote the profile of %s (%d cores, %s) to %s\n", profile->machine.c_str(), profile->cores,
-                profile->algorithm.c_str(), out.c_str());
+                NameOf(profile->algorithm).data(), out.c_str());
   }
   return kExitOk;
 }
@@ -190,20 +190,20 @@ int Validate(const Profile& profile, Platform platform, const std::string& scale
                                                        static_cast<long long>(profile.nnz))));
   }
   if (scale->algorithm != profile.algorithm) {
-    return ReportError(command, InvalidArgument("--validate: " + scale_path + " ran " + scale->algorithm +
-                                                ", the profile measured " + profile.algorithm +
+    return ReportError(command, InvalidArgument("--validate: " + scale_path + " ran " + NameOf(scale->algorithm).data() +
+                                                ", the profile measured " + NameOf(profile.algorithm).data() +
                                                 " (give both the same --algorithm)"));
   }
-  if (scale->runtime == "threads") {  // messages in memory, workers already running
+  if (scale->runtime == RuntimeKind::kThreads) {  // messages in memory, workers already running
     platform.latency_seconds = platform.message_cpu_seconds = platform.message_cpu_seconds_per_byte = 0;
     platform.master_bandwidth = platform.worker_bandwidth = Platform::kNoWire;
     platform.launch_seconds = platform.cold_start_median = 0;
-  } else if (scale->runtime != "process") {
-    return ReportError(command, InvalidArgument("--validate: the scale run used the " + scale->runtime +
+  } else if (scale->runtime != RuntimeKind::kProcess) {
+    return ReportError(command, InvalidArgument("--validate: the scale run used the " + std::string(NameOf(scale->runtime)) +
                                                 " runtime; the local platform models threads and process"));
   }
   std::string table = "predicted (" + platform.name + " platform) against measured (nimbus scale --runtime " +
-                      scale->runtime + ", " + scale->algorithm + ")\n";
+                      NameOf(scale->runtime).data() + ", " + NameOf(scale->algorithm).data() + ")\n";
   table += "      K    rounds        ms/round             time to solution s      spread of the solves\n";
   table += "         meas. pred.  meas.    pred.   error  meas.    pred.   error  calibration  scale\n";
   std::string dat = "# workers measured_s predicted_s measured_round_ms predicted_round_ms calibration_spread scale_spread\n";
@@ -426,7 +426,7 @@ int RunSimulate(int argc, char** argv) {
   if (nnz_per_row == 0) nnz_per_row = static_cast<double>(profile->nnz) / static_cast<double>(profile->rows);
   if (rows < 1 || !(nnz_per_row >= 1)) return ReportError(command, InvalidArgument("--rows and --nnz-per-row: must be >= 1"));
 
-  if (!quiet) std::printf("%s; %s\n", DescribePlatform(*platform).c_str(), profile->algorithm.c_str());
+  if (!quiet) std::printf("%s; %s\n", DescribePlatform(*platform).c_str(), NameOf(profile->algorithm).data());
   Result<SimulationOutput> grid =
       SimulateGrid(*profile, *platform, *features, *workers, {rows, nnz_per_row, iterations, seed}, prices);
   if (!grid.ok()) return ReportError(command, grid.status());

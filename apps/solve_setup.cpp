@@ -19,7 +19,7 @@ void AddProblemOptions(ArgParser& parser, ProblemFlags* flags) {
   parser.AddSwitch("intercept", "fit an unregularized intercept b", &flags->options.intercept);
   parser.AddString("class-weight", "L=W,...", "weigh class L's rows W times (liblinear's -wL W), or 'balanced'\n"
                    "                            (each class N / (classes x its rows))", &flags->class_weight);
-  parser.AddString("multiclass", "METHOD", "data of three classes or more: ovr (one-vs-rest, liblinear's: a binary\n"
+  parser.AddChoice("multiclass", "METHOD", "data of three classes or more: ovr (one-vs-rest, liblinear's: a binary\n"
                    "                            problem per class, solved side by side), multinomial (softmax, logistic loss),\n"
                    "                            or auto (multinomial for three classes or more)",
                    &flags->options.multiclass);
@@ -27,9 +27,9 @@ void AddProblemOptions(ArgParser& parser, ProblemFlags* flags) {
   parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &admm.eps_rel);
   flags->max_iter = admm.max_iterations;
   parser.AddInt("max-iter", "N", "iteration cap", &flags->max_iter);
-  parser.AddString("consensus", "FORM", "dense (every worker holds all of z) or general (a worker holds the\n"
+  parser.AddChoice("consensus", "FORM", "dense (every worker holds all of z) or general (a worker holds the\n"
                    "                            features its shard touches; messages follow the data, not d)",
-                   &flags->consensus);
+                   &flags->options.consensus);
 }
 
 Status ApplyProblemFlags(const ArgParser& parser, ProblemFlags* flags) {
@@ -41,10 +41,6 @@ Status ApplyProblemFlags(const ArgParser& parser, ProblemFlags* flags) {
   if (parser.Given("l2")) options.l2 = flags->l2;
   if (flags->max_iter < 0 || flags->max_iter > 100000000) return InvalidArgument("--max-iter: must be >= 0");
   options.admm.max_iterations = static_cast<int>(flags->max_iter);
-  if (flags->consensus != "dense" && flags->consensus != "general") {
-    return InvalidArgument("--consensus: '" + flags->consensus + "' is not dense or general");
-  }
-  options.general_form = flags->consensus == "general";
   if (parser.Given("class-weight")) {
     NIMBUS_ASSIGN_OR_RETURN(options.class_weights, ParseClassWeights(flags->class_weight));
   }
@@ -80,7 +76,7 @@ Result<ClassWeights> ParseClassWeights(const std::string& text) {
 }
 
 void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {
-  parser.AddString("runtime", "NAME", "where workers run: threads, process, command, lambda or mpi (under mpirun)",
+  parser.AddChoice("runtime", "NAME", "where workers run: threads, process, command, lambda or mpi (under mpirun)",
                    &flags->kind);
   parser.AddString("launch", "TEMPLATE", "--runtime command: how to start a worker, e.g. 'ssh {host} nimbus worker {args}'",
                    &flags->launch);
@@ -109,7 +105,7 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {
 }
 
 void AddGridOptions(ArgParser& parser, PathOptions* path, std::string* lambdas) {
-  parser.AddString("penalty", "l1|l2", "the term the grid varies: l1 (with --l2 fixed, the elastic net)\n"
+  parser.AddChoice("penalty", "l1|l2", "the term the grid varies: l1 (with --l2 fixed, the elastic net)\n"
                    "                            or l2 (ridge; with --l1 fixed)", &path->penalty);
   parser.AddInt("path-length", "N", "points on the grid", &path->length);
   parser.AddDouble("path-min-ratio", "R", "the grid ends at R x lambda_max (default 1e-3 for l1, 1e-6 for l2)",
@@ -148,7 +144,7 @@ Status ApplyGridCommandFlags(const ArgParser& parser, GridCommandFlags* flags, P
 }
 
 void AddAlgorithmOptions(ArgParser& parser, SolveOptions* flags) {
-  parser.AddString("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
+  parser.AddChoice("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
                    "                            --l1), or auto (newton unless an option needs admm)", &flags->algorithm);
   parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
                    "                            norm at the start", &flags->gradient_tolerance);

@@ -14,14 +14,14 @@ namespace nimbus::cli {
 // --class-weight, --eps-abs, --eps-rel, --max-iter, --consensus. The tolerances go straight into
 // `options`, the rest by ApplyProblemFlags.
 struct ProblemFlags {
-  std::string data, sample_weights, loss = "logistic", consensus = "general", class_weight;
+  std::string data, sample_weights, loss = "logistic", class_weight;
   double l1 = 0, l2 = 0;
   int64_t max_iter = 0;
   SolveOptions options;
 };
 void AddProblemOptions(ArgParser& parser, ProblemFlags* flags);
 // flags->options with the loss, the regularizer as given (neither: the library's default),
-// the intercept, the iteration cap and the consensus form.
+// the iteration cap and the class weights.
 Status ApplyProblemFlags(const ArgParser& parser, ProblemFlags* flags);
 // --data with --sample-weights.
 TrainingData TrainingDataOf(const ProblemFlags& flags);

@@ -29,7 +29,7 @@ struct TrainFlags {
   bool no_adaptive_rho = false, quiet = false, verbose = false, resume = false;
   double target_objective = 0;
   double function_memory_mb = 0;
-  std::string barrier = "all", message_precision = "float64";
+  std::string barrier = "all";
   std::string inject_crash, inject_delay, inject_slow;
   int64_t max_staleness = 2, fault_seed = 1;
 };
@@ -138,7 +138,7 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
   parser.AddInt("workers", "K", "number of workers (default: cores for a file, shards for a directory)",
                 &options.runtime.workers);
   AddRuntimeOptions(parser, &options.runtime);
-  parser.AddString("topology", "NAME", "--runtime mpi: star (mpirun -n K+1: a master rank and K workers) or\n"
+  parser.AddChoice("topology", "NAME", "--runtime mpi: star (mpirun -n K+1: a master rank and K workers) or\n"
                    "                            allreduce (mpirun -n K: every rank a worker, z from an allreduce)",
                    &options.runtime.topology);
   AddAlgorithmOptions(parser, &options);
@@ -158,9 +158,9 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
   parser.AddString("local-solver", "NAME", "x-update solver: newton-cg or lbfgs", &flags->local_solver);
   parser.AddDouble("target-objective", "F", "stop once the objective is <= F (for benchmarks; newton's gradient test\n"
                    "                            is then off)", &flags->target_objective);
-  parser.AddString("message-precision", "P", "float64, or float32: z and w on the wire in half the bytes until the\n"
+  parser.AddChoice("message-precision", "P", "float64, or float32: z and w on the wire in half the bytes until the\n"
                    "                            stop test first passes, then exact rounds to finish (remote runtimes)",
-                   &flags->message_precision);
+                   &admm.message_precision);
   parser.AddString("barrier", "all|S", "wait for all workers each round, or for S of them (asynchronous ADMM)",
                    &flags->barrier);
   parser.AddInt("max-staleness", "TAU", "with --barrier S: no worker's reply may be older than TAU rounds",
@@ -210,10 +210,6 @@ Status ApplyTrainFlags(const ArgParser& parser, TrainFlags* flags) {
     admm.barrier = static_cast<int>(barrier);
   }
   admm.max_staleness = static_cast<int>(flags->max_staleness);
-  if (flags->message_precision != "float64" && flags->message_precision != "float32") {
-    return InvalidArgument("--message-precision: '" + flags->message_precision + "' is not float64 or float32");
-  }
-  admm.lean_messages = flags->message_precision == "float32";
   if (parser.Given("checkpoint-every") && options.checkpoint.location.empty()) {
     return InvalidArgument("--checkpoint-every: only with --checkpoint DIR|s3://BUCKET/PREFIX");
   }
@@ -239,8 +235,8 @@ Status ApplyTrainFlags(const ArgParser& parser, TrainFlags* flags) {
 
 // "\r iter  12  objective 0.4123456789  primal 1.2e-03/4.5e-05  dual ...  rho ...  1.3 s" (ADMM),
 // "\r iter   4  objective 0.4123456789  subgradient 1.2e-03/4.5e-07  1.3 s" (Newton steps).
-IterationCallback ProgressPrinter(const std::string& algorithm) {
-  if (algorithm == "newton") {
+IterationCallback ProgressPrinter(Algorithm algorithm) {
+  if (algorithm == Algorithm::kNewton) {
     return [](const IterationInfo& info) {
       std::fprintf(stderr, "\r  iter %4d  objective %.10g  subgradient %.2e/%.2e  %.1f s   ", info.iteration,
                    info.objective, info.primal_residual, info.eps_primal, info.elapsed_seconds);
@@ -284,10 +280,10 @@ void PrintCheckpointNotes(const SolveOptions& options) {
 void PrintStart(const SolveStart& start) {
   const ProblemSpec& spec = start.spec;
   const std::string used = spec.cols == start.source_cols ? "" : " (" + std::to_string(spec.cols) + " occur)";
-  std::fprintf(stderr, "nimbus train: %lld rows, %lld features%s, %s loss, l1 %g, l2 %g, %d %s workers, %s\n",
+  std::fprintf(stderr, "nimbus train: %lld rows, %lld features%s, %s loss, l1 %g, l2 %g, %d %s workers, %s (%s)\n",
                static_cast<long long>(spec.rows), static_cast<long long>(start.source_cols), used.c_str(),
                LossName(spec.loss), spec.regularizer.l1, spec.regularizer.l2, start.workers, start.runtime.c_str(),
-               start.algorithm.c_str());
+               NameOf(start.algorithm).data(), start.algorithm_reason.c_str());
 }
 
 Status WriteOutputs(const TrainFlags& flags, const SolveResult& result) {

@@ -96,8 +96,8 @@ int main(int argc, char** argv) {
   Check(manifest.status());
   SolveOptions options;
   options.l1 = 1e-4;
-  options.algorithm = "admm";
-  options.runtime.kind = "process";
+  options.algorithm = Algorithm::kAdmm;
+  options.runtime.kind = RuntimeKind::kProcess;
   options.runtime.worker_program = binary;
   options.runtime.insecure = insecure;
   rlimit files{};

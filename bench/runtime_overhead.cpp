@@ -45,10 +45,10 @@ struct RunFigures {
 };
 
 // `rounds` ADMM rounds on the store's shards, on `runtime` (threads or process).
-RunFigures Run(const std::string& store_path, const std::string& runtime, const std::string& binary, int rounds) {
+RunFigures Run(const std::string& store_path, RuntimeKind runtime, const std::string& binary, int rounds) {
   SolveOptions options;
   options.l1 = 1e-6;
-  options.algorithm = "admm";
+  options.algorithm = Algorithm::kAdmm;
   options.admm.max_iterations = rounds;
   options.admm.eps_abs = 1e-300;  // run exactly `rounds` rounds
   options.admm.eps_rel = 1e-300;
@@ -183,8 +183,8 @@ int main(int argc, char** argv) {
       // Threads and processes in turn, `repeats` times; each figure is the median over the runs.
       std::vector<RunFigures> thread_runs, process_runs;
       for (int64_t r = 0; r < repeats; ++r) {
-        thread_runs.push_back(Run(store_path, "threads", binary, rounds));
-        process_runs.push_back(Run(store_path, "process", binary, rounds));
+        thread_runs.push_back(Run(store_path, RuntimeKind::kThreads, binary, rounds));
+        process_runs.push_back(Run(store_path, RuntimeKind::kProcess, binary, rounds));
       }
       const RunFigures t = MedianRun(thread_runs);
       const RunFigures p = MedianRun(process_runs);

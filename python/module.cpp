@@ -45,6 +45,16 @@ T Get(const py::dict& options, const char* key, T fallback) {
   return options.contains(key) && !options[key].is_none() ? options[key].cast<T>() : fallback;
 }
 
+// The choice (nimbus/choices.h) the option's text names; a ValueError if it names none.
+template <typename Choice>
+Choice GetChoice(const py::dict& options, const char* key, Choice fallback) {
+  if (!options.contains(key) || options[key].is_none()) return fallback;
+  const std::string text = options[key].cast<std::string>();
+  Result<Choice> choice = ParseChoice<Choice>(text);
+  if (!choice.ok()) throw py::value_error(std::string(key) + "='" + text + "' is not " + ChoiceList<Choice>());
+  return *choice;
+}
+
 // The estimator's previous fit (warm_start): coef (C x features) and C intercepts, as a model
 // of the class indices 0 .. C-1 nimbus sees as labels (two classes: one vector, 1 the +1 class).
 std::shared_ptr<const Model> WarmStartOf(const py::dict& options) {
@@ -76,8 +86,8 @@ SolveOptions OptionsOf(const py::dict& options) {
   solve.l1 = Get<std::optional<double>>(options, "l1", solve.l1);
   solve.l2 = Get<std::optional<double>>(options, "l2", solve.l2);
   solve.intercept = Get<bool>(options, "intercept", false);
-  solve.multiclass = Get<std::string>(options, "multiclass", solve.multiclass);
-  solve.algorithm = Get<std::string>(options, "algorithm", solve.algorithm);
+  solve.multiclass = GetChoice(options, "multiclass", solve.multiclass);
+  solve.algorithm = GetChoice(options, "algorithm", solve.algorithm);
   solve.gradient_tolerance = Get<double>(options, "gradient_tolerance", solve.gradient_tolerance);
   solve.admm.max_iterations = Get<int>(options, "max_iterations", solve.admm.max_iterations);
   solve.class_weights.balanced = Get<bool>(options, "class_weight_balanced", false);
@@ -85,7 +95,7 @@ SolveOptions OptionsOf(const py::dict& options) {
   solve.liblinear_c = Get<double>(options, "c", 0.0);
   solve.warm_start = WarmStartOf(options);
   RuntimeOptions& runtime = solve.runtime;
-  runtime.kind = Get<std::string>(options, "runtime", runtime.kind);
+  runtime.kind = GetChoice(options, "runtime", runtime.kind);
   runtime.workers = Get<int64_t>(options, "workers", runtime.workers);
   runtime.worker_program = Get<std::string>(options, "worker_program", runtime.worker_program);
   runtime.launch = Get<std::string>(options, "launch", runtime.launch);
@@ -233,7 +243,7 @@ CvOptions CvOptionsOf(const py::dict& cv_options) {
   cv.folds = Get<int64_t>(cv_options, "folds", cv.folds);
   cv.seed = Get<uint64_t>(cv_options, "seed", cv.seed);
   cv.metric = Get<std::string>(cv_options, "metric", cv.metric);
-  cv.path.penalty = Get<std::string>(cv_options, "penalty", cv.path.penalty);
+  cv.path.penalty = GetChoice(cv_options, "penalty", cv.path.penalty);
   cv.path.length = Get<int64_t>(cv_options, "length", cv.path.length);
   cv.path.lambdas = Get<std::vector<double>>(cv_options, "lambdas", {});
   cv.path.liblinear_cs = Get<std::vector<double>>(cv_options, "cs", {});
@@ -328,5 +338,11 @@ PYBIND11_MODULE(_nimbus, m) {
         "K-fold cross-validation on LIBSVM text that the workers read, deal the folds of and score themselves.");
   m.def("fit_file", &nimbus::FitFile, py::arg("location"), py::arg("sample_weight_file"), py::arg("options"),
         "Solves on LIBSVM text that the workers read themselves (a file, directory or s3:// prefix).");
-  m.def("runtime_available", &nimbus::RuntimeAvailable, py::arg("kind"));
+  m.def(
+      "runtime_available",
+      [](const std::string& kind) {
+        nimbus::Result<nimbus::RuntimeKind> runtime = nimbus::ParseChoice<nimbus::RuntimeKind>(kind);
+        return runtime.ok() && nimbus::RuntimeAvailable(*runtime);
+      },
+      py::arg("kind"), "Whether this build has the runtime (threads, process, command, lambda or mpi).");
 }

@@ -68,7 +68,12 @@ int main(int argc, char** argv) {
   options.loss = *loss;
   options.l2 = std::atof(argv[2]);
   options.intercept = true;
-  options.runtime.kind = argc > 4 ? argv[4] : "threads";
+  const nimbus::Result<nimbus::RuntimeKind> runtime = nimbus::ParseChoice<nimbus::RuntimeKind>(argc > 4 ? argv[4] : "threads");
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "huber_regression: %s\n", runtime.status().message().c_str());
+    return 2;
+  }
+  options.runtime.kind = *runtime;
   options.runtime.workers = argc > 5 ? std::atoi(argv[5]) : 2;
   options.gradient_tolerance = 1e-10;
   const nimbus::Result<nimbus::SolveResult> result = nimbus::Solve(nimbus::TrainingData::LibsvmFile(argv[1]), options);

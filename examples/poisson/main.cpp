@@ -48,10 +48,16 @@ int main(int argc, char** argv) {
   options.l2 = std::atof(argv[2]);
   options.intercept = true;
   const std::string runtime = argc > 3 ? argv[3] : "threads";
-  options.runtime.kind = runtime;
-  if (runtime.rfind("lambda:", 0) == 0) {  // lambda:FUNCTION@ENDPOINT
+  const bool lambda = runtime.rfind("lambda:", 0) == 0;
+  const nimbus::Result<nimbus::RuntimeKind> kind =
+      lambda ? nimbus::RuntimeKind::kLambda : nimbus::ParseChoice<nimbus::RuntimeKind>(runtime);
+  if (!kind.ok()) {
+    std::fprintf(stderr, "poisson_regression: %s\n", kind.status().message().c_str());
+    return 2;
+  }
+  options.runtime.kind = *kind;
+  if (lambda) {  // lambda:FUNCTION@ENDPOINT
     const std::size_t at = runtime.find('@');
-    options.runtime.kind = "lambda";
     options.runtime.lambda_function = runtime.substr(7, at == std::string::npos ? std::string::npos : at - 7);
     if (at != std::string::npos) options.runtime.lambda_endpoint = runtime.substr(at + 1);
   }

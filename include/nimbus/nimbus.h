@@ -4,7 +4,7 @@
 //
 //   nimbus::SolveOptions options;
 //   options.l1 = 1e-4;
-//   options.runtime.kind = "process";   // or threads, command, lambda, mpi
+//   options.runtime.kind = nimbus::RuntimeKind::kProcess;   // or threads, command, lambda, mpi
 //   options.runtime.workers = 4;
 //   nimbus::Result<nimbus::SolveResult> result =
 //       nimbus::Solve(nimbus::TrainingData::LibsvmFile("train.svm"), options);
@@ -40,6 +40,7 @@
 #include "nimbus/admm/newton.h"
 #include "nimbus/admm/options.h"
 #include "nimbus/admm/summary.h"
+#include "nimbus/choices.h"
 #include "nimbus/core/build_target.h"  // records the instruction set of a program's own code (lambda package)
 #include "nimbus/core/csr.h"
 #include "nimbus/core/status.h"
@@ -103,7 +104,7 @@ class TrainingData {
 
 // Where the workers run.
 struct RuntimeOptions {
-  std::string kind = "threads";  // threads, process, command, lambda, mpi
+  RuntimeKind kind = RuntimeKind::kThreads;
   int64_t workers = 0;           // K; 0: the store's shards, or this machine's cores for rows in memory
   // process: the program started as `PROGRAM worker ARGS` (default: this program, as the
   // nimbus CLI is). command: how to start one, with {args} (and {host}, from hosts).
@@ -116,14 +117,14 @@ struct RuntimeOptions {
   bool insecure = false;  // plaintext workers, loopback only
   int64_t max_restarts = 3;
   double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
-  std::string topology = "star";  // mpi: star (a master rank) or allreduce (every rank a worker)
+  Topology topology = Topology::kStar;  // mpi: a master rank, or every rank a worker
   double worker_memory_mb = -1;   // refuse up front above this (-1: the function's memory on lambda, else none)
   uint64_t run_id = 0;            // mpi: the id all ranks share (set by Solve)
 
   Status Validate() const;
 };
 // Whether this build has the runtime (lambda and mpi are optional parts).
-bool RuntimeAvailable(const std::string& kind);
+bool RuntimeAvailable(RuntimeKind kind);
 
 // What a solve writes as it goes, so a lost master can be resumed.
 struct CheckpointOptions {
@@ -152,20 +153,21 @@ struct SolveOptions {
   std::shared_ptr<const CustomRegularizer> regularizer;  // a program's own g, in place of l1 and l2
   bool intercept = false;
   ClassWeights class_weights;  // F = (1/N) sum_r W_{class r} s_r loss_r + g(x), with s_r the rows' own
-  // Data of three classes or more: "ovr" (one-vs-rest, liblinear's: a binary problem per class,
-  // all solved in the same rounds) or "multinomial" (softmax; logistic loss, any number of
-  // classes), or "auto" (scikit-learn's: multinomial for three classes or more, one binary
-  // problem for two). The model then holds a weight vector per class (ProblemSpec::classes).
-  std::string multiclass = "ovr";
+  // Data of three classes or more: one-vs-rest (liblinear's: a binary problem per class, all
+  // solved in the same rounds), multinomial (softmax; logistic loss, any number of classes), or
+  // auto (scikit-learn's: multinomial for three classes or more, one binary problem for two).
+  // The model then holds a weight vector per class (ProblemSpec::classes).
+  Multiclass multiclass = Multiclass::kOvr;
   // > 0: l1 and l2 are shares of the penalty on the sum of the losses, liblinear's and
   // scikit-learn's C: the problem's are l1 / (C N) and l2 / (C N), once the data's N is known
   // (text the workers read). 0: l1 and l2 as given.
   double liblinear_c = 0;
-  // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set).
-  std::string algorithm = "auto";
+  // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set; the
+  // summary says which and why).
+  Algorithm algorithm = Algorithm::kAuto;
   AdmmOptions admm;              // its tolerances, iteration cap and target serve newton too
   double gradient_tolerance = NewtonOptions{}.gradient_tolerance;  // newton's stop test
-  bool general_form = true;      // a worker holds only the features its shard touches
+  ConsensusForm consensus = ConsensusForm::kGeneral;  // general: a worker holds only the features its shard touches
   WorkerOptions worker;          // the x-update's solver and (tests) injected faults
   RuntimeOptions runtime;
   CheckpointOptions checkpoint;
@@ -202,8 +204,9 @@ struct SolveStart {
   ProblemSpec spec;          // spec.cols: the columns solved over (the features that occur, when renumbered)
   int64_t source_cols = 0;   // the data's features: its largest index
   int workers = 0;
-  std::string runtime;    // the executor's name
-  std::string algorithm;  // newton or admm
+  std::string runtime;     // the executor's name
+  Algorithm algorithm;     // newton or admm
+  std::string algorithm_reason;  // why (the summary's)
 };
 
 // ---- Solving -------------------------------------------------------------------------------
@@ -229,9 +232,9 @@ Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options)
 // the model of the one before. Newton's workers keep their shards loaded from point to point;
 // ADMM's start anew at each point (their duals belong to one problem), from the warm z.
 struct PathOptions {
-  // The term the grid varies: "l1" (the lasso's, or with SolveOptions::l2 fixed the elastic
-  // net's) or "l2" (ridge, with SolveOptions::l1 fixed). The options must not set it.
-  std::string penalty = "l1";
+  // The term the grid varies: l1 (the lasso's, or with SolveOptions::l2 fixed the elastic
+  // net's) or l2 (ridge, with SolveOptions::l1 fixed). The options must not set it.
+  Penalty penalty = Penalty::kL1;
   // `length` points from lambda_max down to min_ratio x lambda_max, evenly in log (0: 1e-3
   // for l1, 1e-6 for l2). lambda_max for l1 is the smallest l1 whose model is zero,
   // ||grad f(x0)||_inf at x0 = 0 (with an intercept, the intercept's own optimum); for l2 no
@@ -249,7 +252,7 @@ struct PathOptions {
   std::function<void(const struct PathPoint&)> on_point;  // after each point, on the solving thread
 
   Status Validate() const;
-  double MinRatio() const { return min_ratio > 0 ? min_ratio : penalty == "l2" ? 1e-6 : 1e-3; }
+  double MinRatio() const { return min_ratio > 0 ? min_ratio : penalty == Penalty::kL2 ? 1e-6 : 1e-3; }
 };
 
 struct PathPoint {
@@ -260,7 +263,7 @@ struct PathPoint {
 };
 
 struct PathResult {
-  std::string penalty;
+  Penalty penalty = Penalty::kL1;
   double lambda_max = 0;  // where the grid starts (l1: the smallest l1 whose model is zero)
   std::vector<PathPoint> points;  // largest lambda first
   double load_seconds = 0;  // reading the data (and the validation data)
@@ -306,7 +309,8 @@ struct CvPoint {
 };
 
 struct CvResult {
-  std::string penalty, metric;
+  Penalty penalty = Penalty::kL1;
+  std::string metric;
   double lambda_max = 0;
   int64_t folds = 0;
   int64_t rows = 0;                   // N, of every fold together

@@ -373,11 +373,12 @@ class ReducedZUpdate final : public ZUpdateStrategy {
 // is in it), and the master makes z^{k+1} = prox_{g/(K rho)}(mean w_i).
 class AdmmSolve {
  public:
-  AdmmSolve(const ProblemSpec& spec, const AdmmOptions& options, Executor& executor, const IterationCallback& callback,
-            TraceSink* trace, int checkpoint_every, const CheckpointWriter& checkpoint_writer)
-      : spec_(spec), options_(options), executor_(executor), callback_(callback), trace_(trace),
-        checkpoint_every_(checkpoint_writer ? checkpoint_every : 0), checkpoint_writer_(checkpoint_writer),
-        board_(executor.workers(), options.barrier, options.max_staleness) {}
+  AdmmSolve(const ProblemSpec& spec, const AdmmOptions& options, Executor& executor, const MasterHooks& hooks)
+      : spec_(spec), options_(options), executor_(executor), callback_(hooks.callback), trace_(hooks.trace),
+        checkpoint_every_(hooks.checkpoint_every), checkpoint_writer_(hooks.checkpoint_writer),
+        board_(executor.workers(), options.barrier, options.max_staleness) {
+    summary_.algorithm_reason = hooks.algorithm_reason;
+  }
 
   // From a checkpoint's state, or else from z = `start` (empty: zero).
   Result<Solution> Run(const MasterState* resume, const std::vector<double>& start) {
@@ -460,8 +461,8 @@ Status AdmmSolve::CheckOptions(const MasterState* resume) const {
   // and synchronous rounds) is SolveOptions::Validate's to check, once, before any of this.
   NIMBUS_RETURN_IF_ERROR(spec_.Validate());
   NIMBUS_RETURN_IF_ERROR(options_.Validate());
-  if (resume != nullptr && resume->algorithm != "admm") {
-    return InvalidArgument("checkpoint: the run was " + resume->algorithm + "'s, not ADMM's");
+  if (resume != nullptr && resume->algorithm != Algorithm::kAdmm) {
+    return InvalidArgument("checkpoint: the run was " + std::string(NameOf(resume->algorithm)) + "'s, not ADMM's");
   }
   if (resume != nullptr && resume->next_round < 2) {
     return InvalidArgument("checkpoint: a run resumes at round 2 or later, not " + std::to_string(resume->next_round));
@@ -492,7 +493,7 @@ Status AdmmSolve::Start(const MasterState* resume, const std::vector<double>& st
     state_.rho = options_.rho > 0 ? options_.rho : options_.rho_scale * InitialRho(spec_, ready_);
     state_.rho_of_previous_round = state_.initial_rho = state_.rho;
     state_.inner_relative = options_.inner_first_relative;
-    state_.lean = options_.lean_messages;
+    state_.lean = options_.message_precision == MessagePrecision::kFloat32;
     z_ = start.empty() ? std::make_shared<Vector>(n, 0.0) : std::make_shared<Vector>(start);
     for (const WorkerReady& r : ready_) state_.workers.push_back({r.rows, r.nnz, {}, {}});
   }
@@ -675,8 +676,7 @@ Result<Solution> AdmmSolve::Finish() {
 }  // namespace
 
 Result<Solution> Coordinator::Solve() {
-  return AdmmSolve(spec_, options_, *executor_, callback_, trace_, checkpoint_every_, checkpoint_writer_)
-      .Run(resume_.get(), warm_.x);
+  return AdmmSolve(spec_, options_, *executor_, hooks_).Run(resume_.get(), warm_.x);
 }
 
 }  // namespace nimbus

@@ -628,12 +628,14 @@ void RecordOutcome(const LocalSolveStats& stats, int max_iterations, Summary& su
 // a warm start's, the zero model's (one round more), or else the first iterate's.
 class NewtonSolve {
  public:
-  NewtonSolve(const ProblemSpec& spec, const NewtonOptions& options, Executor& executor,
-              const IterationCallback& callback, TraceSink* trace, int checkpoint_every,
-              const CheckpointWriter& checkpoint_writer, const MasterState* resume, const WarmStart& warm)
-      : spec_(spec), options_(options), executor_(executor), callback_(callback), trace_(trace),
-        checkpoint_every_(checkpoint_writer ? checkpoint_every : 0), checkpoint_writer_(checkpoint_writer),
-        resume_(resume), warm_(warm) {}
+  NewtonSolve(const ProblemSpec& spec, const NewtonOptions& options, Executor& executor, const MasterHooks& hooks,
+              const MasterState* resume, const WarmStart& warm)
+      : spec_(spec), options_(options), executor_(executor), callback_(hooks.callback), trace_(hooks.trace),
+        checkpoint_every_(hooks.checkpoint_every), checkpoint_writer_(hooks.checkpoint_writer), resume_(resume),
+        warm_(warm) {
+    summary_.algorithm = Algorithm::kNewton;
+    summary_.algorithm_reason = hooks.algorithm_reason;
+  }
 
   Result<Solution> Run() {
     NIMBUS_RETURN_IF_ERROR(CheckOptions());
@@ -690,8 +692,8 @@ Status NewtonSolve::CheckOptions() const {
   if (executor_.SumsAmongWorkers()) {
     return InvalidArgument("algorithm newton: needs a master (not the allreduce topology)");
   }
-  if (resume_ != nullptr && resume_->algorithm != "newton") {
-    return InvalidArgument("checkpoint: the run was " + resume_->algorithm + "'s, not Newton's");
+  if (resume_ != nullptr && resume_->algorithm != Algorithm::kNewton) {
+    return InvalidArgument("checkpoint: the run was " + std::string(NameOf(resume_->algorithm)) + "'s, not Newton's");
   }
   if (!warm_.x.empty() && warm_.x.size() != spec_.model_size()) {
     return InvalidArgument("warm start: " + std::to_string(warm_.x.size()) + " entries for a model of " +
@@ -701,7 +703,6 @@ Status NewtonSolve::CheckOptions() const {
 }
 
 Status NewtonSolve::Start() {
-  summary_.algorithm = "newton";
   NIMBUS_ASSIGN_OR_RETURN(ready_, StartWorkers(executor_, spec_, options_.start_timeout_seconds, summary_));
   if (resume_) NIMBUS_RETURN_IF_ERROR(SameShards(*resume_, ready_, spec_.model_size()));
   if (trace_ != nullptr) trace_->Write(SetupEvent(executor_, spec_, ready_, 0, summary_.setup_seconds));
@@ -782,7 +783,7 @@ bool NewtonSolve::AfterStep(const NewtonCgOptions::Progress& progress) {
 
 void NewtonSolve::Checkpoint(const NewtonCgOptions::Progress& progress, int step) {
   MasterState state;
-  state.algorithm = "newton";
+  state.algorithm = Algorithm::kNewton;
   state.radius = progress.radius;
   state.iterations = step;
   state.gradient_reference = reference_;
@@ -811,9 +812,7 @@ Result<Solution> NewtonSolve::Finish(const LocalSolveStats& stats) {
 }  // namespace
 
 Result<Solution> NewtonMaster::Solve() {
-  return NewtonSolve(spec_, options_, *executor_, callback_, trace_, checkpoint_every_, checkpoint_writer_,
-                     resume_.get(), warm_)
-      .Run();
+  return NewtonSolve(spec_, options_, *executor_, hooks_, resume_.get(), warm_).Run();
 }
 
 }  // namespace nimbus

@@ -20,7 +20,7 @@ const char* TerminationName(Termination termination) {
 std::string Summary::BriefReport() const {
   const std::string resumed =
       resumed_at_round >= 0 ? Format(", resumed at round %lld", static_cast<long long>(resumed_at_round)) : "";
-  const std::string residuals = algorithm == "newton"
+  const std::string residuals = algorithm == Algorithm::kNewton
                                     ? Format("Newton steps (%d rounds): objective %.10g, gradient norm %.3g", rounds,
                                              objective, primal_residual)
                                     : Format("iterations: objective %.10g, primal residual %.3g, dual residual %.3g",
@@ -42,10 +42,11 @@ std::string Summary::FullReport() const {
   }
   out += Format("  runtime          %s, %d workers\n", runtime.c_str(), workers);
   out += Format("  termination      %s: %s\n", TerminationName(termination), message.c_str());
-  out += Format("  algorithm        %s\n", algorithm.c_str());
+  const std::string why = algorithm_reason.empty() ? "" : " (" + algorithm_reason + ")";
+  out += Format("  algorithm        %s%s\n", NameOf(algorithm).data(), why.c_str());
   out += Format("  iterations       %d (%d rounds)\n", iterations, rounds);
   out += Format("  objective        %.12g\n", objective);
-  if (algorithm == "newton") {
+  if (algorithm == Algorithm::kNewton) {
     out += Format("  gradient norm    %.4g (tolerance %.4g)\n", primal_residual, eps_primal);
   } else {
     out += Format("  primal residual  %.4g (tolerance %.4g)\n", primal_residual, eps_primal);
@@ -134,7 +135,8 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("resumed_at_round", resumed_at_round)
       .Field("cost_dollars", cost_dollars)
       .Field("cost_gb_seconds", cost_gb_seconds)
-      .Field("algorithm", algorithm)
+      .Field("algorithm", NameOf(algorithm))
+      .Field("algorithm_reason", algorithm_reason)
       .Field("runtime", runtime)
       .Field("workers", workers)
       .Field("rows", rows)

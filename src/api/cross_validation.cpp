@@ -32,7 +32,7 @@ std::pair<SolveOptions, PathOptions> OneLambdaOrGrid(const SolveOptions& options
   SolveOptions solve = options;
   PathOptions grid = path;
   if (path.lambdas.empty() && path.liblinear_cs.empty() && (options.l1 || options.l2)) {
-    grid.penalty = options.l1 ? "l1" : "l2";
+    grid.penalty = options.l1 ? Penalty::kL1 : Penalty::kL2;
     grid.lambdas = {options.l1 ? *options.l1 : *options.l2};
     (options.l1 ? solve.l1 : solve.l2).reset();
   }

@@ -13,7 +13,6 @@
 namespace nimbus {
 
 Status PathOptions::Validate() const {
-  if (penalty != "l1" && penalty != "l2") return InvalidArgument("--penalty: '" + penalty + "' is not l1 or l2");
   if (length < 1 || length > 1000) return InvalidArgument("--path-length: must be in [1, 1000]");
   if (min_ratio != 0 && !(min_ratio > 0 && min_ratio < 1)) return InvalidArgument("--path-min-ratio: must be in (0, 1)");
   for (const double lambda : lambdas) {
@@ -79,14 +78,14 @@ class KeptExecutor final : public Executor {
 Status CheckPathOptions(const SolveOptions& options, const PathOptions& path) {
   if (options.regularizer != nullptr) return InvalidArgument("path: a program's own regularizer has no lambda to vary");
   if (!options.checkpoint.location.empty()) return InvalidArgument("--checkpoint: not for a path (each point is short)");
-  if (options.runtime.kind == "mpi") return InvalidArgument("--runtime mpi: not for a path (yet)");
+  if (options.runtime.kind == RuntimeKind::kMpi) return InvalidArgument("--runtime mpi: not for a path (yet)");
   if (options.warm_start != nullptr) {
     return InvalidArgument("--warm-start: a path starts from no weight and warm-starts each point from the one before");
   }
-  const bool varied_given = path.penalty == "l1" ? options.l1.has_value() : options.l2.has_value();
-  if (varied_given) {
-    const std::string fixed = path.penalty == "l1" ? "--l2" : "--l1";
-    return InvalidArgument("--" + path.penalty + ": the path varies it (give --lambdas for a grid of your own; " + fixed +
+  const bool l1 = path.penalty == Penalty::kL1;
+  if (l1 ? options.l1.has_value() : options.l2.has_value()) {
+    const std::string fixed = l1 ? "--l2" : "--l1";
+    return InvalidArgument("--" + std::string(NameOf(path.penalty)) + ": the path varies it (give --lambdas for a grid of your own; " + fixed +
                            " stays fixed along the path)");
   }
   return Status::Ok();
@@ -123,21 +122,22 @@ Result<Solution> SolvePathStart(const ProblemSpec& problem, const SolveOptions& 
 
 // The grid's first lambda: for l1 the largest |gradient| of a weight at x0, below which that
 // weight enters the model.
-Result<double> LambdaMax(const ProblemSpec& spec, std::span<const double> gradient, const std::string& penalty) {
+Result<double> LambdaMax(const ProblemSpec& spec, std::span<const double> gradient, Penalty penalty) {
   double largest = 0;
   for (std::size_t j = 0; j < spec.regularized_size(); ++j) largest = std::max(largest, std::abs(gradient[j]));
   if (!(largest > 0)) {
     return InvalidArgument("path: every weight's gradient is zero where no weight is used (the features are all "
                            "zero, or carry nothing about the labels): every lambda gives the same model");
   }
-  return penalty == "l1" ? largest : kRidgeStart * largest;
+  return penalty == Penalty::kL1 ? largest : kRidgeStart * largest;
 }
 
 // The points after the start, on `kept` workers (Newton) or on fresh ones per point (ADMM).
 class GridRun {
  public:
-  GridRun(Plan& plan, const SolveOptions& options, const PathOptions& path, TraceSink* trace)
-      : plan_(plan), options_(options), path_(path), trace_(trace) {}
+  GridRun(Plan& plan, const SolveOptions& options, const MasterChoice& master, const PathOptions& path,
+          TraceSink* trace)
+      : plan_(plan), options_(options), master_(master), path_(path), trace_(trace) {}
 
   // The points of `grid` from the path's start, whose time goes to the first point's setup;
   // `total` sums the points' times and restarts. Ends after a point whose workers failed.
@@ -147,7 +147,7 @@ class GridRun {
     int64_t next_round = start.summary.rounds;
     bool first = true;
     for (const double lambda : grid) {
-      (path_.penalty == "l1" ? plan_.spec.regularizer.l1 : plan_.spec.regularizer.l2) = lambda;
+      (path_.penalty == Penalty::kL1 ? plan_.spec.regularizer.l1 : plan_.spec.regularizer.l2) = lambda;
       // The stop test scales F's residual at x0 for this lambda, as a solve from x0 would.
       const double reference = OptimalityResidual(plan_.spec, start.model, start.gradient, scratch);
       WarmStart warm{x, kept != nullptr ? next_round : 0, reference};
@@ -170,7 +170,7 @@ class GridRun {
 
  private:
   Result<Solution> SolveOn(Executor& executor, const WarmStart& warm) {
-    std::unique_ptr<Master> master = MakeMaster(plan_.spec, options_, &executor, trace_);
+    std::unique_ptr<Master> master = MakeMaster(plan_.spec, master_, options_, &executor, trace_);
     master->WarmStartFrom(warm);
     return master->Solve();
   }
@@ -193,6 +193,7 @@ class GridRun {
 
   Plan& plan_;
   const SolveOptions& options_;
+  const MasterChoice& master_;
   const PathOptions& path_;
   TraceSink* trace_;
 };
@@ -205,7 +206,7 @@ Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, con
   NIMBUS_RETURN_IF_ERROR(path.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckPathOptions(options, path));
   SolveOptions planned = options;
-  (path.penalty == "l1" ? planned.l1 : planned.l2) = 1.0;  // a placeholder: each point sets its own
+  (path.penalty == Penalty::kL1 ? planned.l1 : planned.l2) = 1.0;  // a placeholder: each point sets its own
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, rows_in_memory ? PlanDataInMemory(data, options.runtime.workers, options.loss)
                                                     : PlanData(data, options.runtime.workers, options.loss));
   NIMBUS_RETURN_IF_ERROR(ScanData(plan, planned));
@@ -215,7 +216,8 @@ Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, con
 
 Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, double load_seconds,
                               const GridPoint& point) {
-  NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options));
+  const MasterChoice master = ChooseMaster(options);
+  NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options, master));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
   if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
@@ -223,9 +225,9 @@ Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const Pat
   NIMBUS_ASSIGN_OR_RETURN(Solution start, SolvePathStart(plan.spec, options, kept, trace.get()));
   GridOutcome outcome;
   NIMBUS_ASSIGN_OR_RETURN(outcome.lambda_max, LambdaMax(plan.spec, start.gradient, path.penalty));
-  const bool newton = ChooseMaster(options).algorithm == "newton";
+  const bool newton = master.algorithm == Algorithm::kNewton;
   if (!newton) kept.Release();
-  GridRun run(plan, options, path, trace.get());
+  GridRun run(plan, options, master, path, trace.get());
   // The grid's price: its workers once, for every point's setup and solve.
   Summary total;
   total.load_seconds = load_seconds;

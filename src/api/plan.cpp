@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <thread>
 
 #include "nimbus/admm/coordinator.h"
@@ -430,7 +431,7 @@ Status SetProblem(const SolveOptions& options, Plan* plan) {
   plan->spec.intercept = options.intercept;
   // "auto" (scikit-learn's): the softmax for three classes or more, else one binary problem.
   plan->spec.multinomial =
-      options.multiclass == "multinomial" || (options.multiclass == "auto" && plan->labels.multiclass());
+      options.multiclass == Multiclass::kMultinomial || (options.multiclass == Multiclass::kAuto && plan->labels.multiclass());
   plan->spec.classes = plan->labels.multiclass() ? static_cast<int64_t>(plan->labels.classes.size())
                        : plan->spec.multinomial ? 2 : 1;
   plan->spec.regularizer = {options.l1.value_or(0.0), options.l2.value_or(0.0), options.regularizer};
@@ -508,7 +509,7 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
     NIMBUS_RETURN_IF_ERROR(SendTextPlan(plan, runtime));
     return runtime;
   }
-  if (flags.kind == "threads") {
+  if (flags.kind == RuntimeKind::kThreads) {
     std::vector<ShardSource> shards;
     if (plan.text) {
       for (TextPart& part : plan.text->Parts()) shards.push_back(ShardSource::InText(std::move(part)));
@@ -574,18 +575,18 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
     }
   }
 #ifdef NIMBUS_HAVE_MPI
-  if (flags.kind == "mpi" && flags.topology == "allreduce") {
+  if (flags.kind == RuntimeKind::kMpi && flags.topology == Topology::kAllreduce) {
     runtime.executor = std::make_unique<MpiAllreduceExecutor>(shards, plan.spec, worker_options, flags.run_id);
     return runtime;
   }
-  if (flags.kind == "mpi") {
+  if (flags.kind == RuntimeKind::kMpi) {
     runtime.executor = std::make_unique<MpiExecutor>(std::move(shards), plan.spec, worker_options, flags.run_id);
     return runtime;
   }
 #endif
 
   RemoteOptions options;
-  options.name = flags.kind;
+  options.name = NameOf(flags.kind);
   options.listen = flags.listen;
   options.advertise = flags.advertise;
   options.heartbeat_seconds = flags.heartbeat;
@@ -593,20 +594,20 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   options.max_restarts = static_cast<int>(flags.max_restarts);
   options.max_lifetime_seconds = flags.max_lifetime;
   // A platform's memory cap, here: the process and command runtimes hold each worker to it.
-  if ((flags.kind == "process" || flags.kind == "command") && flags.worker_memory_mb > 0) {
+  if ((flags.kind == RuntimeKind::kProcess || flags.kind == RuntimeKind::kCommand) && flags.worker_memory_mb > 0) {
     options.worker_memory_bytes = static_cast<int64_t>(flags.worker_memory_mb * 1024 * 1024);
   }
   options.insecure = flags.insecure;
   options.memory_advice = std::string(worker_options.general_form ? "" : "or the general form (--consensus general), ") +
-                          (flags.kind == "lambda" ? "or more memory for the function" : "or more memory per worker");
+                          (flags.kind == RuntimeKind::kLambda ? "or more memory for the function" : "or more memory per worker");
   NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory state_directory, TemporaryDirectory::Create("nimbus-state"));
   options.spill_directory = state_directory.path();
   runtime.state_directory = std::move(state_directory);
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<Launcher> launcher;
-  if (flags.kind == "process") {
+  if (flags.kind == RuntimeKind::kProcess) {
     launcher = MakeProcessLauncher(flags.worker_program.empty() ? CurrentExecutable() : flags.worker_program);
-  } else if (flags.kind == "lambda") {
+  } else if (flags.kind == RuntimeKind::kLambda) {
     NIMBUS_ASSIGN_OR_RETURN(launcher, MakeInvokeLauncher(flags));
   } else {
     launcher = MakeCommandLauncher(flags.launch, SplitList(flags.hosts));
@@ -628,24 +629,54 @@ void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary) {
   summary->cost_gb_seconds = cost.function_gb_seconds;
 }
 
-MasterChoice ChooseMaster(const SolveOptions& options) {
+namespace {
+
+// auto's choice and its reason: Newton, the default since it took less time than ADMM on the
+// benchmark suite (docs/benchmarks.md), unless an option or the problem calls for what only
+// ADMM has.
+std::pair<Algorithm, std::string> AutoAlgorithm(const SolveOptions& options) {
   const AdmmOptions& admm = options.admm;
+  // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).
+  if (options.checkpoint.resume) return {options.checkpoint.resume->algorithm, "auto: the checkpoint's run used it"};
+  if (admm.barrier != 0) return {Algorithm::kAdmm, "auto: --barrier, a partial barrier, is ADMM's"};
+  if (admm.message_precision == MessagePrecision::kFloat32) {
+    return {Algorithm::kAdmm, "auto: --message-precision float32, lean messages, are ADMM's"};
+  }
+  if (options.runtime.topology == Topology::kAllreduce) {
+    return {Algorithm::kAdmm, "auto: --topology allreduce has no master for Newton's line search"};
+  }
   // With a regularizer known by its prox only, proximal Newton's every step is a solve of its
   // own (heart_scale, l1 as a program's regularizer: 104 rounds, ADMM 77).
-  const bool rough = options.regularizer != nullptr && !options.regularizer->smooth();
-  const bool admm_only = admm.barrier != 0 || admm.lean_messages || options.runtime.topology == "allreduce" || rough;
+  if (options.regularizer != nullptr && !options.regularizer->smooth()) {
+    return {Algorithm::kAdmm, "auto: a regularizer known by its prox only"};
+  }
+  return {Algorithm::kNewton, "auto: the default; no option or regularizer calls for ADMM"};
+}
+
+}  // namespace
+
+MasterChoice ChooseMaster(const SolveOptions& options) {
   MasterChoice choice;
-  choice.algorithm = options.algorithm != "auto" ? options.algorithm : admm_only ? "admm" : "newton";
-  // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).
-  if (options.algorithm == "auto" && options.checkpoint.resume) choice.algorithm = options.checkpoint.resume->algorithm;
-  choice.admm = admm;
+  if (options.algorithm == Algorithm::kAuto) {
+    std::tie(choice.algorithm, choice.reason) = AutoAlgorithm(options);
+  } else {
+    choice.algorithm = options.algorithm;
+    choice.reason = "--algorithm " + std::string(NameOf(options.algorithm));
+  }
+  choice.admm = options.admm;
   choice.newton = NewtonOptionsOf(options);
   return choice;
 }
 
 std::unique_ptr<Master> MasterChoice::Make(const ProblemSpec& spec, Executor* executor) const {
-  if (algorithm == "newton") return std::make_unique<NewtonMaster>(spec, newton, executor);
-  return std::make_unique<Coordinator>(spec, admm, executor);
+  std::unique_ptr<Master> master;
+  if (algorithm == Algorithm::kNewton) {
+    master = std::make_unique<NewtonMaster>(spec, newton, executor);
+  } else {
+    master = std::make_unique<Coordinator>(spec, admm, executor);
+  }
+  master->SetAlgorithmReason(reason);
+  return master;
 }
 
 }  // namespace nimbus

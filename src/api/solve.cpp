@@ -55,35 +55,43 @@ TrainingData TrainingData::WithSampleWeights(std::span<const double> weights) &&
   return std::move(*this);
 }
 
-bool RuntimeAvailable(const std::string& kind) {
-  if (kind == "threads" || kind == "process" || kind == "command") return true;
+bool RuntimeAvailable(RuntimeKind kind) {
+  switch (kind) {
+    case RuntimeKind::kThreads:
+    case RuntimeKind::kProcess:
+    case RuntimeKind::kCommand: return true;
 #ifdef NIMBUS_HAVE_AWS
-  if (kind == "lambda") return true;
+    case RuntimeKind::kLambda: return true;
 #endif
 #ifdef NIMBUS_HAVE_MPI
-  if (kind == "mpi") return true;
+    case RuntimeKind::kMpi: return true;
 #endif
-  return false;
+    default: return false;
+  }
 }
 
 Status RuntimeOptions::Validate() const {
   if (!RuntimeAvailable(kind)) {
     std::string available;
-    for (const char* name : {"threads", "process", "command", "lambda", "mpi"}) {
-      if (RuntimeAvailable(name)) available += std::string(available.empty() ? "" : ", ") + name;
+    for (const auto& [runtime, name] : ChoiceNames<RuntimeKind>::names) {
+      if (RuntimeAvailable(runtime)) available += (available.empty() ? "" : ", ") + std::string(name);
     }
-    return InvalidArgument("--runtime: '" + kind + "' is not available (this build has: " + available + ")");
+    return InvalidArgument("--runtime: '" + std::string(NameOf(kind)) + "' is not available (this build has: " +
+                           available + ")");
   }
   if (workers < 0 || workers > 4096) return InvalidArgument("--workers: must be in [1, 4096]");
-  if (topology != "star" && topology != "allreduce") {
-    return InvalidArgument("--topology: '" + topology + "' is not star or allreduce");
+  if (topology == Topology::kAllreduce && kind != RuntimeKind::kMpi) {
+    return InvalidArgument("--topology allreduce: only for --runtime mpi");
   }
-  if (topology == "allreduce" && kind != "mpi") return InvalidArgument("--topology allreduce: only for --runtime mpi");
-  if (kind == "command" && launch.empty()) return InvalidArgument("--runtime command: needs --launch 'COMMAND ... {args}'");
-  if (kind == "command" && launch.find("{args}") == std::string::npos) {
+  if (kind == RuntimeKind::kCommand && launch.empty()) {
+    return InvalidArgument("--runtime command: needs --launch 'COMMAND ... {args}'");
+  }
+  if (kind == RuntimeKind::kCommand && launch.find("{args}") == std::string::npos) {
     return InvalidArgument("--launch: the template must contain {args}, where the worker's arguments go");
   }
-  if (kind == "lambda" && lambda_function.empty()) return InvalidArgument("--runtime lambda: needs --lambda-function NAME");
+  if (kind == RuntimeKind::kLambda && lambda_function.empty()) {
+    return InvalidArgument("--runtime lambda: needs --lambda-function NAME");
+  }
   if (!(worker_memory_mb >= -1)) return InvalidArgument("--worker-memory-mb: must be >= 0");
   return Status::Ok();
 }
@@ -101,31 +109,26 @@ Status ClassWeights::Validate() const {
 Status SolveOptions::Validate() const {
   NIMBUS_RETURN_IF_ERROR(runtime.Validate());
   NIMBUS_RETURN_IF_ERROR(class_weights.Validate());
-  if (algorithm != "auto" && algorithm != "admm" && algorithm != "newton") {
-    return InvalidArgument("--algorithm: '" + algorithm + "' is not admm, newton or auto");
-  }
-  if (multiclass != "ovr" && multiclass != "multinomial" && multiclass != "auto") {
-    return InvalidArgument("--multiclass: '" + multiclass + "' is not ovr, multinomial or auto");
-  }
   if (!(liblinear_c >= 0) || !std::isfinite(liblinear_c)) {
     return InvalidArgument("liblinear_c: must be a finite number >= 0 (0: l1 and l2 as given)");
   }
   if (liblinear_c > 0 && regularizer != nullptr) {
     return InvalidArgument("liblinear_c: scales l1 and l2, not a program's own regularizer");
   }
-  if (multiclass == "multinomial" && !(loss == Loss::kLogistic)) {
+  if (multiclass == Multiclass::kMultinomial && !(loss == Loss::kLogistic)) {
     return InvalidArgument(std::string("--multiclass multinomial: the softmax loss generalizes the logistic loss, not '") +
                            LossName(loss) + "' (one-vs-rest takes any classification loss)");
   }
-  const bool allreduce = runtime.topology == "allreduce";
-  if (algorithm == "newton" && (admm.barrier != 0 || admm.lean_messages || allreduce)) {
+  const bool allreduce = runtime.topology == Topology::kAllreduce;
+  const bool lean = admm.message_precision == MessagePrecision::kFloat32;
+  if (algorithm == Algorithm::kNewton && (admm.barrier != 0 || lean || allreduce)) {
     return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
                            "allreduce (ADMM's)");
   }
   if (regularizer != nullptr && allreduce) {
     return InvalidArgument("--topology allreduce: every rank applies the regularizer, and ranks know only l1 and l2");
   }
-  if (admm.lean_messages && (runtime.kind == "threads" || allreduce)) {
+  if (lean && (runtime.kind == RuntimeKind::kThreads || allreduce)) {
     return InvalidArgument("--message-precision float32: only where messages cross a wire "
                            "(--runtime process, command, lambda, or mpi with the star topology)");
   }
@@ -134,7 +137,7 @@ Status SolveOptions::Validate() const {
   }
   if (!checkpoint.location.empty()) {
     if (checkpoint.every < 1) return InvalidArgument("--checkpoint-every: must be >= 1");
-    if (runtime.kind == "mpi") {
+    if (runtime.kind == RuntimeKind::kMpi) {
       return InvalidArgument("--checkpoint: not with --runtime mpi (an MPI job lives and dies as a whole; its ranks "
                              "cannot be resumed one by one)");
     }
@@ -164,7 +167,7 @@ NewtonOptions NewtonOptionsOf(const SolveOptions& options) {
 
 WorkerOptions WorkerOptionsOf(const SolveOptions& options) {
   WorkerOptions worker = options.worker;
-  worker.general_form = options.general_form;
+  worker.general_form = options.consensus == ConsensusForm::kGeneral;
   return worker;
 }
 
@@ -206,13 +209,14 @@ std::unique_ptr<TraceSink> TraceSinkOf(const SolveOptions& options) {
   return std::make_unique<CallbackTraceSink>(options.on_trace);
 }
 
-Status CheckPlanFits(const Plan& plan, const SolveOptions& options) {
+Status CheckPlanFits(const Plan& plan, const SolveOptions& options, const MasterChoice& master) {
   const RuntimeOptions& runtime = options.runtime;
-  const double limit_mb = runtime.worker_memory_mb >= 0 ? runtime.worker_memory_mb
-                          : runtime.kind == "lambda"    ? options.prices.function_memory_gb * 1000
-                                                        : 0;
-  const bool working_columns = ChooseMaster(options).algorithm == "newton" && plan.spec.regularizer.l1 > 0;
-  NIMBUS_RETURN_IF_ERROR(CheckWorkerMemory(plan, options.general_form, working_columns, limit_mb));
+  const double limit_mb = runtime.worker_memory_mb >= 0             ? runtime.worker_memory_mb
+                          : runtime.kind == RuntimeKind::kLambda ? options.prices.function_memory_gb * 1000
+                                                                 : 0;
+  const bool working_columns = master.algorithm == Algorithm::kNewton && plan.spec.regularizer.l1 > 0;
+  const bool general_form = options.consensus == ConsensusForm::kGeneral;
+  NIMBUS_RETURN_IF_ERROR(CheckWorkerMemory(plan, general_form, working_columns, limit_mb));
   if (options.admm.barrier > plan.workers) {
     return InvalidArgument("--barrier: " + std::to_string(options.admm.barrier) + " of " +
                            std::to_string(plan.workers) + " workers");
@@ -220,9 +224,9 @@ Status CheckPlanFits(const Plan& plan, const SolveOptions& options) {
   return Status::Ok();
 }
 
-std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const SolveOptions& options, Executor* executor,
-                                   TraceSink* trace) {
-  std::unique_ptr<Master> master = ChooseMaster(options).Make(spec, executor);
+std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const MasterChoice& choice, const SolveOptions& options,
+                                   Executor* executor, TraceSink* trace) {
+  std::unique_ptr<Master> master = choice.Make(spec, executor);
   if (trace != nullptr) master->SetTraceSink(trace);
   if (options.on_iteration) master->SetIterationCallback(options.on_iteration);
   return master;
@@ -282,16 +286,17 @@ Status SetWarmStart(const Plan& plan, const SolveOptions& options, Master* maste
 
 // The solve on a planned problem: this process is the master (rank 0 under mpirun).
 Result<SolveResult> SolvePlanned(const Plan& plan, const SolveOptions& options) {
-  NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options));
+  const MasterChoice choice = ChooseMaster(options);
+  NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options, choice));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
   if (runtime.remote != nullptr && trace) runtime.remote->SetTraceSink(trace.get());
-  std::unique_ptr<Master> master = MakeMaster(plan.spec, options, runtime.executor.get(), trace.get());
+  std::unique_ptr<Master> master = MakeMaster(plan.spec, choice, options, runtime.executor.get(), trace.get());
   NIMBUS_RETURN_IF_ERROR(SetCheckpointing(options, master.get()));
   NIMBUS_RETURN_IF_ERROR(SetWarmStart(plan, options, master.get()));
   if (options.on_start) {
     NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers,
-                                                       runtime.executor->name(), ChooseMaster(options).algorithm}));
+                                                       runtime.executor->name(), choice.algorithm, choice.reason}));
   }
   NIMBUS_ASSIGN_OR_RETURN(Solution solution, master->Solve());
   return ResultOf(plan, options, std::move(solution));
@@ -337,7 +342,7 @@ int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) 
 Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options) {
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<MpiSession> mpi, MpiSession::Start(nullptr, nullptr));
   options.runtime.run_id = mpi->ShareRunId();
-  const bool allreduce = options.runtime.topology == "allreduce";
+  const bool allreduce = options.runtime.topology == Topology::kAllreduce;
   const int64_t ranks_needed = options.runtime.workers == 0 ? 0 : options.runtime.workers + (allreduce ? 0 : 1);
   if (ranks_needed != 0 && ranks_needed != mpi->size()) {
     AbortJob(*mpi, InvalidArgument("--workers " + std::to_string(options.runtime.workers) + " needs mpirun -n " +
@@ -377,7 +382,7 @@ Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options
 Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
 #ifdef NIMBUS_HAVE_MPI
-  if (options.runtime.kind == "mpi") return SolveUnderMpi(data, options);
+  if (options.runtime.kind == RuntimeKind::kMpi) return SolveUnderMpi(data, options);
 #endif
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, options.runtime.workers, options.loss));
   NIMBUS_RETURN_IF_ERROR(ScanData(plan, options));

@@ -28,7 +28,7 @@ Json Metadata(const Checkpoint& checkpoint) {
     workers.push_back(
         {{"rows", w.rows}, {"nnz", w.nnz}, {"w_last", w.w_last.size()}, {"w_previous", w.w_previous.size()}});
   }
-  return Json{{"algorithm", s.algorithm},
+  return Json{{"algorithm", NameOf(s.algorithm)},
               {"radius", s.radius},
               {"iterations", s.iterations},
               {"gradient_reference", s.gradient_reference},
@@ -154,11 +154,18 @@ Result<Parts> PartsOf(std::string_view bytes) {
                bytes.substr(kPreamble + length, bytes.size() - kPreamble - length - kTrailer)};
 }
 
+// The run's algorithm: written by every build since Newton's checkpoints; absent, the run was
+// ADMM's. Throws as Json::value does.
+Result<Algorithm> AlgorithmOf(const Json& json) {
+  const std::string name = json.value("algorithm", std::string("admm"));
+  Result<Algorithm> algorithm = ParseChoice<Algorithm>(name);
+  if (!algorithm.ok() || *algorithm == Algorithm::kAuto) return DataLoss("unknown algorithm '" + name + "'");
+  return algorithm;
+}
+
 // The master's scalars; throws as Json::at and JsonInteger do.
 void ReadScalars(const Json& json, MasterState* state) {
   MasterState& s = *state;
-  // Written by every build since Newton's checkpoints; absent, the run was ADMM's.
-  s.algorithm = json.value("algorithm", std::string("admm"));
   s.radius = json.value("radius", 0.0);
   s.iterations = json.contains("iterations") ? JsonInteger<int64_t>(json.at("iterations")) : 0;
   s.gradient_reference = json.value("gradient_reference", 0.0);
@@ -186,6 +193,7 @@ Result<std::vector<std::size_t>> ReadMetadata(std::string_view metadata, Checkpo
   std::vector<std::size_t> lengths;
   try {
     const Json json = Json::parse(metadata);
+    NIMBUS_ASSIGN_OR_RETURN(s.algorithm, AlgorithmOf(json));
     ReadScalars(json, &s);
     const auto model_size = JsonInteger<std::size_t>(json.at("model_size"));
     lengths = {model_size, model_size};
@@ -204,12 +212,10 @@ Result<std::vector<std::size_t>> ReadMetadata(std::string_view metadata, Checkpo
 
 // What resuming needs of the scalars, by algorithm.
 Status CheckScalars(const MasterState& s) {
-  if (s.algorithm == "newton") {
+  if (s.algorithm == Algorithm::kNewton) {
     if (s.next_round < 1 || s.iterations < 1 || !(s.radius >= 0) || !(s.gradient_reference > 0)) {
       return DataLoss("a Newton state needs a round, a step, a radius >= 0 and a positive gradient reference");
     }
-  } else if (s.algorithm != "admm") {
-    return DataLoss("unknown algorithm '" + s.algorithm + "'");
   } else if (s.next_round < 2) {
     return DataLoss("next_round " + std::to_string(s.next_round) + " (must be >= 2)");
   } else if (!(s.rho > 0) || !(s.rho_last > 0) || !(s.rho_previous >= 0) || !(s.alpha > 0)) {

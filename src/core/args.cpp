@@ -74,6 +74,8 @@ Status ArgParser::Assign(Option& option, const std::string& value) {
     const std::optional<double> parsed = ParseReal(value);
     if (!parsed || !std::isfinite(*parsed)) return InvalidArgument(flag + ": '" + value + "' is not a finite number");
     **real = *parsed;
+  } else if (auto* set = std::get_if<ChoiceSetter>(&option.target)) {
+    return (*set)(value);
   }
   return Status::Ok();
 }

@@ -390,9 +390,7 @@ std::vector<double> ShareCores(const std::vector<double>& arrival, const std::ve
 double ShardBytes(double rows, double nnz) { return rows * 16 + nnz * 12; }
 
 Status Profile::Validate() const {
-  if (algorithm != "admm" && algorithm != "newton") {
-    return InvalidArgument("profile: algorithm must be admm or newton, got '" + algorithm + "'");
-  }
+  if (algorithm == Algorithm::kAuto) return InvalidArgument("profile: algorithm must be admm or newton, got 'auto'");
   if (points.empty()) return InvalidArgument("profile: has no calibration points");
   if (rows <= 0 || cols <= 0 || nnz <= 0) return InvalidArgument("profile: rows, cols and nnz must be positive");
   if (cores < 1) return InvalidArgument("profile: cores must be >= 1, got " + std::to_string(cores));
@@ -505,7 +503,7 @@ std::string Profile::ToJson() const {
   nlohmann::ordered_json json;
   json["machine"] = machine;
   json["date"] = date;
-  json["algorithm"] = algorithm;
+  json["algorithm"] = NameOf(algorithm);
   json["cores"] = cores;
   json["data"] = data;
   json["rows"] = rows;
@@ -577,7 +575,9 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
   if (json.contains("data") && json["data"].is_string()) profile.data = json["data"];
   if (json.contains("algorithm")) {
     if (!json["algorithm"].is_string()) return InvalidArgument(origin + ": field \"algorithm\" must be a string");
-    profile.algorithm = json["algorithm"];
+    Result<Algorithm> algorithm = ParseChoice<Algorithm>(json["algorithm"].get<std::string>());
+    if (!algorithm.ok()) return algorithm.status().WithContext(origin);
+    profile.algorithm = *algorithm;
   }
   number(json, "cores", &profile.cores);
   number(json, "rows", &profile.rows);

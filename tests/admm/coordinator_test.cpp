@@ -375,7 +375,7 @@ TEST_F(CoordinatorTest, NewtonReachesTheOptimumForEachWorkerCountAndForm) {
         Result<Solution> solution = SolveNewton(spec, options, workers, general);
         ASSERT_TRUE(solution.ok()) << solution.status().ToString();
         EXPECT_EQ(solution->summary.termination, Termination::kConverged) << solution->summary.message;
-        EXPECT_EQ(solution->summary.algorithm, "newton");
+        EXPECT_EQ(solution->summary.algorithm, Algorithm::kNewton);
         EXPECT_LT(Violation(spec, solution->model), 1e-9);
         EXPECT_NEAR(solution->summary.objective, EvaluateObjective(spec, data_.matrix, data_.labels, solution->model),
                     1e-12);

@@ -25,7 +25,7 @@ SolveOptions ProcessOptions() {
   SolveOptions options;
   options.l1 = 0.01;
   options.gradient_tolerance = 1e-10;
-  options.runtime.kind = "process";
+  options.runtime.kind = RuntimeKind::kProcess;
   options.runtime.worker_program = NIMBUS_BINARY;
   options.runtime.workers = 3;
   return options;

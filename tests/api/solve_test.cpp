@@ -75,10 +75,10 @@ TEST(Solve, ALibsvmFileOnThreadsReachesLiblinearsOptimum) {
 
 TEST(Solve, ADMMReachesTheSameOptimum) {
   SolveOptions options = L1Options();
-  options.algorithm = "admm";
+  options.algorithm = Algorithm::kAdmm;
   Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
   ExpectLiblinearOptimum(result);
-  EXPECT_EQ(result->summary.algorithm, "admm");
+  EXPECT_EQ(result->summary.algorithm, Algorithm::kAdmm);
 }
 
 TEST(Solve, TheCallersArraysWithLabelsZeroAndOneReachTheOptimum) {
@@ -182,7 +182,7 @@ TEST(Solve, TheCallersArraysInASpaceOf2To32FeaturesAreSolvedOverTheFeaturesThatO
 
 TEST(Solve, WorkerProcessesReachTheOptimum) {
   SolveOptions options = L1Options();
-  options.runtime.kind = "process";
+  options.runtime.kind = RuntimeKind::kProcess;
   options.runtime.worker_program = NIMBUS_BINARY;
   Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
   ExpectLiblinearOptimum(result);
@@ -195,11 +195,48 @@ Result<SolveResult> SolveHeartScale(const SolveOptions& options) {
   return Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
 }
 
+// The master is chosen once, and the summary (and on_start) say which and why: auto's default,
+// an ADMM-only option, or the caller's own choice.
+TEST(Solve, TheSummarySaysWhichAlgorithmRanAndWhy) {
+  struct Case {
+    void (*mutate)(SolveOptions&);
+    Algorithm ran;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {[](SolveOptions&) {}, Algorithm::kNewton, "auto: the default"},
+      {[](SolveOptions& o) { o.admm.barrier = 1; }, Algorithm::kAdmm, "auto: --barrier"},
+      {[](SolveOptions& o) { o.algorithm = Algorithm::kAdmm; }, Algorithm::kAdmm, "--algorithm admm"},
+      {[](SolveOptions& o) { o.algorithm = Algorithm::kNewton; }, Algorithm::kNewton, "--algorithm newton"},
+  };
+  for (const Case& c : cases) {
+    SolveOptions options = L1Options();
+    c.mutate(options);
+    std::optional<SolveStart> started;
+    options.on_start = [&started](const SolveStart& start) {
+      started = start;
+      return Status::Ok();
+    };
+    Result<SolveResult> result = SolveHeartScale(options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    SCOPED_TRACE(c.reason);
+    EXPECT_EQ(result->summary.algorithm, c.ran);
+    EXPECT_EQ(result->summary.algorithm_reason.rfind(c.reason, 0), 0u) << result->summary.algorithm_reason;
+    ASSERT_TRUE(started.has_value());
+    EXPECT_EQ(started->algorithm, c.ran);
+    EXPECT_EQ(started->algorithm_reason, result->summary.algorithm_reason);
+    EXPECT_NE(result->summary.FullReport().find("algorithm        " + std::string(NameOf(c.ran)) + " (" + c.reason),
+              std::string::npos) << result->summary.FullReport();
+    EXPECT_NE(result->summary.ToJson().find("\"algorithm_reason\":\"" + c.reason), std::string::npos)
+        << result->summary.ToJson();
+  }
+}
+
 // From the model at 2 lambda, both algorithms reach liblinear's optimum at lambda; Newton in
 // fewer steps than from zero. (ADMM's duals still start at zero, and rebuilding them takes
 // about as many rounds as a cold start: 81 against 76 here.)
 TEST(Solve, AWarmStartFromAnotherLambdasModelReachesTheOptimumNewtonInFewerSteps) {
-  for (const char* algorithm : {"newton", "admm"}) {
+  for (const Algorithm algorithm : {Algorithm::kNewton, Algorithm::kAdmm}) {
     SolveOptions options = L1Options();
     options.algorithm = algorithm;
     SolveOptions elsewhere = options;
@@ -210,7 +247,7 @@ TEST(Solve, AWarmStartFromAnotherLambdasModelReachesTheOptimumNewtonInFewerSteps
     options.warm_start = std::make_shared<const Model>(near->model);
     Result<SolveResult> warm = SolveHeartScale(options);
     ExpectLiblinearOptimum(warm);
-    if (std::string(algorithm) == "newton") {
+    if (algorithm == Algorithm::kNewton) {
       EXPECT_LT(warm->summary.iterations, cold->summary.iterations);
     }
   }
@@ -257,7 +294,7 @@ TEST(Solve, CallbacksSeeEveryIterationAndTraceEventAndMayStop) {
   std::vector<std::string> events;
   std::string started;
   options.on_start = [&](const SolveStart& start) {
-    started = start.algorithm + " " + std::to_string(start.workers) + " " + std::to_string(start.spec.rows);
+    started = std::string(NameOf(start.algorithm)) + " " + std::to_string(start.workers) + " " + std::to_string(start.spec.rows);
     return Status::Ok();
   };
   options.on_iteration = [&](const IterationInfo&) { return ++iterations < 2; };
@@ -285,21 +322,18 @@ TEST(Solve, EveryBadOptionIsNamed) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {[](SolveOptions& o) { o.runtime.kind = "cloud"; }, "--runtime: 'cloud' is not available"},
       {[](SolveOptions& o) { o.runtime.workers = -1; }, "--workers"},
-      {[](SolveOptions& o) { o.runtime.kind = "command"; }, "--runtime command: needs --launch"},
-      {[](SolveOptions& o) { o.runtime.topology = "ring"; }, "--topology: 'ring'"},
-      {[](SolveOptions& o) { o.algorithm = "sgd"; }, "--algorithm: 'sgd'"},
-      {[](SolveOptions& o) { o.algorithm = "newton", o.admm.barrier = 1; }, "--algorithm newton: not with --barrier"},
-      {[](SolveOptions& o) { o.admm.lean_messages = true; }, "--message-precision float32: only where"},
+      {[](SolveOptions& o) { o.runtime.kind = RuntimeKind::kCommand; }, "--runtime command: needs --launch"},
+      {[](SolveOptions& o) { o.algorithm = Algorithm::kNewton, o.admm.barrier = 1; }, "--algorithm newton: not with --barrier"},
+      {[](SolveOptions& o) { o.admm.message_precision = MessagePrecision::kFloat32; }, "--message-precision float32: only where"},
       {[](SolveOptions& o) { o.checkpoint.location = "/tmp/x", o.checkpoint.every = 0; }, "--checkpoint-every"},
       {[](SolveOptions& o) { o.checkpoint.resume = MasterState{}; }, "--resume: needs --checkpoint"},
       {[](SolveOptions& o) { o.checkpoint.location = "/tmp/x", o.admm.barrier = 1; }, "--checkpoint: needs synchronous rounds"},
-      {[](SolveOptions& o) { o.runtime.kind = "mpi", o.checkpoint.location = "/tmp/x"; },
-       RuntimeAvailable("mpi") ? "--checkpoint: not with --runtime mpi" : "--runtime: 'mpi' is not available"},
-      {[](SolveOptions& o) { o.runtime.kind = "mpi", o.runtime.topology = "allreduce", o.admm.barrier = 1; },
-       RuntimeAvailable("mpi") ? "--barrier: with --topology allreduce" : "--runtime: 'mpi' is not available"},
-      {[](SolveOptions& o) { o.runtime.topology = "allreduce"; }, "--topology allreduce: only for --runtime mpi"},
+      {[](SolveOptions& o) { o.runtime.kind = RuntimeKind::kMpi, o.checkpoint.location = "/tmp/x"; },
+       RuntimeAvailable(RuntimeKind::kMpi) ? "--checkpoint: not with --runtime mpi" : "--runtime: 'mpi' is not available"},
+      {[](SolveOptions& o) { o.runtime.kind = RuntimeKind::kMpi, o.runtime.topology = Topology::kAllreduce, o.admm.barrier = 1; },
+       RuntimeAvailable(RuntimeKind::kMpi) ? "--barrier: with --topology allreduce" : "--runtime: 'mpi' is not available"},
+      {[](SolveOptions& o) { o.runtime.topology = Topology::kAllreduce; }, "--topology allreduce: only for --runtime mpi"},
       {[](SolveOptions& o) { o.gradient_tolerance = 2; }, "gradient_tolerance: must be in (0, 1)"},
       {[](SolveOptions& o) { o.admm.relaxation = 3; }, "relaxation: must be in [1, 1.8]"},
       {[](SolveOptions& o) { o.l1 = -1; }, "l1: must be a finite number >= 0"},
@@ -357,7 +391,7 @@ class FormulaL2 final : public CustomRegularizer {
 };
 
 TEST(Solve, EveryAlgorithmSolvesWithTheProgramsOwnLoss) {
-  for (const char* algorithm : {"newton", "admm"}) {
+  for (const Algorithm algorithm : {Algorithm::kNewton, Algorithm::kAdmm}) {
     SolveOptions options = L1Options();
     options.loss = Loss(std::make_shared<FormulaLogistic>());
     options.algorithm = algorithm;
@@ -370,7 +404,7 @@ TEST(Solve, EveryAlgorithmSolvesWithTheProgramsOwnLoss) {
 }
 
 TEST(Solve, ANonSmoothRegularizerOfTheProgramsOwnIsSolvedByEveryAlgorithm) {
-  for (const char* algorithm : {"auto", "newton", "admm"}) {
+  for (const Algorithm algorithm : {Algorithm::kAuto, Algorithm::kNewton, Algorithm::kAdmm}) {
     SolveOptions options = L1Options();
     options.l1.reset();
     options.regularizer = std::make_shared<FormulaL1>(kL1);
@@ -418,7 +452,7 @@ std::vector<double> LossGradientOnHeartScale(Model model) {
 // g_j + lambda = 0 where w_j > 0, and g_j + lambda >= 0 where w_j = 0.
 TEST(Solve, AConstraintOfTheProgramsOwnMeetsItsOptimalityConditionsWithEveryAlgorithm) {
   constexpr double kLambda = 0.005;
-  for (const char* algorithm : {"newton", "admm"}) {
+  for (const Algorithm algorithm : {Algorithm::kNewton, Algorithm::kAdmm}) {
     SCOPED_TRACE(algorithm);
     SolveOptions options = L1Options();
     options.l1.reset();
@@ -458,7 +492,7 @@ TEST(Solve, ASmoothRegularizerOfTheProgramsOwnIsSolvedByBothAlgorithms) {
   reference->regularizer = Regularizer(0, kL2);
   const double optimum = EvaluateObjective(reference->Spec(data.rows(), data.cols()), data.matrix, data.labels,
                                            reference->WeightsFor(data.cols()));
-  for (const char* algorithm : {"newton", "admm"}) {
+  for (const Algorithm algorithm : {Algorithm::kNewton, Algorithm::kAdmm}) {
     SolveOptions options = L1Options();
     options.l1.reset();
     options.regularizer = std::make_shared<FormulaL2>(kL2);
@@ -476,7 +510,7 @@ TEST(Solve, ASmoothRegularizerOfTheProgramsOwnIsSolvedByBothAlgorithms) {
 TEST(Solve, WorkersThatDoNotKnowTheLossSayWhichLoss) {
   SolveOptions options = L1Options();
   options.loss = Loss(std::make_shared<FormulaLogistic>());
-  options.runtime.kind = "process";
+  options.runtime.kind = RuntimeKind::kProcess;
   options.runtime.worker_program = NIMBUS_BINARY;  // the nimbus binary never registered it
   options.runtime.max_restarts = 0;
   Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
@@ -486,25 +520,26 @@ TEST(Solve, WorkersThatDoNotKnowTheLossSayWhichLoss) {
 }
 
 TEST(Solve, ARuntimeThisBuildLacksIsNamedWithTheOnesItHas) {
-  for (const char* kind : {"lambda", "mpi"}) {
+  for (const RuntimeKind kind : {RuntimeKind::kLambda, RuntimeKind::kMpi}) {
     if (RuntimeAvailable(kind)) continue;  // -DNIMBUS_WITH_AWS=OFF, -DNIMBUS_WITH_MPI=OFF
     SolveOptions options = L1Options();
     options.runtime.kind = kind;
     Result<SolveResult> result = Solve(TrainingData::LibsvmFile(HeartScalePath()), options);
     ASSERT_FALSE(result.ok());
-    EXPECT_NE(result.status().message().find(std::string("--runtime: '") + kind + "' is not available"),
+    EXPECT_NE(result.status().message().find(std::string("--runtime: '") + NameOf(kind).data() + "' is not available"),
               std::string::npos) << result.status().message();
     EXPECT_NE(result.status().message().find("threads, process, command"), std::string::npos);
   }
-  EXPECT_TRUE(RuntimeAvailable("threads") && RuntimeAvailable("process") && RuntimeAvailable("command"));
+  EXPECT_TRUE(RuntimeAvailable(RuntimeKind::kThreads) && RuntimeAvailable(RuntimeKind::kProcess) &&
+              RuntimeAvailable(RuntimeKind::kCommand));
 }
 
 // The workers' reading of text, as a solve tells it (on_load): never more than the text, never
 // backwards, and at the end every byte and every worker, on threads and on worker processes.
 TEST(Solve, TheWorkersReadingOfTextIsToldAsItGoes) {
   const uint64_t file_bytes = std::filesystem::file_size(HeartScalePath());
-  for (const char* runtime : {"threads", "process"}) {
-    SCOPED_TRACE(runtime);
+  for (const RuntimeKind runtime : {RuntimeKind::kThreads, RuntimeKind::kProcess}) {
+    SCOPED_TRACE(NameOf(runtime));
     SolveOptions options;
     options.l1 = kL1;
     options.runtime.kind = runtime;

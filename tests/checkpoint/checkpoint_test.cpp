@@ -87,12 +87,31 @@ TEST(Checkpoint, EveryValueComesBackBitForBit) {
   ExpectSame(sample, *decoded);
 }
 
+// The checkpoint file `bytes` with `from` in its metadata replaced by `to`, and its length and
+// checksum made right: what a damaged or foreign file that still passes the checksum holds.
+std::string WithMetadataChanged(const std::string& bytes, const std::string& from, const std::string& to) {
+  uint64_t length = 0;
+  std::memcpy(&length, bytes.data() + 16, sizeof length);
+  std::string changed = bytes.substr(24, length);
+  EXPECT_NE(changed.find(from), std::string::npos) << changed;
+  if (changed.find(from) == std::string::npos) return bytes;
+  changed.replace(changed.find(from), from.size(), to);
+  std::string file = bytes.substr(0, 16);
+  const uint64_t changed_length = changed.size();
+  file.append(reinterpret_cast<const char*>(&changed_length), 8);
+  file += changed;
+  file += bytes.substr(24 + length, bytes.size() - 24 - length - 8);
+  const uint64_t checksum = XXH3_64bits(file.data(), file.size());
+  file.append(reinterpret_cast<const char*>(&checksum), 8);
+  return file;
+}
+
 // A Newton run's state: the iterate, the trust region, the steps made and the stop test's
 // scale; no vectors of the workers.
 TEST(Checkpoint, ANewtonStateComesBackAndIsChecked) {
   Checkpoint newton;
   MasterState& s = newton.state;
-  s.algorithm = "newton";
+  s.algorithm = Algorithm::kNewton;
   s.radius = 0.7071067811865476;
   s.iterations = 4;
   s.gradient_reference = 0.3333333333333333;
@@ -112,11 +131,14 @@ TEST(Checkpoint, ANewtonStateComesBackAndIsChecked) {
     if (field == "gradient_reference") bad.state.gradient_reference = value;
     EXPECT_FALSE(DecodeCheckpoint(EncodeCheckpoint(bad), "c").ok()) << field;
   }
-  Checkpoint unknown = newton;
-  unknown.state.algorithm = "sgd";
-  Result<Checkpoint> refused = DecodeCheckpoint(EncodeCheckpoint(unknown), "c");
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("unknown algorithm 'sgd'"), std::string::npos);
+  for (const std::string unknown : {"sgd", "auto"}) {
+    Result<Checkpoint> refused = DecodeCheckpoint(
+        WithMetadataChanged(EncodeCheckpoint(newton), "\"algorithm\":\"newton\"", "\"algorithm\":\"" + unknown + "\""),
+        "c");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("unknown algorithm '" + unknown + "'"), std::string::npos)
+        << refused.status().ToString();
+  }
 }
 
 TEST(Checkpoint, ACutOrDamagedFileIsRefusedWithItsName) {
@@ -141,26 +163,12 @@ TEST(Checkpoint, ACutOrDamagedFileIsRefusedWithItsName) {
 // 7777...74) was cast to an integer, which is undefined. Counts must be integers in range.
 TEST(Checkpoint, CountsThatAreNotIntegersInRangeAreRefused) {
   const std::string bytes = EncodeCheckpoint(Sample());
-  uint64_t length = 0;
-  std::memcpy(&length, bytes.data() + 16, sizeof length);
-  const std::string metadata = bytes.substr(24, length);
   for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"next_round\":12", "\"next_round\":1e300"},
                                  {"\"next_round\":12", "\"next_round\":18446744073709551615"},
                                  {"\"model_size\":6", "\"model_size\":6.5"},
                                  {"\"rows\":100", "\"rows\":-1e300"}}) {
     SCOPED_TRACE(to);
-    std::string changed = metadata;
-    ASSERT_NE(changed.find(from), std::string::npos) << metadata;
-    changed.replace(changed.find(from), from.size(), to);
-    // The same file with this metadata, its length and checksum made right.
-    std::string file = bytes.substr(0, 16);
-    const uint64_t changed_length = changed.size();
-    file.append(reinterpret_cast<const char*>(&changed_length), 8);
-    file += changed;
-    file += bytes.substr(24 + length, bytes.size() - 24 - length - 8);
-    const uint64_t checksum = XXH3_64bits(file.data(), file.size());
-    file.append(reinterpret_cast<const char*>(&checksum), 8);
-    Result<Checkpoint> refused = DecodeCheckpoint(file, "dir/checkpoint.nimbus");
+    Result<Checkpoint> refused = DecodeCheckpoint(WithMetadataChanged(bytes, from, to), "dir/checkpoint.nimbus");
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.status().message().find("dir/checkpoint.nimbus: not a usable checkpoint: bad metadata"),
               std::string::npos)

@@ -313,7 +313,7 @@ TEST(Evaluation, SimulateRefusesBadProfilesAndPlatforms) {
   EXPECT_NE(probability.err.find("straggler"), std::string::npos) << probability.err;
   // A scale run of another problem cannot validate this profile.
   cli::ScaleResult other;
-  other.runtime = "process";
+  other.runtime = RuntimeKind::kProcess;
   other.rows = 5;
   other.cols = 5;
   other.nnz = 5;
@@ -326,7 +326,7 @@ TEST(Evaluation, SimulateRefusesBadProfilesAndPlatforms) {
   other.rows = 100000;
   other.cols = 1000;
   other.nnz = 1000000;
-  other.algorithm = "newton";
+  other.algorithm = Algorithm::kNewton;
   WriteTextFile(dir.File("scale.json"), other.ToJson());
   CommandResult algorithm = RunNimbus({"simulate", "--profile", dir.File("p.json"), "--validate", dir.File("scale.json")});
   EXPECT_EQ(algorithm.exit_code, 2);

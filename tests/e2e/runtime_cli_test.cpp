@@ -77,7 +77,7 @@ TEST(RuntimeCli, TheAlgorithmIsChosenAndNewtonRunsOnEveryLocalRuntime) {
   EXPECT_EQ(Json::parse(ReadTextFile(dir.File("b.json")))["algorithm"], "admm");
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {with({"--algorithm", "newton", "--barrier", "2"}), "--algorithm newton: not with --barrier"},
-           {with({"--algorithm", "fastest"}), "'fastest' is not admm, newton or auto"}}) {
+           {with({"--algorithm", "fastest"}), "--algorithm: 'fastest' is not newton, admm or auto"}}) {
     const CommandResult result = RunNimbus([&] {
       std::vector<std::string> argv{"train"};
       argv.insert(argv.end(), args.begin(), args.end());
@@ -185,7 +185,7 @@ TEST(RuntimeCli, RuntimeOptionsAreChecked) {
   const std::vector<Case> cases = {
       {{"--runtime", "command"}, "needs --launch"},
       {{"--runtime", "command", "--launch", "ssh host nimbus worker"}, "must contain {args}"},
-      {{"--runtime", "gpu"}, "'gpu' is not available (this build has: threads, process, command, lambda, mpi)"},
+      {{"--runtime", "gpu"}, "--runtime: 'gpu' is not threads, process, command, lambda or mpi"},
       {{"--runtime", "lambda"}, "needs --lambda-function"},
       {{"--barrier", "x"}, "--barrier: 'all' or a number"},
       {{"--workers", "3", "--barrier", "5"}, "--barrier: 5 of 3 workers"},

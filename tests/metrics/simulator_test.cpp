@@ -329,7 +329,7 @@ TEST(Profile, JsonRoundTripAndErrorsThatNameTheField) {
 // whose replies are a gradient and a diagonal).
 Profile NewtonProfile() {
   Profile profile = FlatProfile();
-  profile.algorithm = "newton";
+  profile.algorithm = Algorithm::kNewton;
   profile.points[0].iterations = 2;
   profile.points[0].rounds = 5;
   profile.points[0].request_vectors = 1;
@@ -426,7 +426,7 @@ TEST(Profile, AProfileWrittenBeforeNewtonReadsAsAdmm) {
                 "shared_slowdown": 1}]})";
   Result<Profile> profile = Profile::FromJson(old, "old.json");
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
-  EXPECT_EQ(profile->algorithm, "admm");
+  EXPECT_EQ(profile->algorithm, Algorithm::kAdmm);
   EXPECT_FALSE(profile->newton());
   EXPECT_EQ(profile->points[0].request_vectors, 1);
   EXPECT_EQ(profile->points[0].reply_vectors, 1);
@@ -445,7 +445,7 @@ TEST(Profile, NewtonFieldsRoundTripAndBadOnesAreNamed) {
   profile.points[0].cg_steps = 3;
   Result<Profile> back = Profile::FromJson(profile.ToJson(), "p.json");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(back->algorithm, "newton");
+  EXPECT_EQ(back->algorithm, Algorithm::kNewton);
   EXPECT_EQ(back->points[0].rounds, 5);
   EXPECT_EQ(back->points[0].reply_vectors, 1.5);
   EXPECT_EQ(back->points[0].cg_steps, 3);

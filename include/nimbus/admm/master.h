@@ -34,10 +34,10 @@ using IterationCallback = std::function<bool(const IterationInfo&)>;
 // a checkpoint holds (checkpoint/checkpoint.h writes and reads it); the names are the
 // coordinator's loop variables. The vectors are shared with the solve, not copied.
 struct MasterState {
-  // "admm", or "newton" (admm/newton.h): then z is the iterate, radius the trust region's,
+  // ADMM's, or Newton's (admm/newton.h): then z is the iterate, radius the trust region's,
   // iterations the Newton steps made, gradient_reference the norm the stop test scales, and
   // the workers' vectors are empty (Newton keeps no state on them).
-  std::string algorithm = "admm";
+  Algorithm algorithm = Algorithm::kAdmm;
   double radius = 0;
   int64_t iterations = 0;
   double gradient_reference = 0;
@@ -96,18 +96,28 @@ struct WarmStart {
   bool reference_at_zero = false;
 };
 
+// What a caller sets on a master before it solves, which the master's steps read.
+struct MasterHooks {
+  IterationCallback callback;
+  TraceSink* trace = nullptr;
+  int checkpoint_every = 0;  // 0: no checkpoints
+  CheckpointWriter checkpoint_writer;
+  std::string algorithm_reason;  // why the solve runs this master (for the summary)
+};
+
 class Master {
  public:
   virtual ~Master() = default;
 
-  void SetIterationCallback(IterationCallback callback) { callback_ = std::move(callback); }
-  void SetTraceSink(TraceSink* sink) { trace_ = sink; }
+  void SetIterationCallback(IterationCallback callback) { hooks_.callback = std::move(callback); }
+  void SetTraceSink(TraceSink* sink) { hooks_.trace = sink; }
   // Writes the master's state every `every` rounds (ADMM, synchronous rounds only) or Newton
   // steps.
   void SetCheckpointWriter(int every, CheckpointWriter writer) {
-    checkpoint_every_ = every;
-    checkpoint_writer_ = std::move(writer);
+    hooks_.checkpoint_every = writer ? every : 0;
+    hooks_.checkpoint_writer = std::move(writer);
   }
+  void SetAlgorithmReason(std::string reason) { hooks_.algorithm_reason = std::move(reason); }
   // Carries on from a checkpoint (of a run of the same algorithm on the same shards, checked
   // by their rows and nonzeros) with the iterates of the run that wrote it.
   void ResumeFrom(MasterState state) { resume_ = std::make_unique<MasterState>(std::move(state)); }
@@ -120,10 +130,7 @@ class Master {
   virtual Result<Solution> Solve() = 0;
 
  protected:
-  IterationCallback callback_;
-  TraceSink* trace_ = nullptr;
-  int checkpoint_every_ = 0;
-  CheckpointWriter checkpoint_writer_;
+  MasterHooks hooks_;
   std::unique_ptr<MasterState> resume_;
   WarmStart warm_;
 };

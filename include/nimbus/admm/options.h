@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "nimbus/choices.h"
 #include "nimbus/core/status.h"
 
 namespace nimbus {
@@ -45,7 +46,7 @@ struct AdmmOptions {
   // relative 2^-24) until the stop test first passes; rounds are then exact again until it
   // passes on a round whose x-update saw the exact z, so the answer meets the same test.
   // Runtimes without a wire pass doubles regardless.
-  bool lean_messages = false;
+  MessagePrecision message_precision = MessagePrecision::kFloat64;
   // Deadline of one round (a worker that misses it has failed).
   double round_timeout_seconds = 3600.0;
   // Deadline for all workers to load their shards.

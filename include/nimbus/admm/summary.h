@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "nimbus/choices.h"
+
 namespace nimbus {
 
 enum class Termination {
@@ -58,9 +60,10 @@ struct Summary {
   // What the solve costs at Lambda's prices (set by the caller, see metrics/cost.h).
   double cost_dollars = 0;
   double cost_gb_seconds = 0;
-  // "admm", or "newton" (admm/newton.h: there iterations are Newton steps and the primal
-  // residual is the gradient norm, eps_primal its tolerance).
-  std::string algorithm = "admm";
+  // ADMM, or Newton (admm/newton.h: there iterations are Newton steps and the primal
+  // residual is the gradient norm, eps_primal its tolerance); and why the solve took it.
+  Algorithm algorithm = Algorithm::kAdmm;
+  std::string algorithm_reason;
   std::string runtime;
   int workers = 0;
   int64_t rows = 0;

@@ -147,13 +147,32 @@ Status SendTextPlan(const Plan& plan, Runtime& runtime);
 // whole run, the replacements' invocations, the shard loads from S3, and the master.
 void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary);
 
+// The master a solve runs, with its options.
+struct MasterChoice {
+  Algorithm algorithm = Algorithm::kAdmm;  // or kNewton, never kAuto
+  std::string reason;                      // why, for the summary
+  AdmmOptions admm;
+  NewtonOptions newton;   // the iteration cap, target and timeouts shared with admm
+
+  std::unique_ptr<Master> Make(const ProblemSpec& spec, Executor* executor) const;
+};
+// Newton's options from a solve's: the gradient test, and the iteration cap, target and
+// timeouts it shares with ADMM.
+NewtonOptions NewtonOptionsOf(const SolveOptions& options);
+// auto: distributed Newton, unless an option asks for what only ADMM has (a partial barrier,
+// lean messages, the allreduce topology, a regularizer known by its prox), or a resumed run
+// began with ADMM. The options are valid (SolveOptions::Validate). A solve chooses once, and
+// its summary keeps the choice and the reason.
+MasterChoice ChooseMaster(const SolveOptions& options);
+
 // on_trace as a sink for masters and executors; null without one.
 std::unique_ptr<TraceSink> TraceSinkOf(const SolveOptions& options);
-// What the data allows of the options: the workers' memory and the partial barrier.
-Status CheckPlanFits(const Plan& plan, const SolveOptions& options);
-// The options' master (ChooseMaster) for `spec` on `executor`, with the trace and on_iteration.
-std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const SolveOptions& options, Executor* executor,
-                                   TraceSink* trace);
+// What the data allows of the options and the chosen master: the workers' memory and the
+// partial barrier.
+Status CheckPlanFits(const Plan& plan, const SolveOptions& options, const MasterChoice& master);
+// The chosen master for `spec` on `executor`, with the options' on_iteration and the trace.
+std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const MasterChoice& master, const SolveOptions& options,
+                                   Executor* executor, TraceSink* trace);
 // A master's solution as Solve returns it: the model over the data's features, the summary
 // with the load, the data's columns and the cost.
 SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution solution);
@@ -183,19 +202,5 @@ struct GridOutcome {
 Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, double load_seconds,
                               const GridPoint& point);
 
-// The master a solve runs, with its options.
-struct MasterChoice {
-  std::string algorithm = "admm";  // or "newton"
-  AdmmOptions admm;
-  NewtonOptions newton;   // the iteration cap, target and timeouts shared with admm
-
-  std::unique_ptr<Master> Make(const ProblemSpec& spec, Executor* executor) const;
-};
-// Newton's options from a solve's: the gradient test, and the iteration cap, target and
-// timeouts it shares with ADMM.
-NewtonOptions NewtonOptionsOf(const SolveOptions& options);
-// auto: distributed Newton, unless an option asks for what only ADMM has (a partial barrier,
-// lean messages, the allreduce topology). The options are valid (SolveOptions::Validate).
-MasterChoice ChooseMaster(const SolveOptions& options);
 
 }  // namespace nimbus

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "nimbus/choices.h"
 #include "nimbus/core/status.h"
 
 namespace nimbus {
@@ -23,6 +25,15 @@ class ArgParser {
   void AddInt(const std::string& name, const std::string& value_name, const std::string& help, int64_t* target);
   void AddDouble(const std::string& name, const std::string& value_name, const std::string& help, double* target);
   void AddSwitch(const std::string& name, const std::string& help, bool* target);
+  // An option that names one of a choice's values (nimbus/choices.h), parsed as it is read.
+  template <typename Choice>
+  void AddChoice(const std::string& name, const std::string& value_name, const std::string& help, Choice* target) {
+    const ChoiceSetter set = [target](const std::string& value) -> Status {
+      NIMBUS_ASSIGN_OR_RETURN(*target, ParseChoice<Choice>(value));
+      return Status::Ok();
+    };
+    options_.push_back({name, value_name, help, set, std::string(NameOf(*target))});
+  }
   // Marks an option as required: Parse() fails without it.
   void Require(const std::string& name);
   // One argument without a "--" name (required when declared).
@@ -36,11 +47,12 @@ class ArgParser {
   const std::string& command() const { return command_; }
 
  private:
+  using ChoiceSetter = std::function<Status(const std::string&)>;
   struct Option {
     std::string name;
     std::string value_name;
     std::string help;
-    std::variant<std::string*, int64_t*, double*, bool*> target;
+    std::variant<std::string*, int64_t*, double*, bool*, ChoiceSetter> target;
     std::string default_text;
     bool required = false;
   };

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "nimbus/choices.h"
 #include "nimbus/core/status.h"
 #include "nimbus/metrics/cost.h"
 
@@ -61,9 +62,9 @@ struct Profile {
   std::string machine;  // the CPU the profile was measured on
   std::string date;
   int cores = 1;
-  // The master algorithm measured: "admm" or "newton". A profile written before Newton
+  // The master algorithm measured: ADMM or Newton. A profile written before Newton
   // existed has no such field and is ADMM's.
-  std::string algorithm = "admm";
+  Algorithm algorithm = Algorithm::kAdmm;
   // The calibration problem.
   std::string data;
   int64_t rows = 0, cols = 0, nnz = 0;
@@ -98,7 +99,7 @@ struct Profile {
   double prepare_seconds_per_nnz = 0;
 
   Status Validate() const;
-  bool newton() const { return algorithm == "newton"; }
+  bool newton() const { return algorithm == Algorithm::kNewton; }
   // The calibration point at K, interpolated in log K between measured ones. Beyond them the
   // per-round figures stay those of the nearest K; ADMM's iterations follow a least-squares
   // fit a + b log2 K (and rounds = iterations + 1), while Newton's rounds and steps stay the
