@@ -239,7 +239,7 @@ IterationCallback ProgressPrinter(Algorithm algorithm) {
   if (algorithm == Algorithm::kNewton) {
     return [](const IterationInfo& info) {
       std::fprintf(stderr, "\r  iter %4d  objective %.10g  subgradient %.2e/%.2e  %.1f s   ", info.iteration,
-                   info.objective, info.primal_residual, info.eps_primal, info.elapsed_seconds);
+                   info.objective, info.gradient_norm, info.gradient_tolerance, info.elapsed_seconds);
       std::fflush(stderr);
       return true;
     };

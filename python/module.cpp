@@ -165,7 +165,9 @@ IterationCallback InterruptibleProgress(int verbose, bool* interrupted) {
       return false;
     }
     if (verbose > 0) {
-      py::print("nimbus: iteration", info.iteration, "objective", info.objective, "residual", info.primal_residual,
+      const bool newton = info.algorithm == Algorithm::kNewton;
+      py::print("nimbus: iteration", info.iteration, "objective", info.objective,
+                newton ? "gradient norm" : "primal residual", newton ? info.gradient_norm : info.primal_residual,
                 "seconds", info.elapsed_seconds, py::arg("flush") = true);
     }
     return true;

@@ -580,8 +580,15 @@ void AdmmSolve::ResidualsOf(int64_t round) {
 // whose x_i and z^k came from an exact (not lean) round.
 bool AdmmSolve::StopTest(int64_t round) {
   Stopwatch stop_test_watch;
-  const IterationInfo info{static_cast<int>(round), solve_seconds_before_ + solve_watch_.ElapsedSeconds(), objective_,
-                           res_.primal, res_.dual, res_.eps_primal, res_.eps_dual, state_.rho};
+  const IterationInfo info{.algorithm = Algorithm::kAdmm,
+                           .iteration = static_cast<int>(round),
+                           .elapsed_seconds = solve_seconds_before_ + solve_watch_.ElapsedSeconds(),
+                           .objective = objective_,
+                           .primal_residual = res_.primal,
+                           .dual_residual = res_.dual,
+                           .eps_primal = res_.eps_primal,
+                           .eps_dual = res_.eps_dual,
+                           .rho = state_.rho};
   bool stop = false;
   if (exact_) {
     if (state_.previous_round_lean && round >= 1 && Converged(res_)) state_.lean = false;  // finish exactly

@@ -750,8 +750,9 @@ LocalSolveStats NewtonSolve::Steps() {
   summary_.solve_seconds = seconds_before_ + solve_watch_.ElapsedSeconds();
   summary_.iterations = static_cast<int>(steps_before_) + stats.iterations;
   summary_.local_iterations = summary_.iterations;
-  summary_.primal_residual = stats.final_gradient_norm;
-  summary_.eps_primal = options_.gradient_tolerance * (reference_ > 0 ? reference_ : stats.initial_gradient_norm);
+  summary_.gradient_norm = stats.final_gradient_norm;
+  summary_.gradient_tolerance =
+      options_.gradient_tolerance * (reference_ > 0 ? reference_ : stats.initial_gradient_norm);
   if (!objective_->failed() && !stopped_early_) RecordOutcome(stats, options_.max_iterations, summary_);
   return stats;
 }
@@ -766,7 +767,7 @@ bool NewtonSolve::AfterStep(const NewtonCgOptions::Progress& progress) {
   const int step = static_cast<int>(steps_before_) + progress.iteration;
   summary_.iterations = step;
   summary_.objective = progress.value;
-  summary_.primal_residual = progress.gradient_norm;
+  summary_.gradient_norm = progress.gradient_norm;
   summary_.solve_seconds = seconds_before_ + solve_watch_.ElapsedSeconds();
   // (With an l1 term a cycle makes several steps: the first at or past each multiple counts.)
   if (checkpoint_every_ > 0 && step >= next_checkpoint_) {
@@ -776,7 +777,12 @@ bool NewtonSolve::AfterStep(const NewtonCgOptions::Progress& progress) {
   if (options_.target_objective && progress.value <= *options_.target_objective) {
     return End(Termination::kTargetObjective, "the objective reached the target");
   }
-  const IterationInfo info{step, summary_.solve_seconds, progress.value, progress.gradient_norm, 0, tolerance, 0, 0};
+  const IterationInfo info{.algorithm = Algorithm::kNewton,
+                           .iteration = step,
+                           .elapsed_seconds = summary_.solve_seconds,
+                           .objective = progress.value,
+                           .gradient_norm = progress.gradient_norm,
+                           .gradient_tolerance = tolerance};
   if (callback_ && !callback_(info)) return End(Termination::kUserStopped, "stopped by the iteration callback");
   return true;
 }

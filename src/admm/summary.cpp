@@ -22,7 +22,7 @@ std::string Summary::BriefReport() const {
       resumed_at_round >= 0 ? Format(", resumed at round %lld", static_cast<long long>(resumed_at_round)) : "";
   const std::string residuals = algorithm == Algorithm::kNewton
                                     ? Format("Newton steps (%d rounds): objective %.10g, gradient norm %.3g", rounds,
-                                             objective, primal_residual)
+                                             objective, gradient_norm)
                                     : Format("iterations: objective %.10g, primal residual %.3g, dual residual %.3g",
                                              objective, primal_residual, dual_residual);
   return Format("nimbus: %s after %d %s, "
@@ -47,7 +47,7 @@ std::string Summary::FullReport() const {
   out += Format("  iterations       %d (%d rounds)\n", iterations, rounds);
   out += Format("  objective        %.12g\n", objective);
   if (algorithm == Algorithm::kNewton) {
-    out += Format("  gradient norm    %.4g (tolerance %.4g)\n", primal_residual, eps_primal);
+    out += Format("  gradient norm    %.4g (tolerance %.4g)\n", gradient_norm, gradient_tolerance);
   } else {
     out += Format("  primal residual  %.4g (tolerance %.4g)\n", primal_residual, eps_primal);
     out += Format("  dual residual    %.4g (tolerance %.4g)\n", dual_residual, eps_dual);
@@ -109,6 +109,8 @@ std::string Summary::ToJson(const std::string& event) const {
       .Field("rho", rho)
       .Field("initial_rho", initial_rho)
       .Field("rho_updates", rho_updates)
+      .Field("gradient_norm", gradient_norm)
+      .Field("gradient_tolerance", gradient_tolerance)
       .Field("nnz", nnz)
       .Field("load_seconds", load_seconds)
       .Field("setup_seconds", setup_seconds)

@@ -266,14 +266,19 @@ TEST(Cli, SummaryJsonAndTraceHoldTheContractFields) {
   Train({"--data", HeartScalePath(), "--l1", "0.01", "--workers", "2", "--summary-json", dir.File("s.json"), "--trace",
          dir.File("t.jsonl")});
   const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
-  for (const char* field : {"termination", "iterations", "objective", "primal_residual", "dual_residual", "rho", "nnz",
-                            "setup_seconds", "solve_seconds", "runtime", "workers"}) {
+  for (const char* field : {"termination", "iterations", "objective", "primal_residual", "dual_residual", "rho",
+                            "gradient_norm", "gradient_tolerance", "nnz", "setup_seconds", "solve_seconds", "runtime",
+                            "workers", "algorithm", "algorithm_reason"}) {
     EXPECT_TRUE(summary.contains(field)) << field;
   }
   EXPECT_EQ(summary["termination"], "converged");
   EXPECT_EQ(summary["runtime"], "threads");
   EXPECT_EQ(summary["workers"], 2);
-  EXPECT_LE(summary["primal_residual"].get<double>(), summary["eps_primal"].get<double>());
+  // Newton's stop test is in its own fields; ADMM's residuals are not Newton's to fill.
+  EXPECT_EQ(summary["algorithm"], "newton");
+  EXPECT_GT(summary["gradient_tolerance"].get<double>(), 0);
+  EXPECT_LE(summary["gradient_norm"].get<double>(), summary["gradient_tolerance"].get<double>());
+  EXPECT_EQ(summary["eps_primal"].get<double>(), 0);
 
   std::istringstream lines(ReadTextFile(dir.File("t.jsonl")));
   std::string line;

@@ -18,14 +18,20 @@ namespace nimbus {
 
 // What the iteration callback sees after each tested iteration.
 struct IterationInfo {
-  int iteration = 0;
+  Algorithm algorithm = Algorithm::kAdmm;
+  int iteration = 0;           // ADMM's iterations, or Newton's steps
   double elapsed_seconds = 0;  // since the first round
-  double objective = 0;        // F(z)
+  double objective = 0;        // F(z), or F at Newton's iterate
+  // ADMM's stop test: the residuals and their tolerances, and the rho of the round that
+  // produced the tested x_i.
   double primal_residual = 0;
   double dual_residual = 0;
   double eps_primal = 0;
   double eps_dual = 0;
-  double rho = 0;              // the rho of the round that produced the tested x_i
+  double rho = 0;
+  // Newton's: the norm of F's minimum-norm subgradient, and its tolerance.
+  double gradient_norm = 0;
+  double gradient_tolerance = 0;
 };
 // Return false to stop the solve (Termination::kUserStopped).
 using IterationCallback = std::function<bool(const IterationInfo&)>;

@@ -23,6 +23,7 @@ struct Summary {
   int iterations = 0;    // ADMM iterations whose z was produced and tested
   int rounds = 0;        // rounds run on the workers (iterations + 1: the stop test lags one round)
   double objective = 0;  // F at the returned model, exactly
+  // ADMM's stop test at the end (its residuals and their tolerances) and its rho.
   double primal_residual = 0;
   double dual_residual = 0;
   double eps_primal = 0;
@@ -30,6 +31,9 @@ struct Summary {
   double rho = 0;          // at the end
   double initial_rho = 0;
   int rho_updates = 0;
+  // Newton's stop test at the end: the norm of F's minimum-norm subgradient, and its tolerance.
+  double gradient_norm = 0;
+  double gradient_tolerance = 0;
   int64_t nnz = 0;         // nonzeros of the returned model (intercept excluded)
   double load_seconds = 0;   // the master reading the data before the solve (set by the caller)
   double setup_seconds = 0;  // starting workers and loading shards
@@ -60,8 +64,8 @@ struct Summary {
   // What the solve costs at Lambda's prices (set by the caller, see metrics/cost.h).
   double cost_dollars = 0;
   double cost_gb_seconds = 0;
-  // ADMM, or Newton (admm/newton.h: there iterations are Newton steps and the primal
-  // residual is the gradient norm, eps_primal its tolerance); and why the solve took it.
+  // ADMM, or Newton (admm/newton.h: there iterations are Newton steps); and why the solve
+  // took it.
   Algorithm algorithm = Algorithm::kAdmm;
   std::string algorithm_reason;
   std::string runtime;
