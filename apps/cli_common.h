@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/summary.h"
+#include "nimbus/executor/summary.h"
 #include "nimbus/core/args.h"
 #include "nimbus/core/status.h"
 #include "nimbus/metrics/cost.h"

@@ -36,10 +36,10 @@
 #include <string_view>
 #include <vector>
 
-#include "nimbus/admm/master.h"
-#include "nimbus/admm/newton.h"
-#include "nimbus/admm/options.h"
-#include "nimbus/admm/summary.h"
+#include "nimbus/solve/master.h"
+#include "nimbus/solve/newton/newton_master.h"
+#include "nimbus/solve/admm/options.h"
+#include "nimbus/executor/summary.h"
 #include "nimbus/choices.h"
 #include "nimbus/core/build_target.h"  // records the instruction set of a program's own code (lambda package)
 #include "nimbus/core/csr.h"

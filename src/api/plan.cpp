@@ -6,7 +6,7 @@
 #include <tuple>
 #include <thread>
 
-#include "nimbus/admm/coordinator.h"
+#include "nimbus/solve/admm/admm_master.h"
 #include "nimbus/cloud/s3.h"
 #include "nimbus/cloud/text_files.h"
 #include "nimbus/data/sample_weights.h"
@@ -499,92 +499,85 @@ Status Repartition(Plan& plan, int workers) {
   return Status::Ok();
 }
 
-Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const WorkerOptions& worker_options) {
-  Runtime runtime;
-  runtime.general_form = worker_options.general_form;
-  if (plan.text && plan.text->scanned) {
-    // The workers that scanned the text, once: a later runtime's read their parts anew.
-    runtime = std::move(*plan.text->scanned);
-    plan.text->scanned.reset();
-    NIMBUS_RETURN_IF_ERROR(SendTextPlan(plan, runtime));
-    return runtime;
-  }
-  if (flags.kind == RuntimeKind::kThreads) {
-    std::vector<ShardSource> shards;
-    if (plan.text) {
-      for (TextPart& part : plan.text->Parts()) shards.push_back(ShardSource::InText(std::move(part)));
-    } else if (plan.data) {
-      for (const auto& [begin, end] : plan.ranges) shards.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
-    } else {
-      for (const ShardEntry& entry : plan.manifest.shards) {
-        shards.push_back(ShardSource::InStore(plan.store, entry.key, entry.checksum));
-      }
-    }
-    runtime.executor = std::make_unique<ThreadsExecutor>(std::move(shards), plan.spec, worker_options);
-    return runtime;
-  }
+namespace {
 
-  std::vector<ShardAssignment> shards;
+// A worker's memory estimate for a shard of `rows` and `nnz` (with an l1 term, L1 Newton's copy
+// of the working columns counted: the larger need).
+int64_t MemoryEstimate(const Plan& plan, bool general_form, int64_t rows, int64_t nnz) {
+  return static_cast<int64_t>(WorkerMemoryBytes(rows, nnz, static_cast<int64_t>(plan.spec.model_size()), general_form,
+                                                plan.spec.blocks(), plan.spec.regularizer.l1 > 0));
+}
+
+// Threads' workers: each one's rows where they lie (its part of the text, its rows in memory,
+// or its shard in the store).
+std::vector<ShardSource> LocalShards(const Plan& plan) {
+  std::vector<ShardSource> shards;
   if (plan.text) {
-    std::vector<int64_t> estimates;
-    for (const TextScan& scan : plan.text->scans) {
-      estimates.push_back(static_cast<int64_t>(WorkerMemoryBytes(
-          scan.rows, scan.nnz, static_cast<int64_t>(plan.spec.model_size()), worker_options.general_form,
-          plan.spec.blocks(), plan.spec.regularizer.l1 > 0)));
-    }
-    const std::vector<TextPart> parts = plan.text->Parts(estimates);
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      ShardAssignment shard;
-      shard.key = "part " + std::to_string(i) + " of " + plan.source;
-      shard.text = parts[i];
-      if (i < plan.text->scans.size()) {
-        shard.rows = plan.text->scans[i].rows;
-        shard.nnz = plan.text->scans[i].nnz;
-        shard.memory_estimate_bytes = static_cast<int64_t>(WorkerMemoryBytes(
-            shard.rows, shard.nnz, static_cast<int64_t>(plan.spec.model_size()), worker_options.general_form,
-            plan.spec.blocks(), plan.spec.regularizer.l1 > 0));
-      }
-      shards.push_back(std::move(shard));
-    }
+    for (TextPart& part : plan.text->Parts()) shards.push_back(ShardSource::InText(std::move(part)));
+  } else if (plan.data) {
+    for (const auto& [begin, end] : plan.ranges) shards.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
   } else {
-    std::string store_uri = plan.store ? plan.store->uri() : "";
-    Manifest manifest = plan.manifest;
-    if (plan.data) {
-      std::string directory = flags.shard_dir;
-      if (directory.empty()) {
-        NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory temporary, TemporaryDirectory::Create("nimbus-shards"));
-        directory = temporary.path();
-        runtime.shard_directory = std::move(temporary);
-      }
-      NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(directory, /*create=*/true));
-      NIMBUS_ASSIGN_OR_RETURN(manifest, WriteShards(*plan.data, plan.ranges, plan.source, *store));
-      store_uri = directory;
-    }
-    if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
-    for (std::size_t i = 0; i < manifest.shards.size(); ++i) {
-      const ShardEntry& entry = manifest.shards[i];
-      // (With an l1 term, L1 Newton's copy of the working columns counted: the larger need.)
-      const auto estimate = static_cast<int64_t>(WorkerMemoryBytes(
-          entry.rows, entry.nnz, static_cast<int64_t>(plan.spec.model_size()), worker_options.general_form,
-          plan.spec.blocks(), plan.spec.regularizer.l1 > 0));
-      shards.push_back({store_uri, entry.key, entry.checksum, {}, entry.rows, entry.nnz, estimate});
-      if (plan.data && !plan.data->folds.empty()) {  // the same row blocks as the shards written
-        const auto [begin, end] = plan.ranges[i];
-        shards.back().folds.assign(plan.data->folds.begin() + begin, plan.data->folds.begin() + end);
-      }
+    for (const ShardEntry& entry : plan.manifest.shards) {
+      shards.push_back(ShardSource::InStore(plan.store, entry.key, entry.checksum));
     }
   }
-#ifdef NIMBUS_HAVE_MPI
-  if (flags.kind == RuntimeKind::kMpi && flags.topology == Topology::kAllreduce) {
-    runtime.executor = std::make_unique<MpiAllreduceExecutor>(shards, plan.spec, worker_options, flags.run_id);
-    return runtime;
-  }
-  if (flags.kind == RuntimeKind::kMpi) {
-    runtime.executor = std::make_unique<MpiExecutor>(std::move(shards), plan.spec, worker_options, flags.run_id);
-    return runtime;
-  }
-#endif
+  return shards;
+}
 
+// Remote workers' parts of the text, cut by their scans' memory estimates.
+std::vector<ShardAssignment> TextAssignments(const Plan& plan, bool general_form) {
+  std::vector<int64_t> estimates;
+  for (const TextScan& scan : plan.text->scans) estimates.push_back(MemoryEstimate(plan, general_form, scan.rows, scan.nnz));
+  const std::vector<TextPart> parts = plan.text->Parts(estimates);
+  std::vector<ShardAssignment> shards;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    ShardAssignment shard;
+    shard.key = "part " + std::to_string(i) + " of " + plan.source;
+    shard.text = parts[i];
+    if (i < plan.text->scans.size()) {
+      shard.rows = plan.text->scans[i].rows;
+      shard.nnz = plan.text->scans[i].nnz;
+      shard.memory_estimate_bytes = MemoryEstimate(plan, general_form, shard.rows, shard.nnz);
+    }
+    shards.push_back(std::move(shard));
+  }
+  return shards;
+}
+
+// Remote workers' shards in a store: the plan's, or its rows in memory written as shards first
+// (into --shard-dir, or a temporary directory the runtime keeps).
+Result<std::vector<ShardAssignment>> StoreAssignments(const RuntimeOptions& flags, const Plan& plan, bool general_form,
+                                                      Runtime& runtime) {
+  std::string store_uri = plan.store ? plan.store->uri() : "";
+  Manifest manifest = plan.manifest;
+  if (plan.data) {
+    std::string directory = flags.shard_dir;
+    if (directory.empty()) {
+      NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory temporary, TemporaryDirectory::Create("nimbus-shards"));
+      directory = temporary.path();
+      runtime.shard_directory = std::move(temporary);
+    }
+    NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(directory, /*create=*/true));
+    NIMBUS_ASSIGN_OR_RETURN(manifest, WriteShards(*plan.data, plan.ranges, plan.source, *store));
+    store_uri = directory;
+  }
+  if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
+  std::vector<ShardAssignment> shards;
+  for (std::size_t i = 0; i < manifest.shards.size(); ++i) {
+    const ShardEntry& entry = manifest.shards[i];
+    shards.push_back({store_uri, entry.key, entry.checksum, {}, entry.rows, entry.nnz,
+                      MemoryEstimate(plan, general_form, entry.rows, entry.nnz)});
+    if (plan.data && !plan.data->folds.empty()) {  // the same row blocks as the shards written
+      const auto [begin, end] = plan.ranges[i];
+      shards.back().folds.assign(plan.data->folds.begin() + begin, plan.data->folds.begin() + end);
+    }
+  }
+  return shards;
+}
+
+// How the master treats remote workers; their kept state past the memory limit goes to a
+// temporary directory the runtime keeps.
+Result<RemoteOptions> RemoteOptionsOf(const RuntimeOptions& flags, bool general_form, Runtime& runtime) {
   RemoteOptions options;
   options.name = NameOf(flags.kind);
   options.listen = flags.listen;
@@ -598,20 +591,59 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
     options.worker_memory_bytes = static_cast<int64_t>(flags.worker_memory_mb * 1024 * 1024);
   }
   options.insecure = flags.insecure;
-  options.memory_advice = std::string(worker_options.general_form ? "" : "or the general form (--consensus general), ") +
+  options.memory_advice = std::string(general_form ? "" : "or the general form (--consensus general), ") +
                           (flags.kind == RuntimeKind::kLambda ? "or more memory for the function" : "or more memory per worker");
   NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory state_directory, TemporaryDirectory::Create("nimbus-state"));
   options.spill_directory = state_directory.path();
   runtime.state_directory = std::move(state_directory);
   NIMBUS_RETURN_IF_ERROR(options.Validate());
-  std::unique_ptr<Launcher> launcher;
+  return options;
+}
+
+// How a remote worker starts: a process of the worker program, a Lambda invocation, or the
+// launch command.
+Result<std::unique_ptr<Launcher>> LauncherOf(const RuntimeOptions& flags) {
   if (flags.kind == RuntimeKind::kProcess) {
-    launcher = MakeProcessLauncher(flags.worker_program.empty() ? CurrentExecutable() : flags.worker_program);
-  } else if (flags.kind == RuntimeKind::kLambda) {
-    NIMBUS_ASSIGN_OR_RETURN(launcher, MakeInvokeLauncher(flags));
-  } else {
-    launcher = MakeCommandLauncher(flags.launch, SplitList(flags.hosts));
+    return MakeProcessLauncher(flags.worker_program.empty() ? CurrentExecutable() : flags.worker_program);
   }
+  if (flags.kind == RuntimeKind::kLambda) return MakeInvokeLauncher(flags);
+  return MakeCommandLauncher(flags.launch, SplitList(flags.hosts));
+}
+
+}  // namespace
+
+Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const WorkerOptions& worker_options) {
+  Runtime runtime;
+  const bool general_form = runtime.general_form = worker_options.general_form;
+  if (plan.text && plan.text->scanned) {
+    // The workers that scanned the text, once: a later runtime's read their parts anew.
+    runtime = std::move(*plan.text->scanned);
+    plan.text->scanned.reset();
+    NIMBUS_RETURN_IF_ERROR(SendTextPlan(plan, runtime));
+    return runtime;
+  }
+  if (flags.kind == RuntimeKind::kThreads) {
+    runtime.executor = std::make_unique<ThreadsExecutor>(LocalShards(plan), plan.spec, worker_options);
+    return runtime;
+  }
+  std::vector<ShardAssignment> shards;
+  if (plan.text) {
+    shards = TextAssignments(plan, general_form);
+  } else {
+    NIMBUS_ASSIGN_OR_RETURN(shards, StoreAssignments(flags, plan, general_form, runtime));
+  }
+#ifdef NIMBUS_HAVE_MPI
+  if (flags.kind == RuntimeKind::kMpi && flags.topology == Topology::kAllreduce) {
+    runtime.executor = std::make_unique<MpiAllreduceExecutor>(shards, plan.spec, worker_options, flags.run_id);
+    return runtime;
+  }
+  if (flags.kind == RuntimeKind::kMpi) {
+    runtime.executor = std::make_unique<MpiExecutor>(std::move(shards), plan.spec, worker_options, flags.run_id);
+    return runtime;
+  }
+#endif
+  NIMBUS_ASSIGN_OR_RETURN(RemoteOptions options, RemoteOptionsOf(flags, general_form, runtime));
+  NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Launcher> launcher, LauncherOf(flags));
   auto remote = std::make_unique<RemoteExecutor>(std::move(shards), plan.spec, worker_options, options, std::move(launcher));
   runtime.remote = remote.get();
   runtime.executor = std::move(remote);
@@ -673,7 +705,7 @@ std::unique_ptr<Master> MasterChoice::Make(const ProblemSpec& spec, Executor* ex
   if (algorithm == Algorithm::kNewton) {
     master = std::make_unique<NewtonMaster>(spec, newton, executor);
   } else {
-    master = std::make_unique<Coordinator>(spec, admm, executor);
+    master = std::make_unique<AdmmMaster>(spec, admm, executor);
   }
   master->SetAlgorithmReason(reason);
   return master;

@@ -13,7 +13,7 @@
 #include "nimbus/nimbus.h"
 #include "nimbus/runtime/worker_process.h"
 #ifdef NIMBUS_HAVE_MPI
-#include "nimbus/admm/coordinator.h"
+#include "nimbus/solve/admm/admm_master.h"
 #include "nimbus/mpi/mpi_runtime.h"
 #endif
 
@@ -325,7 +325,7 @@ int RunAllreduceRank(MpiSession& mpi, const AdmmOptions& admm, uint64_t run_id) 
   Result<Solution> solution = spec.status();
   if (spec.ok()) {
     MpiAllreduceExecutor executor(mpi.rank(), mpi.size(), *assignment, run_id, std::move(rows).value());
-    solution = Coordinator(*spec, admm, &executor).Solve();
+    solution = AdmmMaster(*spec, admm, &executor).Solve();
   }
   if (!solution.ok() && solution.status().message() == kJobEnded) {
     mpi.EndNormally();  // rank 0 ended the job and reports why

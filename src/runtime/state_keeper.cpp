@@ -1,6 +1,6 @@
 #include "nimbus/runtime/state_keeper.h"
 
-#include "nimbus/admm/executor.h"
+#include "nimbus/executor/executor.h"
 
 #include <unistd.h>
 

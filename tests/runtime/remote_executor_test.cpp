@@ -12,8 +12,8 @@
 #include <fstream>
 #include <random>
 
-#include "nimbus/admm/coordinator.h"
-#include "nimbus/admm/newton.h"
+#include "nimbus/solve/admm/admm_master.h"
+#include "nimbus/solve/newton/newton_master.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/manifest.h"
@@ -51,7 +51,7 @@ class RemoteExecutorTest : public ::testing::Test {
       shards.push_back(ShardSource::InMemory(data_->Rows(begin, end)));
     }
     ThreadsExecutor threads(std::move(shards), spec_, WorkerOptions{});
-    Coordinator coordinator(spec_, AdmmOptions{}, &threads);
+    AdmmMaster coordinator(spec_, AdmmOptions{}, &threads);
     reference_ = new Solution(*coordinator.Solve());
   }
   static void TearDownTestSuite() {
@@ -82,7 +82,7 @@ class RemoteExecutorTest : public ::testing::Test {
                                       std::unique_ptr<Launcher> launcher = nullptr, AdmmOptions admm = {}) {
     RemoteExecutor executor(Shards(), spec_, worker_options, options,
                             launcher ? std::move(launcher) : MakeProcessLauncher(NIMBUS_BINARY));
-    Coordinator coordinator(spec_, admm, &executor);
+    AdmmMaster coordinator(spec_, admm, &executor);
     if (during) {
       coordinator.SetIterationCallback([&](const IterationInfo& info) {
         during(info.iteration, executor);

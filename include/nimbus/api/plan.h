@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
-#include "nimbus/admm/master.h"
-#include "nimbus/admm/newton.h"
-#include "nimbus/admm/options.h"
-#include "nimbus/admm/summary.h"
+#include "nimbus/executor/executor.h"
+#include "nimbus/solve/master.h"
+#include "nimbus/solve/newton/newton_master.h"
+#include "nimbus/solve/admm/options.h"
+#include "nimbus/executor/summary.h"
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/trace.h"
 #include "nimbus/data/manifest.h"

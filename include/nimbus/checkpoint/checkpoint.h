@@ -1,4 +1,4 @@
-// Checkpoints of a run: the master's state between two rounds (admm/coordinator.h,
+// Checkpoints of a run: the master's state between two rounds (solve/admm/admm_master.h,
 // MasterState) and the arguments of the command that started the run, as one object
 // "checkpoint.nimbus" in a store (a directory or s3://bucket/prefix), replaced whole at every
 // write: a reader sees the previous checkpoint or the new one, never a mix (a temporary
@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "nimbus/admm/coordinator.h"
+#include "nimbus/solve/admm/admm_master.h"
 #include "nimbus/core/status.h"
 #include "nimbus/data/store.h"
 

@@ -1,5 +1,5 @@
 // A discrete-event simulator of distributed runs: K workers in a star around one master,
-// round by round, for either master algorithm (admm/master.h): consensus ADMM, whose rounds
+// round by round, for either master algorithm (solve/master.h): consensus ADMM, whose rounds
 // are its iterations (more of them as K grows), or distributed Newton, whose rounds are its
 // evaluations and Hessian-vector products (as many at every K: the sums over the shards are
 // the same). It is driven by

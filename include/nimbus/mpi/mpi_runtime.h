@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
+#include "nimbus/executor/executor.h"
 #include "nimbus/core/status.h"
 #include "nimbus/problem/problem.h"
 #include "nimbus/runtime/remote_executor.h"

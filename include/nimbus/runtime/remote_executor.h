@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
+#include "nimbus/executor/executor.h"
 #include "nimbus/core/trace.h"
 #include "nimbus/problem/problem.h"
 #include "nimbus/runtime/launcher.h"

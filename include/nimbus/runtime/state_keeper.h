@@ -1,6 +1,6 @@
 // State kept outside the workers. The master keeps, for every worker, the last two rounds it
 // was sent (z, rho, alpha) and its replies w = xh + u to them. From these it rebuilds the
-// state the worker held before its next round (RebuildResumeState in admm/executor.h), for a
+// state the worker held before its next round (RebuildResumeState in executor/executor.h), for a
 // replacement that must carry on as the original would have.
 //
 // With many workers and features the replies are spilled to a local directory instead of

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
+#include "nimbus/executor/executor.h"
 #include "nimbus/data/dataset.h"
 #include "nimbus/data/store.h"
 #include "nimbus/problem/problem.h"

@@ -52,7 +52,7 @@ class SharedVector {
 };
 
 // The state a worker holds between rounds, rebuilt by the master for a replacement worker
-// from the replies it kept (RebuildResumeState in admm/executor.h): with it, a new worker continues
+// from the replies it kept (RebuildResumeState in executor/executor.h): with it, a new worker continues
 // exactly where the one it replaces stopped.
 struct ResumeState {
   std::vector<double> x;          // x_i of the last x-update
@@ -79,7 +79,7 @@ struct WorkerHistory {
 
 
 // What a round asks of a worker. ADMM rounds run the x-update above; the distributed Newton
-// master (admm/newton.h) asks for the shard's data term f_i at points it names:
+// master (solve/newton/newton_master.h) asks for the shard's data term f_i at points it names:
 //   kEvaluate       z = a point x: reply f_i(x) (as loss_at_z) and w = [grad f_i(x), diag H_i(x)]
 //                   (2 n entries); the worker keeps the curvature at x as the point of this round
 //   kHessianVector  z = a direction v: reply w = H_i(x) v at the point of round point_round

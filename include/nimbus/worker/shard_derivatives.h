@@ -1,6 +1,6 @@
 // One shard's share of the data term, f_i(x) = (1/N) sum over its rows of c_r loss(y_r, a_r . x),
 // with its derivatives at points the master names by the round that sent them. What a worker
-// computes for the distributed Newton master (admm/newton.h):
+// computes for the distributed Newton master (solve/newton/newton_master.h):
 //
 //   Evaluate(round, x)          f_i(x), grad f_i(x) = A^T l'(Ax) / N, diag H_i(x) = (A.^2)^T l''(Ax) / N
 //   HessianVector(round, v)     H_i(x) v = A^T diag(l''(Ax)) A v / N  at the point of that round

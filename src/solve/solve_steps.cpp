@@ -1,4 +1,4 @@
-#include "solve_steps.h"
+#include "solve/solve_steps.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "nimbus/admm/executor.h"
+#include "nimbus/executor/executor.h"
 
 #include <numeric>
 

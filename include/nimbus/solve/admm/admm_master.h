@@ -17,18 +17,18 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
-#include "nimbus/admm/master.h"
-#include "nimbus/admm/options.h"
-#include "nimbus/admm/summary.h"
+#include "nimbus/executor/executor.h"
+#include "nimbus/solve/master.h"
+#include "nimbus/solve/admm/options.h"
+#include "nimbus/executor/summary.h"
 #include "nimbus/core/trace.h"
 #include "nimbus/problem/problem.h"
 
 namespace nimbus {
 
-class Coordinator final : public Master {
+class AdmmMaster final : public Master {
  public:
-  Coordinator(const ProblemSpec& spec, const AdmmOptions& options, Executor* executor)
+  AdmmMaster(const ProblemSpec& spec, const AdmmOptions& options, Executor* executor)
       : spec_(spec), options_(options), executor_(executor) {}
 
   Result<Solution> Solve() override;

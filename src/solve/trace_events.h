@@ -1,4 +1,4 @@
-// The trace events of both master algorithms (admm/coordinator.h, admm/newton.h): one
+// The trace events of both master algorithms (solve/admm/admm_master.h, solve/newton/newton_master.h): one
 // "setup" event when the workers are ready and one "round" event per round, the fields that
 // `nimbus report` and the trace contract (docs/runtimes.md) read.
 #pragma once
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
+#include "nimbus/executor/executor.h"
 #include "nimbus/problem/problem.h"
 
 namespace nimbus {

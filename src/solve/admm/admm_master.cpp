@@ -1,13 +1,13 @@
-#include "nimbus/admm/coordinator.h"
+#include "nimbus/solve/admm/admm_master.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
 
-#include "nimbus/admm/reply_board.h"
-#include "solve_steps.h"
-#include "trace_events.h"
+#include "nimbus/solve/admm/reply_board.h"
+#include "solve/solve_steps.h"
+#include "solve/trace_events.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/json_writer.h"
 #include "nimbus/core/vector_ops.h"
@@ -682,7 +682,7 @@ Result<Solution> AdmmSolve::Finish() {
 
 }  // namespace
 
-Result<Solution> Coordinator::Solve() {
+Result<Solution> AdmmMaster::Solve() {
   return AdmmSolve(spec_, options_, *executor_, hooks_).Run(resume_.get(), warm_.x);
 }
 

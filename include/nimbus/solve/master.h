@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
-#include "nimbus/admm/summary.h"
+#include "nimbus/executor/executor.h"
+#include "nimbus/executor/summary.h"
 #include "nimbus/core/trace.h"
 #include "nimbus/wire/messages.h"
 
@@ -40,7 +40,7 @@ using IterationCallback = std::function<bool(const IterationInfo&)>;
 // a checkpoint holds (checkpoint/checkpoint.h writes and reads it); the names are the
 // coordinator's loop variables. The vectors are shared with the solve, not copied.
 struct MasterState {
-  // ADMM's, or Newton's (admm/newton.h): then z is the iterate, radius the trust region's,
+  // ADMM's, or Newton's (solve/newton/newton_master.h): then z is the iterate, radius the trust region's,
   // iterations the Newton steps made, gradient_reference the norm the stop test scales, and
   // the workers' vectors are empty (Newton keeps no state on them).
   Algorithm algorithm = Algorithm::kAdmm;

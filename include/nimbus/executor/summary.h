@@ -64,7 +64,7 @@ struct Summary {
   // What the solve costs at Lambda's prices (set by the caller, see metrics/cost.h).
   double cost_dollars = 0;
   double cost_gb_seconds = 0;
-  // ADMM, or Newton (admm/newton.h: there iterations are Newton steps); and why the solve
+  // ADMM, or Newton (solve/newton/newton_master.h: there iterations are Newton steps); and why the solve
   // took it.
   Algorithm algorithm = Algorithm::kAdmm;
   std::string algorithm_reason;

@@ -1,4 +1,4 @@
-#include "nimbus/admm/reply_board.h"
+#include "nimbus/solve/admm/reply_board.h"
 
 #include <algorithm>
 

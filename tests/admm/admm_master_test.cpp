@@ -1,8 +1,8 @@
 // The ADMM master and the distributed Newton master over real in-process workers: convergence
 // to the optimum (checked by the optimality condition, not against nimbus's own output), the
 // stop conditions, determinism.
-#include "nimbus/admm/coordinator.h"
-#include "nimbus/admm/newton.h"
+#include "nimbus/solve/admm/admm_master.h"
+#include "nimbus/solve/newton/newton_master.h"
 
 #include <gtest/gtest.h>
 
@@ -54,7 +54,7 @@ class CoordinatorTest : public ::testing::Test {
                          IterationCallback callback = nullptr, TraceSink* trace = nullptr,
                          const WorkerOptions& worker_options = {}) {
     ThreadsExecutor executor(Shards(workers), spec, worker_options);
-    Coordinator coordinator(spec, options, &executor);
+    AdmmMaster coordinator(spec, options, &executor);
     if (callback) coordinator.SetIterationCallback(std::move(callback));
     if (trace != nullptr) coordinator.SetTraceSink(trace);
     return coordinator.Solve();
@@ -209,7 +209,7 @@ TEST_F(CoordinatorTest, AWorkerThatCannotLoadItsShardFailsTheStartWithItsName) {
   std::shared_ptr<Store> shared = std::move(store).value();
   std::vector<ShardSource> shards{ShardSource::InStore(shared, ShardKey(0)), ShardSource::InStore(shared, "missing.bin")};
   ThreadsExecutor executor(std::move(shards), spec, WorkerOptions{});
-  Coordinator coordinator(spec, AdmmOptions{}, &executor);
+  AdmmMaster coordinator(spec, AdmmOptions{}, &executor);
   Result<Solution> solution = coordinator.Solve();
   ASSERT_FALSE(solution.ok());
   EXPECT_NE(solution.status().message().find("worker 1"), std::string::npos) << solution.status().ToString();
@@ -266,7 +266,7 @@ TEST_F(CoordinatorTest, AResumedRunEndsWhereTheUninterruptedRunEnds) {
 
     std::vector<MasterState> states;
     ThreadsExecutor executor(Shards(3), spec, worker_options);
-    Coordinator coordinator(spec, options, &executor);
+    AdmmMaster coordinator(spec, options, &executor);
     coordinator.SetCheckpointWriter(3, [&](const MasterState& state) {
       states.push_back(state);
       return Status::Ok();
@@ -281,7 +281,7 @@ TEST_F(CoordinatorTest, AResumedRunEndsWhereTheUninterruptedRunEnds) {
 
     for (const MasterState& state : {states.front(), states.back()}) {
       ThreadsExecutor fresh(Shards(3), spec, worker_options);
-      Coordinator resumed(spec, options, &fresh);
+      AdmmMaster resumed(spec, options, &fresh);
       resumed.ResumeFrom(state);
       Result<Solution> solution = resumed.Solve();
       ASSERT_TRUE(solution.ok()) << solution.status().ToString();
@@ -303,7 +303,7 @@ TEST_F(CoordinatorTest, ACheckpointOfOtherDataOrWorkersIsRefused) {
   const ProblemSpec spec = Spec(2e-4, 0, false);
   std::vector<MasterState> states;
   ThreadsExecutor executor(Shards(3), spec, WorkerOptions{});
-  Coordinator coordinator(spec, AdmmOptions{}, &executor);
+  AdmmMaster coordinator(spec, AdmmOptions{}, &executor);
   coordinator.SetCheckpointWriter(2, [&](const MasterState& state) {
     states.push_back(state);
     return Status::Ok();
@@ -312,7 +312,7 @@ TEST_F(CoordinatorTest, ACheckpointOfOtherDataOrWorkersIsRefused) {
   ASSERT_FALSE(states.empty());
 
   ThreadsExecutor two(Shards(2), spec, WorkerOptions{});
-  Coordinator with_two(spec, AdmmOptions{}, &two);
+  AdmmMaster with_two(spec, AdmmOptions{}, &two);
   with_two.ResumeFrom(states[0]);
   Result<Solution> refused = with_two.Solve();
   ASSERT_FALSE(refused.ok());
@@ -322,7 +322,7 @@ TEST_F(CoordinatorTest, ACheckpointOfOtherDataOrWorkersIsRefused) {
   MasterState other_data = states[0];
   other_data.workers[1].nnz += 1;
   ThreadsExecutor three(Shards(3), spec, WorkerOptions{});
-  Coordinator with_other(spec, AdmmOptions{}, &three);
+  AdmmMaster with_other(spec, AdmmOptions{}, &three);
   with_other.ResumeFrom(other_data);
   refused = with_other.Solve();
   ASSERT_FALSE(refused.ok());

@@ -1,4 +1,4 @@
-#include "nimbus/admm/summary.h"
+#include "nimbus/executor/summary.h"
 
 #include <cstdio>
 

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "nimbus/admm/executor.h"
-#include "nimbus/admm/master.h"
+#include "nimbus/executor/executor.h"
+#include "nimbus/solve/master.h"
 #include "nimbus/core/trace.h"
 #include "nimbus/problem/problem.h"
 

@@ -1,4 +1,4 @@
-#include "nimbus/admm/newton.h"
+#include "nimbus/solve/newton/newton_master.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/local/newton_cg.h"
-#include "solve_steps.h"
-#include "trace_events.h"
+#include "solve/solve_steps.h"
+#include "solve/trace_events.h"
 
 namespace nimbus {
 namespace {

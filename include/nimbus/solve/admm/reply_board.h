@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
+#include "nimbus/executor/executor.h"
 
 namespace nimbus {
 

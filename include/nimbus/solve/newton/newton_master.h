@@ -17,8 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include "nimbus/admm/executor.h"
-#include "nimbus/admm/master.h"
+#include "nimbus/executor/executor.h"
+#include "nimbus/solve/master.h"
 #include "nimbus/local/newton_cg.h"
 #include "nimbus/local/smooth_function.h"
 #include "nimbus/problem/problem.h"

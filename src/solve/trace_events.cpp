@@ -1,4 +1,4 @@
-#include "trace_events.h"
+#include "solve/trace_events.h"
 
 #include "nimbus/core/json_writer.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "nimbus/admm/summary.h"
+#include "nimbus/executor/summary.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/status.h"
 #include "nimbus/problem/problem.h"
