@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -139,28 +141,79 @@ int PartsPerSlice(const std::vector<TextSlice>& slices, int threads) {
   return std::clamp(std::max(for_threads, for_size), 1, 4096);
 }
 
-}  // namespace
+// What a shard gathers from its parts' scans: its rows and entries, its first row in the whole,
+// and whether every value is 1 or a float (its kind of values).
+struct ShardShape {
+  int64_t rows = 0, nnz = 0, first_row = -1;
+  bool ones = true, floats = true;
+};
 
-Result<TextSplitResult> SplitText(const TextFiles& input, const TextSplitOptions& options, Store& out) {
-  if (options.shards < 1) return InvalidArgument("--shards: must be at least 1");
-  const int threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  const std::vector<TextSlice> slices = SliceText(input.files, options.shards);
-  const int parts = PartsPerSlice(slices, threads);
-  std::vector<Task> tasks;
-  for (std::size_t s = 0; s < slices.size(); ++s) {
-    for (TextSlice& part : SubdivideSlice(input.files, slices[s], parts)) {
-      tasks.push_back({static_cast<int>(s), std::move(part), {}});
-    }
+// A split of text into shards, as two passes over its parts:
+//
+//   Scan        every part's rows, entries and features (the features that occur merged as
+//               parts finish), and the plan of the whole from the scans
+//   PlaceParts  each part's place in its shard and in the whole (and in the weights file)
+//   OpenShards  a writer per shard that has rows, at its final size
+//   WriteRows   every part read again, its rows written to their place
+//   Finish      the shards kept in the store, with the column map and the manifest
+class TextSplit {
+ public:
+  TextSplit(const TextFiles& input, const TextSplitOptions& options, Store& out)
+      : input_(input), options_(options), out_(out), files_(out, options.scratch_directory),
+        threads_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+
+  Result<TextSplitResult> Run() {
+    if (options_.shards < 1) return InvalidArgument("--shards: must be at least 1");
+    MakeTasks();
+    NIMBUS_RETURN_IF_ERROR(Scan());
+    NIMBUS_RETURN_IF_ERROR(PlaceParts());
+    NIMBUS_RETURN_IF_ERROR(OpenShards());
+    NIMBUS_RETURN_IF_ERROR(WriteRows());
+    NIMBUS_RETURN_IF_ERROR(Finish());
+    return std::move(result_);
   }
 
-  // The first pass: every part's scan; the features that occur merged as parts finish.
-  TextReadOptions scan_options{options.libsvm, options.libsvm.renumber_columns};
+ private:
+  void MakeTasks();
+  Status Scan();
+  Status PlaceParts();
+  Status OpenShards();
+  Status WriteRows();
+  Status WritePart(Task& task, const TextPlanRows& planned) const;
+  Status Finish();
+
+  const TextFiles& input_;
+  const TextSplitOptions& options_;
+  Store& out_;
+  ShardFiles files_;
+  const int threads_;
+  std::vector<TextSlice> slices_;  // a shard's text each
+  std::vector<Task> tasks_;        // the parts, each of one slice
+  std::optional<TextPlan> plan_;
+  std::vector<ShardShape> shapes_;
+  std::vector<std::unique_ptr<ShardFileWriter>> writers_;  // none for a shard without rows
+  std::vector<std::string> keys_;
+  TextSplitResult result_;
+};
+
+void TextSplit::MakeTasks() {
+  slices_ = SliceText(input_.files, options_.shards);
+  const int parts = PartsPerSlice(slices_, threads_);
+  for (std::size_t s = 0; s < slices_.size(); ++s) {
+    for (TextSlice& part : SubdivideSlice(input_.files, slices_[s], parts)) {
+      tasks_.push_back({static_cast<int>(s), std::move(part), {}});
+    }
+  }
+}
+
+Status TextSplit::Scan() {
+  const TextReadOptions scan_options{options_.libsvm, options_.libsvm.renumber_columns};
   std::vector<uint32_t> features;
   std::mutex features_mutex;
-  Progress reading(options, "reading", input.bytes());
-  NIMBUS_RETURN_IF_ERROR(RunTasks(tasks, threads, [&](Task& task) -> Status {
+  Progress reading(options_, "reading", input_.bytes());
+  NIMBUS_RETURN_IF_ERROR(RunTasks(tasks_, threads_, [&](Task& task) -> Status {
     RowBlock block;
-    NIMBUS_ASSIGN_OR_RETURN(task.scan, ReadTextSlice(input.files, task.part, scan_options, block, false));
+    NIMBUS_ASSIGN_OR_RETURN(task.scan, ReadTextSlice(input_.files, task.part, scan_options, block, false));
     reading.Add(task.part.bytes());
     std::vector<uint32_t> own = std::move(task.scan.features);
     task.scan.features = {};
@@ -169,108 +222,124 @@ Result<TextSplitResult> SplitText(const TextFiles& input, const TextSplitOptions
     return Status::Ok();
   }));
   std::vector<TextScan> scans;
-  TextSplitResult result;
-  for (Task& task : tasks) {
+  for (Task& task : tasks_) {
     scans.push_back(task.scan);
-    result.bytes_read += task.scan.bytes_read;
+    result_.bytes_read += task.scan.bytes_read;
   }
   if (!scans.empty()) scans.front().features = std::move(features);
-  NIMBUS_ASSIGN_OR_RETURN(const TextPlan plan, PlanText(scans, options.libsvm, input.location));
-  scans.clear();
+  NIMBUS_ASSIGN_OR_RETURN(plan_, PlanText(scans, options_.libsvm, input_.location));
+  return Status::Ok();
+}
 
-  // Each shard's rows and entries, each part's place in its shard; shards with no row are left out.
-  std::vector<int64_t> shard_rows(slices.size(), 0), shard_nnz(slices.size(), 0), shard_first(slices.size(), -1);
-  std::vector<char> shard_ones(slices.size(), 1), shard_floats(slices.size(), 1);
-  for (std::size_t t = 0; t < tasks.size(); ++t) {
-    Task& task = tasks[t];
-    const auto s = static_cast<std::size_t>(task.shard);
-    task.first_row = plan.first_rows[t];
-    if (shard_first[s] < 0) shard_first[s] = task.first_row;
-    task.row = shard_rows[s];
-    task.entry = shard_nnz[s];
-    shard_rows[s] += task.scan.rows;
-    shard_nnz[s] += task.scan.nnz;
-    shard_ones[s] = shard_ones[s] && task.scan.all_ones;
-    shard_floats[s] = shard_floats[s] && task.scan.all_floats;
+Status TextSplit::PlaceParts() {
+  shapes_.assign(slices_.size(), ShardShape{});
+  for (std::size_t t = 0; t < tasks_.size(); ++t) {
+    Task& task = tasks_[t];
+    ShardShape& shape = shapes_[static_cast<std::size_t>(task.shard)];
+    task.first_row = plan_->first_rows[t];
+    if (shape.first_row < 0) shape.first_row = task.first_row;
+    task.row = shape.rows;
+    task.entry = shape.nnz;
+    shape.rows += task.scan.rows;
+    shape.nnz += task.scan.nnz;
+    shape.ones = shape.ones && task.scan.all_ones;
+    shape.floats = shape.floats && task.scan.all_floats;
   }
-  if (options.sample_weights) {
-    std::vector<int64_t> first_lines;
-    for (const Task& task : tasks) first_lines.push_back(task.first_row);
-    NIMBUS_ASSIGN_OR_RETURN(const std::vector<uint64_t> offsets,
-                            SampleWeightOffsets(*options.sample_weights, first_lines, plan.rows));
-    for (std::size_t t = 0; t < tasks.size(); ++t) tasks[t].weights_offset = offsets[t];
-  }
+  if (!options_.sample_weights) return Status::Ok();
+  std::vector<int64_t> first_lines;
+  for (const Task& task : tasks_) first_lines.push_back(task.first_row);
+  NIMBUS_ASSIGN_OR_RETURN(const std::vector<uint64_t> offsets,
+                          SampleWeightOffsets(*options_.sample_weights, first_lines, plan_->rows));
+  for (std::size_t t = 0; t < tasks_.size(); ++t) tasks_[t].weights_offset = offsets[t];
+  return Status::Ok();
+}
 
-  ShardFiles files(out, options.scratch_directory);
-  NIMBUS_RETURN_IF_ERROR(files.Prepare());
-  Manifest& manifest = result.manifest;
-  manifest.source = input.location;
-  manifest.rows = plan.rows;
-  manifest.cols = plan.cols();
-  manifest.nnz = plan.nnz;
-  manifest.encoding = plan.encoding;
-  std::vector<std::unique_ptr<ShardFileWriter>> writers(slices.size());
-  std::vector<std::string> keys(slices.size());
-  for (std::size_t s = 0; s < slices.size(); ++s) {
-    if (shard_rows[s] == 0) {
-      ++result.empty_parts;
+// Shards with no row are left out (and the keys of those after them close up).
+Status TextSplit::OpenShards() {
+  NIMBUS_RETURN_IF_ERROR(files_.Prepare());
+  writers_.resize(slices_.size());
+  keys_.resize(slices_.size());
+  const bool weighted = options_.sample_weights.has_value();
+  for (std::size_t s = 0; s < slices_.size(); ++s) {
+    const ShardShape& shape = shapes_[s];
+    if (shape.rows == 0) {
+      ++result_.empty_parts;
       continue;
     }
-    keys[s] = ShardKey(static_cast<int>(s) - result.empty_parts);
-    const CsrValues values =
-        options.compact_values ? CompactValuesOf(shard_ones[s], shard_floats[s]) : CsrValues::kDouble;
-    const bool weighted = options.sample_weights.has_value();
-    result.shard_bytes += ShardFileBytes(shard_rows[s], shard_nnz[s], weighted, values);
-    result.double_shard_bytes += ShardFileBytes(shard_rows[s], shard_nnz[s], weighted, CsrValues::kDouble);
-    NIMBUS_ASSIGN_OR_RETURN(writers[s], ShardFileWriter::Create(files.PathFor(keys[s]), shard_rows[s], plan.cols(),
-                                                                shard_nnz[s], weighted, values, plan.encoding,
-                                                                shard_first[s]));
+    keys_[s] = ShardKey(static_cast<int>(s) - result_.empty_parts);
+    const CsrValues values = options_.compact_values ? CompactValuesOf(shape.ones, shape.floats) : CsrValues::kDouble;
+    result_.shard_bytes += ShardFileBytes(shape.rows, shape.nnz, weighted, values);
+    result_.double_shard_bytes += ShardFileBytes(shape.rows, shape.nnz, weighted, CsrValues::kDouble);
+    NIMBUS_ASSIGN_OR_RETURN(writers_[s], ShardFileWriter::Create(files_.PathFor(keys_[s]), shape.rows, plan_->cols(),
+                                                                 shape.nnz, weighted, values, plan_->encoding,
+                                                                 shape.first_row));
   }
+  return Status::Ok();
+}
 
-  // The second pass: each part read again, and its rows written to their place.
-  const TextPlanRows planned(plan);
-  Progress writing(options, "writing", input.bytes());
-  NIMBUS_RETURN_IF_ERROR(RunTasks(tasks, threads, [&](Task& task) -> Status {
+Status TextSplit::WriteRows() {
+  const TextPlanRows planned(*plan_);
+  Progress writing(options_, "writing", input_.bytes());
+  return RunTasks(tasks_, threads_, [&](Task& task) -> Status {
     if (task.scan.rows == 0) return Status::Ok();
-    ShardFileWriter& writer = *writers[static_cast<std::size_t>(task.shard)];
-    // The rows' weights, a block's at a time, from where the part's first row's line begins.
-    std::optional<SampleWeightReader> weight_lines;
-    std::vector<double> weights;
-    if (options.sample_weights) {
-      NIMBUS_ASSIGN_OR_RETURN(weight_lines,
-                              SampleWeightReader::Open(*options.sample_weights, task.weights_offset, task.first_row));
-    }
-    int64_t row = task.row, entry = task.entry;
-    RowBlock block;
-    TextReadOptions read{options.libsvm, false};
-    NIMBUS_ASSIGN_OR_RETURN(const TextScan again, ReadTextSlice(input.files, task.part, read, block, false,
-                                                                [&](RowBlock& rows) -> Status {
-      NIMBUS_RETURN_IF_ERROR(planned.Apply(rows));
-      if (weight_lines) NIMBUS_RETURN_IF_ERROR(weight_lines->Read(rows.rows(), weights));
-      NIMBUS_RETURN_IF_ERROR(writer.Write(row, entry, rows.View(plan.cols()), rows.labels.span(), weights));
-      row += rows.rows();
-      entry += rows.nnz();
-      return Status::Ok();
-    }));
-    if (again.rows != task.scan.rows || again.nnz != task.scan.nnz) {
-      return DataLoss(input.location + ": the text changed while it was split (a part held " +
-                      std::to_string(task.scan.rows) + " rows, then " + std::to_string(again.rows) + ")");
-    }
+    NIMBUS_RETURN_IF_ERROR(WritePart(task, planned));
     writing.Add(task.part.bytes());
     return Status::Ok();
-  }));
+  });
+}
 
-  if (plan.features) {
-    NIMBUS_ASSIGN_OR_RETURN(manifest.features, WriteColumnMap(out, plan.columns()));
+// One part read again, its rows (with their weights, a block's at a time from where the part's
+// first row's line begins) written to their place in its shard.
+Status TextSplit::WritePart(Task& task, const TextPlanRows& planned) const {
+  ShardFileWriter& writer = *writers_[static_cast<std::size_t>(task.shard)];
+  std::optional<SampleWeightReader> weight_lines;
+  std::vector<double> weights;
+  if (options_.sample_weights) {
+    NIMBUS_ASSIGN_OR_RETURN(weight_lines,
+                            SampleWeightReader::Open(*options_.sample_weights, task.weights_offset, task.first_row));
   }
-  for (std::size_t s = 0; s < slices.size(); ++s) {
-    if (!writers[s]) continue;
-    NIMBUS_ASSIGN_OR_RETURN(const ShardInfo info, writers[s]->Finish());
-    NIMBUS_RETURN_IF_ERROR(files.Keep(writers[s]->path(), keys[s]));
-    manifest.shards.push_back({keys[s], info.rows, info.nnz, info.first_row, info.payload_checksum});
+  int64_t row = task.row, entry = task.entry;
+  RowBlock block;
+  const TextReadOptions read{options_.libsvm, false};
+  NIMBUS_ASSIGN_OR_RETURN(const TextScan again, ReadTextSlice(input_.files, task.part, read, block, false,
+                                                              [&](RowBlock& rows) -> Status {
+    NIMBUS_RETURN_IF_ERROR(planned.Apply(rows));
+    if (weight_lines) NIMBUS_RETURN_IF_ERROR(weight_lines->Read(rows.rows(), weights));
+    NIMBUS_RETURN_IF_ERROR(writer.Write(row, entry, rows.View(plan_->cols()), rows.labels.span(), weights));
+    row += rows.rows();
+    entry += rows.nnz();
+    return Status::Ok();
+  }));
+  if (again.rows != task.scan.rows || again.nnz != task.scan.nnz) {
+    return DataLoss(input_.location + ": the text changed while it was split (a part held " +
+                    std::to_string(task.scan.rows) + " rows, then " + std::to_string(again.rows) + ")");
   }
-  NIMBUS_RETURN_IF_ERROR(WriteManifest(out, manifest));
-  return result;
+  return Status::Ok();
+}
+
+Status TextSplit::Finish() {
+  Manifest& manifest = result_.manifest;
+  manifest.source = input_.location;
+  manifest.rows = plan_->rows;
+  manifest.cols = plan_->cols();
+  manifest.nnz = plan_->nnz;
+  manifest.encoding = plan_->encoding;
+  if (plan_->features) {
+    NIMBUS_ASSIGN_OR_RETURN(manifest.features, WriteColumnMap(out_, plan_->columns()));
+  }
+  for (std::size_t s = 0; s < slices_.size(); ++s) {
+    if (!writers_[s]) continue;
+    NIMBUS_ASSIGN_OR_RETURN(const ShardInfo info, writers_[s]->Finish());
+    NIMBUS_RETURN_IF_ERROR(files_.Keep(writers_[s]->path(), keys_[s]));
+    manifest.shards.push_back({keys_[s], info.rows, info.nnz, info.first_row, info.payload_checksum});
+  }
+  return WriteManifest(out_, manifest);
+}
+
+}  // namespace
+
+Result<TextSplitResult> SplitText(const TextFiles& input, const TextSplitOptions& options, Store& out) {
+  return TextSplit(input, options, out).Run();
 }
 
 }  // namespace nimbus
