@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/testing.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "nimbus/checkpoint/checkpoint.h"
@@ -195,7 +196,7 @@ Status ApplyTrainFlags(const ArgParser& parser, TrainFlags* flags) {
   AdmmOptions& admm = options.admm;
   Result<LocalSolver> local_solver = ParseLocalSolver(flags->local_solver);
   if (!local_solver.ok()) return local_solver.status().WithContext("--local-solver");
-  options.worker.solver = *local_solver;
+  options.local_solver = *local_solver;
   if (Result<ModelFormat> format = ParseModelFormat(flags->model_format); !format.ok()) {
     return format.status().WithContext("--model-format");
   }
@@ -214,11 +215,14 @@ Status ApplyTrainFlags(const ArgParser& parser, TrainFlags* flags) {
     return InvalidArgument("--checkpoint-every: only with --checkpoint DIR|s3://BUCKET/PREFIX");
   }
   NIMBUS_RETURN_IF_ERROR(FinishPriceOptions(flags->function_memory_mb, &options.prices));
-  FaultInjection& faults = options.worker.faults;
-  faults.seed = static_cast<uint64_t>(flags->fault_seed);
-  if (!flags->inject_crash.empty()) NIMBUS_RETURN_IF_ERROR(ParseCrashSpec(flags->inject_crash, &faults));
-  if (!flags->inject_delay.empty()) NIMBUS_RETURN_IF_ERROR(ParseDelaySpec(flags->inject_delay, &faults));
-  if (!flags->inject_slow.empty()) NIMBUS_RETURN_IF_ERROR(ParseSlowSpec(flags->inject_slow, &faults));
+  if (!flags->inject_crash.empty() || !flags->inject_delay.empty() || !flags->inject_slow.empty()) {
+    FaultInjection faults;
+    faults.seed = static_cast<uint64_t>(flags->fault_seed);
+    if (!flags->inject_crash.empty()) NIMBUS_RETURN_IF_ERROR(ParseCrashSpec(flags->inject_crash, &faults));
+    if (!flags->inject_delay.empty()) NIMBUS_RETURN_IF_ERROR(ParseDelaySpec(flags->inject_delay, &faults));
+    if (!flags->inject_slow.empty()) NIMBUS_RETURN_IF_ERROR(ParseSlowSpec(flags->inject_slow, &faults));
+    InjectFaults(options, std::move(faults));  // (tests' flags: the workers' own faults)
+  }
   if (!flags->warm_start.empty() && !flags->resume) {  // a resumed run starts from its checkpoint
     Result<Model> start = ReadModel(flags->warm_start);
     if (!start.ok()) return start.status().WithContext("--warm-start");

@@ -32,6 +32,8 @@ enum class Multiclass { kOvr, kMultinomial, kAuto };
 enum class MessagePrecision { kFloat64, kFloat32 };
 // The term a regularization path varies.
 enum class Penalty { kL1, kL2 };
+// ADMM's x-update on each worker: Newton-CG (TRON) or L-BFGS on the augmented objective.
+enum class LocalSolver { kNewtonCg, kLbfgs };
 
 // Each choice's names as text spells them, and the option that takes it.
 template <typename Choice>
@@ -55,6 +57,7 @@ NIMBUS_CHOICE(Multiclass, "--multiclass", {Multiclass::kOvr, "ovr"}, {Multiclass
 NIMBUS_CHOICE(MessagePrecision, "--message-precision", {MessagePrecision::kFloat64, "float64"},
               {MessagePrecision::kFloat32, "float32"})
 NIMBUS_CHOICE(Penalty, "--penalty", {Penalty::kL1, "l1"}, {Penalty::kL2, "l2"})
+NIMBUS_CHOICE(LocalSolver, "--local-solver", {LocalSolver::kNewtonCg, "newton-cg"}, {LocalSolver::kLbfgs, "lbfgs"})
 #undef NIMBUS_CHOICE
 
 // The choice's name ("threads", "newton", ...): a string literal, so .data() ends in a NUL.

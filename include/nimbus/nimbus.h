@@ -37,7 +37,6 @@
 #include <vector>
 
 #include "nimbus/solve/master.h"
-#include "nimbus/solve/newton/newton_master.h"
 #include "nimbus/solve/admm/options.h"
 #include "nimbus/executor/summary.h"
 #include "nimbus/choices.h"
@@ -49,9 +48,10 @@
 #include "nimbus/model/evaluation.h"
 #include "nimbus/model/model.h"
 #include "nimbus/problem/problem.h"
-#include "nimbus/worker/shard_worker.h"
 
 namespace nimbus {
+
+struct TestHooks;  // tests only: faults injected into the workers (src/api/testing.h, not installed)
 
 // ---- The data ------------------------------------------------------------------------------
 
@@ -166,9 +166,9 @@ struct SolveOptions {
   // summary says which and why).
   Algorithm algorithm = Algorithm::kAuto;
   AdmmOptions admm;              // its tolerances, iteration cap and target serve newton too
-  double gradient_tolerance = NewtonOptions{}.gradient_tolerance;  // newton's stop test
+  double gradient_tolerance = kNewtonGradientTolerance;  // newton's stop test
   ConsensusForm consensus = ConsensusForm::kGeneral;  // general: a worker holds only the features its shard touches
-  WorkerOptions worker;          // the x-update's solver and (tests) injected faults
+  LocalSolver local_solver = LocalSolver::kNewtonCg;  // ADMM's x-update on each worker
   RuntimeOptions runtime;
   CheckpointOptions checkpoint;
   // Start from this model (a previous solve's, or one read with ReadModel) instead of zero:
@@ -187,6 +187,7 @@ struct SolveOptions {
   // Once the data is planned and the options fit it, before any worker starts: an error
   // returned here ends the solve with it.
   std::function<Status(const struct SolveStart&)> on_start;
+  std::shared_ptr<const TestHooks> test_hooks;  // tests only (src/api/testing.h)
 
   // Every option and every combination, in one place. Errors name the option.
   Status Validate() const;

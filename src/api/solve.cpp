@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "api/testing.h"
 #include "nimbus/api/plan.h"
 #include "nimbus/checkpoint/checkpoint.h"
 #include "nimbus/cloud/s3.h"
@@ -151,7 +152,7 @@ Status SolveOptions::Validate() const {
   }
   NIMBUS_RETURN_IF_ERROR(admm.Validate());
   NIMBUS_RETURN_IF_ERROR(NewtonOptionsOf(*this).Validate());
-  NIMBUS_RETURN_IF_ERROR(worker.Validate());
+  NIMBUS_RETURN_IF_ERROR(WorkerOptionsOf(*this).Validate());
   return prices.Validate();
 }
 
@@ -166,8 +167,10 @@ NewtonOptions NewtonOptionsOf(const SolveOptions& options) {
 }
 
 WorkerOptions WorkerOptionsOf(const SolveOptions& options) {
-  WorkerOptions worker = options.worker;
+  WorkerOptions worker;
+  worker.solver = options.local_solver;
   worker.general_form = options.consensus == ConsensusForm::kGeneral;
+  if (options.test_hooks != nullptr) worker.faults = options.test_hooks->faults;
   return worker;
 }
 

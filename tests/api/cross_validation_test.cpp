@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/testing.h"
 #include "nimbus/data/folds.h"
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/nimbus.h"
@@ -87,8 +88,10 @@ TEST(CrossValidateText, AWorkerThatDiesWhileScoringIsReplacedAndTheScoresStand) 
 
   // The round after the masters' last is the first score round: worker 1 dies in it.
   Traced crashed;
-  options.worker.faults.crash_worker = 1;
-  options.worker.faults.crash_round = quiet.last_round + 1;
+  FaultInjection faults;
+  faults.crash_worker = 1;
+  faults.crash_round = quiet.last_round + 1;
+  InjectFaults(options, faults);
   options.on_trace = [&crashed](std::string_view line) {
     const nlohmann::json event = nlohmann::json::parse(line);
     if (event["event"] != "worker") return;

@@ -15,6 +15,18 @@ cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 for part in include/nimbus/nimbus.h lib/cmake/nimbus/nimbusConfig.cmake bin/nimbus; do
   [ -e "$work/prefix/$part" ] || { echo "FAIL: the install lacks $part"; exit 1; }
 done
+# Sealed: the headers installed are nimbus.h and those it includes, no others (the modules'
+# own, such as the wire's codec or the runtimes', stay in the source tree).
+for internal in wire/codec.h runtime/remote_executor.h worker/fault_injection.h api/plan.h; do
+  [ ! -e "$work/prefix/include/nimbus/$internal" ] || { echo "FAIL: the install holds $internal"; exit 1; }
+done
+echo '#include <nimbus/nimbus.h>' > "$work/includes.cpp"
+needed=$(g++ -std=c++20 -I"$work/prefix/include" -M "$work/includes.cpp" | tr ' \\' '\n\n' |
+         grep -o 'include/nimbus/.*\.h$' | sort -u)
+installed=$(cd "$work/prefix" && find include/nimbus -name '*.h' | sort)
+[ "$needed" = "$installed" ] || { echo "FAIL: installed headers differ from those nimbus.h includes:"
+                                   diff <(echo "$needed") <(echo "$installed"); exit 1; }
+echo "installed: $(echo "$installed" | wc -l) headers, all of them included by nimbus.h"
 cmake -S "$source/examples/consumer" -B "$work/consumer" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log" || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/consumer" > "$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }

@@ -16,6 +16,9 @@
 
 namespace nimbus {
 
+// Newton's stop test by default: ||v(x)|| <= 1e-5 ||v(0)|| (NewtonOptions, SolveOptions).
+inline constexpr double kNewtonGradientTolerance = 1e-5;
+
 // What the iteration callback sees after each tested iteration.
 struct IterationInfo {
   Algorithm algorithm = Algorithm::kAdmm;

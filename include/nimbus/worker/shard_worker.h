@@ -17,6 +17,7 @@
 #include "nimbus/local/augmented_objective.h"
 #include "nimbus/local/lbfgs.h"
 #include "nimbus/local/newton_cg.h"
+#include "nimbus/choices.h"
 #include "nimbus/problem/problem.h"
 #include "nimbus/worker/fault_injection.h"
 #include "nimbus/worker/held_out_scores.h"
@@ -25,7 +26,7 @@
 
 namespace nimbus {
 
-enum class LocalSolver { kNewtonCg, kLbfgs };
+// LocalSolver (nimbus/choices.h) by name, as ParseChoice, also as "newton" and "l-bfgs".
 const char* LocalSolverName(LocalSolver solver);
 Result<LocalSolver> ParseLocalSolver(const std::string& name);
 

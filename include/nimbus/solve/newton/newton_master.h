@@ -28,7 +28,7 @@ namespace nimbus {
 struct NewtonOptions {
   // Stop when ||v(x)|| <= gradient_tolerance * ||v(0)||, v the minimum-norm subgradient of F
   // (the gradient for a smooth problem; liblinear's test without its class-balance factor).
-  double gradient_tolerance = 1e-5;
+  double gradient_tolerance = kNewtonGradientTolerance;
   int max_iterations = 1000;      // Newton steps
   int max_cg_iterations = 250;    // per Newton step
   double cg_forcing = 0.1;        // CG stops at ||r|| <= cg_forcing ||grad||
