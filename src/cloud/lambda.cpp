@@ -1,6 +1,6 @@
 #include "nimbus/cloud/lambda.h"
 
-#include "nimbus/core/json_writer.h"
+#include "nimbus/core/json_text.h"
 
 namespace nimbus {
 namespace {
@@ -48,24 +48,18 @@ Result<LambdaClient::Ended> LambdaClient::Invoke(const std::string& function, co
 
 Status LambdaClient::CreateFunction(const std::string& function, const std::string& role_arn,
                                     const std::string& zip_bytes, int memory_mb, int timeout_seconds) const {
-  JsonWriter json;
-  json.BeginObject()
-      .Field("FunctionName", function)
-      .Field("Runtime", "provided.al2023")
-      .Field("Role", role_arn)
-      .Field("Handler", "bootstrap")
-      .Field("MemorySize", memory_mb)
-      .Field("Timeout", timeout_seconds)
-      .Key("Code")
-      .BeginObject()
-      .Field("ZipFile", Base64Encode(zip_bytes))
-      .EndObject()
-      .EndObject();
+  const OrderedJson json = {{"FunctionName", function},
+                            {"Runtime", "provided.al2023"},
+                            {"Role", role_arn},
+                            {"Handler", "bootstrap"},
+                            {"MemorySize", memory_mb},
+                            {"Timeout", timeout_seconds},
+                            {"Code", {{"ZipFile", Base64Encode(zip_bytes)}}}};
   AwsClient::Call call;
   call.method = "POST";
   call.path = "/2015-03-31/functions";
   call.headers = {{"content-type", "application/json"}};
-  call.body = json.Take();
+  call.body = JsonText(json);
   NIMBUS_ASSIGN_OR_RETURN(HttpResponse response, client_.Send(call));
   if (response.status != 201) return LambdaError("create function " + function, response);
   return Status::Ok();

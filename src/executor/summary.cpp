@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "nimbus/core/format.h"
-#include "nimbus/core/json_writer.h"
+#include "nimbus/core/json_text.h"
 
 namespace nimbus {
 const char* TerminationName(Termination termination) {
@@ -94,58 +94,57 @@ std::string Summary::FullReport() const {
 }
 
 std::string Summary::ToJson(const std::string& event) const {
-  JsonWriter json;
-  json.BeginObject();
-  if (!event.empty()) json.Field("event", event);
-  json.Field("termination", TerminationName(termination))
-      .Field("message", message)
-      .Field("iterations", iterations)
-      .Field("rounds", rounds)
-      .Field("objective", objective)
-      .Field("primal_residual", primal_residual)
-      .Field("dual_residual", dual_residual)
-      .Field("eps_primal", eps_primal)
-      .Field("eps_dual", eps_dual)
-      .Field("rho", rho)
-      .Field("initial_rho", initial_rho)
-      .Field("rho_updates", rho_updates)
-      .Field("gradient_norm", gradient_norm)
-      .Field("gradient_tolerance", gradient_tolerance)
-      .Field("nnz", nnz)
-      .Field("load_seconds", load_seconds)
-      .Field("setup_seconds", setup_seconds)
-      .Field("solve_seconds", solve_seconds)
-      .Field("master_seconds", master_seconds)
-      .Field("wait_seconds", wait_seconds)
-      .Field("worker_compute_seconds", worker_compute_seconds)
-      .Field("data_passes", data_passes)
-      .Field("local_iterations", local_iterations)
-      .Field("cg_iterations", cg_iterations)
-      .Field("stale_replies", stale_replies)
-      .Field("lean_rounds", lean_rounds)
-      .Field("worker_restarts", worker_restarts)
-      .Field("messages_dropped", messages_dropped)
-      .Field("reconnects", reconnects)
-      .Field("rounds_resent", rounds_resent)
-      .Field("bytes_sent", bytes_sent)
-      .Field("bytes_received", bytes_received)
-      .Field("security", security)
-      .Field("clients_refused", clients_refused)
-      .Field("checkpoints", checkpoints)
-      .Field("checkpoint_seconds", checkpoint_seconds)
-      .Field("checkpoint_failures", checkpoint_failures)
-      .Field("resumed_at_round", resumed_at_round)
-      .Field("cost_dollars", cost_dollars)
-      .Field("cost_gb_seconds", cost_gb_seconds)
-      .Field("algorithm", NameOf(algorithm))
-      .Field("algorithm_reason", algorithm_reason)
-      .Field("runtime", runtime)
-      .Field("workers", workers)
-      .Field("rows", rows)
-      .Field("cols", cols)
-      .Field("solved_cols", solved_cols)
-      .Field("data_nnz", data_nnz);
-  return json.EndObject().Take();
+  OrderedJson json;
+  if (!event.empty()) json["event"] = event;
+  json["termination"] = TerminationName(termination);
+  json["message"] = message;
+  json["iterations"] = iterations;
+  json["rounds"] = rounds;
+  json["objective"] = objective;
+  json["primal_residual"] = primal_residual;
+  json["dual_residual"] = dual_residual;
+  json["eps_primal"] = eps_primal;
+  json["eps_dual"] = eps_dual;
+  json["rho"] = rho;
+  json["initial_rho"] = initial_rho;
+  json["rho_updates"] = rho_updates;
+  json["gradient_norm"] = gradient_norm;
+  json["gradient_tolerance"] = gradient_tolerance;
+  json["nnz"] = nnz;
+  json["load_seconds"] = load_seconds;
+  json["setup_seconds"] = setup_seconds;
+  json["solve_seconds"] = solve_seconds;
+  json["master_seconds"] = master_seconds;
+  json["wait_seconds"] = wait_seconds;
+  json["worker_compute_seconds"] = worker_compute_seconds;
+  json["data_passes"] = data_passes;
+  json["local_iterations"] = local_iterations;
+  json["cg_iterations"] = cg_iterations;
+  json["stale_replies"] = stale_replies;
+  json["lean_rounds"] = lean_rounds;
+  json["worker_restarts"] = worker_restarts;
+  json["messages_dropped"] = messages_dropped;
+  json["reconnects"] = reconnects;
+  json["rounds_resent"] = rounds_resent;
+  json["bytes_sent"] = bytes_sent;
+  json["bytes_received"] = bytes_received;
+  json["security"] = security;
+  json["clients_refused"] = clients_refused;
+  json["checkpoints"] = checkpoints;
+  json["checkpoint_seconds"] = checkpoint_seconds;
+  json["checkpoint_failures"] = checkpoint_failures;
+  json["resumed_at_round"] = resumed_at_round;
+  json["cost_dollars"] = cost_dollars;
+  json["cost_gb_seconds"] = cost_gb_seconds;
+  json["algorithm"] = std::string(NameOf(algorithm));
+  json["algorithm_reason"] = algorithm_reason;
+  json["runtime"] = runtime;
+  json["workers"] = workers;
+  json["rows"] = rows;
+  json["cols"] = cols;
+  json["solved_cols"] = solved_cols;
+  json["data_nnz"] = data_nnz;
+  return JsonText(json);
 }
 
 }  // namespace nimbus

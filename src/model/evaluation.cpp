@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "nimbus/core/json_writer.h"
+#include "nimbus/core/json_text.h"
 #include "nimbus/data/feature_map.h"
 #include "nimbus/problem/data_term.h"
 
@@ -139,35 +139,24 @@ std::string Evaluation::Report() const {
 }
 
 std::string Evaluation::ToJson() const {
-  JsonWriter json;
-  json.BeginObject().Field("rows", rows);
+  OrderedJson json = {{"rows", rows}};
   if (!classification) {
-    json.Field("mse", mean_squared_error).Field("r2", r_squared);
-    return json.Field("objective", objective).EndObject().Take();
+    json["mse"] = mean_squared_error;
+    json["r2"] = r_squared;
+    json["objective"] = objective;
+    return JsonText(json);
   }
-  json.Field("accuracy", accuracy).Field("log_loss", log_loss);
-  if (confusion.empty()) json.Field("auc", auc);
-  json.Field("objective", objective);
-  if (confusion.empty()) return json.EndObject().Take();
-  auto array = [&json](const auto& values) {
-    json.BeginArray();
-    for (const auto value : values) json.Value(value);
-    json.EndArray();
-  };
-  json.Key("classes");
-  array(class_values);
-  json.Key("precision");
-  array(precision);
-  json.Key("recall");
-  array(recall);
-  if (!class_objectives.empty()) {
-    json.Key("class_objectives");
-    array(class_objectives);
-  }
-  json.Key("confusion").BeginArray();
-  for (const std::vector<int64_t>& row : confusion) array(row);
-  json.EndArray();
-  return json.EndObject().Take();
+  json["accuracy"] = accuracy;
+  json["log_loss"] = log_loss;
+  if (confusion.empty()) json["auc"] = auc;
+  json["objective"] = objective;
+  if (confusion.empty()) return JsonText(json);
+  json["classes"] = class_values;
+  json["precision"] = precision;
+  json["recall"] = recall;
+  if (!class_objectives.empty()) json["class_objectives"] = class_objectives;
+  json["confusion"] = confusion;
+  return JsonText(json);
 }
 
 // ---- Streaming ----

@@ -7,7 +7,7 @@
 
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/json_integer.h"
-#include "nimbus/core/json_writer.h"
+#include "nimbus/core/json_text.h"
 
 namespace nimbus {
 namespace {
@@ -297,53 +297,39 @@ Result<ModelFormat> ParseModelFormat(const std::string& name) {
 std::string ModelToJson(const Model& model) {
   const auto c_count = static_cast<std::size_t>(model.classes);
   const bool multiclass = model.classes > 1;
-  JsonWriter json(1);
-  json.BeginObject()
-      .Field("format", "nimbus-model")
-      .Field("version", multiclass ? 2 : 1)  // 2: C weights per feature
-      .Field("loss", LossName(model.loss))
-      .Field("l1", model.regularizer.l1)
-      .Field("l2", model.regularizer.l2)
-      .Field("intercept", model.intercept)
-      .Field("cols", model.cols);
-  if (multiclass) json.Field("classes", model.classes).Field("multinomial", model.multinomial);
-  auto numbers = [](std::span<const double> values) {
-    std::string text = "[";
-    for (std::size_t c = 0; c < values.size(); ++c) {
-      if (c > 0) text += ',';
-      AppendJsonNumber(text, values[c]);
-    }
-    return text + "]";
-  };
+  OrderedJson json = {{"format", "nimbus-model"},
+                      {"version", multiclass ? 2 : 1},  // 2: C weights per feature
+                      {"loss", LossName(model.loss)},
+                      {"l1", model.regularizer.l1},
+                      {"l2", model.regularizer.l2},
+                      {"intercept", model.intercept},
+                      {"cols", model.cols}};
+  if (multiclass) {
+    json["classes"] = model.classes;
+    json["multinomial"] = model.multinomial;
+  }
   const std::span<const double> weights(model.weights);
-  if (model.intercept && !multiclass) json.Field("bias", model.weights.back());
-  if (model.intercept && multiclass) json.Key("bias").Raw(numbers(weights.last(c_count)));
-  json.Key("labels")
-      .BeginObject()
-      .Field("binary", model.labels.classification)
-      .Field("negative", model.labels.negative)
-      .Field("positive", model.labels.positive);
-  if (model.labels.multiclass()) json.Key("classes").Raw(numbers(model.labels.classes));
-  json.EndObject();
+  if (model.intercept && !multiclass) json["bias"] = model.weights.back();
+  if (model.intercept && multiclass) json["bias"] = std::vector<double>(weights.end() - c_count, weights.end());
+  OrderedJson& labels = json["labels"] = {{"binary", model.labels.classification},
+                                          {"negative", model.labels.negative},
+                                          {"positive", model.labels.positive}};
+  if (model.labels.multiclass()) labels["classes"] = model.labels.classes;
   // Sparse, 1-based like LIBSVM: an L1 model over millions of features stays small. A
   // multiclass model lists a feature whose weight is nonzero in some class, with all C.
-  std::string indices = "[", values = "[";
+  OrderedJson indices = OrderedJson::array(), values = OrderedJson::array();
   for (int64_t k = 0; k < model.held(); ++k) {
     const std::span<const double> row = weights.subspan(static_cast<std::size_t>(k) * c_count, c_count);
     if (std::all_of(row.begin(), row.end(), [](double w) { return w == 0.0; })) continue;
-    if (indices.size() > 1) {
-      indices += ',';
-      values += ',';
-    }
-    indices += std::to_string((model.features.empty() ? k : model.features[static_cast<std::size_t>(k)]) + 1);
+    indices.push_back((model.features.empty() ? k : model.features[static_cast<std::size_t>(k)]) + 1);
     if (multiclass) {
-      values += numbers(row);
+      values.push_back(std::vector<double>(row.begin(), row.end()));
     } else {
-      AppendJsonNumber(values, row[0]);
+      values.push_back(row[0]);
     }
   }
-  json.Key("weights").BeginObject().Key("indices").Raw(indices + "]").Key("values").Raw(values + "]").EndObject();
-  return json.EndObject().Take() + "\n";
+  json["weights"] = {{"indices", std::move(indices)}, {"values", std::move(values)}};
+  return JsonText(json) + "\n";
 }
 
 Status CheckLiblinearSize(int64_t cols) {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "nimbus/core/json_writer.h"
+#include "nimbus/core/json_text.h"
 #include "nimbus/runtime/worker_process.h"
 
 namespace nimbus {
@@ -107,15 +107,10 @@ Envelope RemoteExecutor::EnvelopeFor(int worker, MessageType type) const {
 void RemoteExecutor::Event(int worker, const std::string& what, const std::string& detail) {
   if (trace_ == nullptr) return;
   const Slot& slot = slots_[static_cast<std::size_t>(worker)];
-  JsonWriter json;
-  json.BeginObject()
-      .Field("event", "worker")
-      .Field("time", WallSeconds())
-      .Field("worker", worker)
-      .Field("invocation", slot.invocation)
-      .Field("what", what);
-  if (!detail.empty()) json.Field("detail", detail);
-  trace_->Write(json.EndObject().Take());
+  OrderedJson json = {
+      {"event", "worker"}, {"time", WallSeconds()}, {"worker", worker}, {"invocation", slot.invocation}, {"what", what}};
+  if (!detail.empty()) json["detail"] = detail;
+  trace_->Write(JsonText(json));
 }
 
 Status RemoteExecutor::SendTo(int worker, const WireMessage& message) {

@@ -9,7 +9,6 @@
 #include "solve/solve_steps.h"
 #include "solve/trace_events.h"
 #include "nimbus/core/clock.h"
-#include "nimbus/core/json_writer.h"
 #include "nimbus/core/vector_ops.h"
 
 namespace nimbus {
