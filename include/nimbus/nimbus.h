@@ -206,7 +206,7 @@ struct SolveStart {
   int64_t source_cols = 0;   // the data's features: its largest index
   int workers = 0;
   std::string runtime;     // the executor's name
-  Algorithm algorithm;     // newton or admm
+  Algorithm algorithm = Algorithm::kNewton;  // newton or admm (never auto)
   std::string algorithm_reason;  // why (the summary's)
 };
 
