@@ -117,9 +117,15 @@ Result<Fields> ReadFields(const WireMessage& message, MessageType type, std::siz
   return fields;
 }
 
+// Whether the frame holds exactly `count` items of `item_bytes` each. (Compared by division: a
+// count from a message's fields times the item's size can wrap around to the frame's size.)
+bool HoldsExactly(const Frame& frame, uint64_t count, std::size_t item_bytes) {
+  return frame.size() % item_bytes == 0 && frame.size() / item_bytes == count;
+}
+
 // The frame's doubles in place when they are aligned (as ZeroMQ's buffers are), else a copy.
 Result<SharedVector> ViewDoubles(const Frame& frame, std::size_t count, MessageType type, const char* what) {
-  if (frame.size() != count * sizeof(double)) {
+  if (!HoldsExactly(frame, count, sizeof(double))) {
     return BadBody(type, std::string(what) + " has " + std::to_string(frame.size()) + " bytes, expected " +
                              std::to_string(count * sizeof(double)));
   }
@@ -154,7 +160,7 @@ Result<SharedVector> ReadVector(const Frame& frame, std::size_t count, int64_t e
   if (entry_bytes != sizeof(float)) {
     return BadBody(type, std::string(what) + " has entries of " + std::to_string(entry_bytes) + " bytes (4 or 8)");
   }
-  if (frame.size() != count * sizeof(float)) {
+  if (!HoldsExactly(frame, count, sizeof(float))) {
     return BadBody(type, std::string(what) + " has " + std::to_string(frame.size()) + " bytes, expected " +
                              std::to_string(count * sizeof(float)) + " (float32)");
   }
@@ -168,7 +174,7 @@ Result<SharedVector> ReadVector(const Frame& frame, std::size_t count, int64_t e
 }
 
 Result<std::vector<double>> ReadDoubles(const Frame& frame, std::size_t count, MessageType type, const char* what) {
-  if (frame.size() != count * sizeof(double)) {
+  if (!HoldsExactly(frame, count, sizeof(double))) {
     return BadBody(type, std::string(what) + " has " + std::to_string(frame.size()) + " bytes, expected " +
                              std::to_string(count * sizeof(double)));
   }
@@ -549,7 +555,7 @@ Result<ScannedBody> UnpackScanned(const WireMessage& message) {
     s.label_rows.push_back(static_cast<int64_t>(rows));
   }
   const Frame& features = message.payload[2];
-  if (features.size() != static_cast<uint64_t>(f.features) * sizeof(uint32_t)) {
+  if (!HoldsExactly(features, static_cast<uint64_t>(f.features), sizeof(uint32_t))) {
     return BadBody(MessageType::kScanned, "the feature list's size differs from the fields'");
   }
   s.features.resize(static_cast<std::size_t>(f.features));

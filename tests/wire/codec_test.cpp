@@ -396,5 +396,27 @@ TEST(CodecTest, BodiesOfTheWrongShapeAreRefused) {
   EXPECT_FALSE(UnpackAssign(no_key).ok());
 }
 
+// Found by fuzz_wire: a SCANNED message whose field counts 2^62 features came with an empty
+// feature list; 2^62 times 4 bytes wraps around to 0, the sizes seemed to agree, and making
+// room for the list threw. A count is checked against the frame by division now.
+TEST(CodecTest, AFeatureCountThatWrapsAroundIsRefused) {
+  ScannedBody scanned;
+  scanned.scan.rows = 2;
+  scanned.scan.max_index = 10;
+  const WireMessage valid = Transmit(PackScanned(TestEnvelope(MessageType::kScanned), scanned));
+  ASSERT_TRUE(UnpackScanned(valid).ok());
+  for (const int64_t features : {int64_t{1} << 62, (int64_t{1} << 62) + 1}) {
+    WireMessage wrapped = valid;
+    std::string fields = Bytes(wrapped.payload[0]);
+    std::memcpy(fields.data() + fields.size() - sizeof features, &features, sizeof features);  // the last field
+    wrapped.payload[0] = Frame::Adopt(fields);
+    wrapped.payload[2] = Frame::Copy(std::string(features == int64_t{1} << 62 ? 0 : 4, '\0'));
+    const Result<ScannedBody> refused = UnpackScanned(wrapped);
+    ASSERT_FALSE(refused.ok()) << features;
+    EXPECT_NE(refused.status().message().find("the feature list's size differs"), std::string::npos)
+        << refused.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace nimbus
