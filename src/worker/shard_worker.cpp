@@ -11,14 +11,12 @@
 
 namespace nimbus {
 
-const char* LocalSolverName(LocalSolver solver) {
-  return solver == LocalSolver::kNewtonCg ? "newton-cg" : "lbfgs";
-}
-
 Result<LocalSolver> ParseLocalSolver(const std::string& name) {
-  if (name == "newton-cg" || name == "newton") return LocalSolver::kNewtonCg;
-  if (name == "lbfgs" || name == "l-bfgs") return LocalSolver::kLbfgs;
-  return InvalidArgument("unknown local solver '" + name + "' (choose newton-cg or lbfgs)");
+  if (name == "newton") return LocalSolver::kNewtonCg;
+  if (name == "l-bfgs") return LocalSolver::kLbfgs;
+  Result<LocalSolver> solver = ParseChoice<LocalSolver>(name);
+  if (!solver.ok()) return InvalidArgument("unknown local solver '" + name + "' (choose " + ChoiceList<LocalSolver>() + ")");
+  return solver;
 }
 
 Status WorkerOptions::Validate() const {

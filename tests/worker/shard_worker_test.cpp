@@ -119,7 +119,7 @@ std::vector<double> RecoverX(const WorkerReply& reply, const std::vector<double>
 }
 
 std::string Label(Loss loss, bool intercept, LocalSolver solver) {
-  return std::string(LossName(loss)) + (intercept ? " +b " : " ") + LocalSolverName(solver);
+  return std::string(LossName(loss)) + (intercept ? " +b " : " ") + std::string(NameOf(solver));
 }
 
 // ---- Ready ----
@@ -325,7 +325,7 @@ TEST(ShardWorkerTest, RestoreDualResumesWithTheGivenDual) {
     EXPECT_FALSE(reply.scalars.valid) << "a replacement has no previous x_i";
     EXPECT_NEAR(reply.scalars.loss_at_z, s.DataLoss(z), 1e-14);
     const std::vector<double> x = RecoverX(reply, z, u_kept, alpha);
-    EXPECT_LE(s.XUpdateResidual(x, z, u_kept, 0.8), kInnerTolerance * (1 + 1e-6) + 1e-12) << LocalSolverName(solver);
+    EXPECT_LE(s.XUpdateResidual(x, z, u_kept, 0.8), kInnerTolerance * (1 + 1e-6) + 1e-12) << NameOf(solver);
 
     // A different rho: the kept dual is rescaled by rho_kept / rho.
     ShardWorker other = s.MakeWorker(solver);
@@ -336,7 +336,7 @@ TEST(ShardWorkerTest, RestoreDualResumesWithTheGivenDual) {
     for (double& v : u_scaled) v *= 0.8 / 0.2;
     const std::vector<double> x2 = RecoverX(reply2, z, u_scaled, alpha);
     EXPECT_LE(s.XUpdateResidual(x2, z, u_scaled, 0.2), kInnerTolerance * (1 + 1e-6) + 1e-12)
-        << LocalSolverName(solver);
+        << NameOf(solver);
 
     // The next round applies the dual update to the restored u.
     const std::vector<double> z_next = RandomVector(s.width, 43, 1.0);
@@ -357,7 +357,7 @@ TEST(ShardWorkerTest, RestoreDualResumesWithTheGivenDual) {
     EXPECT_FALSE(after.scalars.valid);
     const std::vector<double> x_after = RecoverX(after, z_after, u_kept, alpha);
     EXPECT_LE(s.XUpdateResidual(x_after, z_after, u_kept, 0.8), kInnerTolerance * (1 + 1e-6) + 1e-12)
-        << LocalSolverName(solver);
+        << NameOf(solver);
   }
 }
 
@@ -481,12 +481,12 @@ TEST(ShardWorkerTest, RestoreDualRefusesAWrongSizeOrRho) {
 
 TEST(LocalSolverTest, NamesRoundTrip) {
   for (LocalSolver solver : kAllSolvers) {
-    const Result<LocalSolver> parsed = ParseLocalSolver(LocalSolverName(solver));
-    ASSERT_TRUE(parsed.ok()) << LocalSolverName(solver);
+    const Result<LocalSolver> parsed = ParseLocalSolver(std::string(NameOf(solver)));
+    ASSERT_TRUE(parsed.ok()) << NameOf(solver);
     EXPECT_EQ(*parsed, solver);
   }
-  EXPECT_STREQ(LocalSolverName(LocalSolver::kNewtonCg), "newton-cg");
-  EXPECT_STREQ(LocalSolverName(LocalSolver::kLbfgs), "lbfgs");
+  EXPECT_EQ(NameOf(LocalSolver::kNewtonCg), "newton-cg");
+  EXPECT_EQ(NameOf(LocalSolver::kLbfgs), "lbfgs");
   EXPECT_EQ(*ParseLocalSolver("newton"), LocalSolver::kNewtonCg);
   EXPECT_EQ(*ParseLocalSolver("l-bfgs"), LocalSolver::kLbfgs);
   const Result<LocalSolver> bad = ParseLocalSolver("sgd");

@@ -26,8 +26,8 @@
 
 namespace nimbus {
 
-// LocalSolver (nimbus/choices.h) by name, as ParseChoice, also as "newton" and "l-bfgs".
-const char* LocalSolverName(LocalSolver solver);
+// LocalSolver (nimbus/choices.h) by name, as ParseChoice does, and also as "newton" and
+// "l-bfgs" (NameOf gives the name back).
 Result<LocalSolver> ParseLocalSolver(const std::string& name);
 
 struct WorkerOptions {

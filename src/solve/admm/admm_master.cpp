@@ -373,8 +373,7 @@ class ReducedZUpdate final : public ZUpdateStrategy {
 class AdmmSolve {
  public:
   AdmmSolve(const ProblemSpec& spec, const AdmmOptions& options, Executor& executor, const MasterHooks& hooks)
-      : spec_(spec), options_(options), executor_(executor), callback_(hooks.callback), trace_(hooks.trace),
-        checkpoint_every_(hooks.checkpoint_every), checkpoint_writer_(hooks.checkpoint_writer),
+      : spec_(spec), options_(options), executor_(executor), hooks_(hooks),
         board_(executor.workers(), options.barrier, options.max_staleness) {
     summary_.algorithm_reason = hooks.algorithm_reason;
   }
@@ -425,10 +424,7 @@ class AdmmSolve {
   const ProblemSpec& spec_;
   const AdmmOptions& options_;
   Executor& executor_;
-  const IterationCallback& callback_;
-  TraceSink* trace_;
-  int checkpoint_every_;
-  const CheckpointWriter& checkpoint_writer_;
+  const MasterHooks& hooks_;  // the iteration callback, the trace, the checkpoints' writer
 
   MasterState state_;  // the loop's variables between rounds
   Summary summary_;
@@ -498,8 +494,8 @@ Status AdmmSolve::Start(const MasterState* resume, const std::vector<double>& st
   }
   state_.z = z_;
   tested_z_ = z_;
-  if (trace_ != nullptr) {
-    trace_->Write(SetupEvent(executor_, spec_, ready_, state_.initial_rho, summary_.setup_seconds));
+  if (hooks_.trace != nullptr) {
+    hooks_.trace->Write(SetupEvent(executor_, spec_, ready_, state_.initial_rho, summary_.setup_seconds));
   }
   solve_watch_ = Stopwatch();
   return Status::Ok();
@@ -591,7 +587,7 @@ bool AdmmSolve::StopTest(int64_t round) {
   bool stop = false;
   if (exact_) {
     if (state_.previous_round_lean && round >= 1 && Converged(res_)) state_.lean = false;  // finish exactly
-    stop = Stops(info, round >= 1 ? &res_ : nullptr, !state_.previous_round_lean, options_, callback_, summary_);
+    stop = Stops(info, round >= 1 ? &res_ : nullptr, !state_.previous_round_lean, options_, hooks_.callback, summary_);
     tested_z_ = z_;
   } else if ((round >= 1 && Converged(res_)) || round >= options_.max_iterations) {
     synchronous_ = true;  // confirm with everyone's reply to one z before stopping
@@ -640,8 +636,8 @@ void AdmmSolve::Record(const RoundRequest& request) {
                            z_update_seconds_,             stop_test_seconds_, dispatch_wall_, replies_wall_};
   summary_.master_seconds += timing.master_seconds;
   const TestedResiduals tested{res_.primal, res_.dual, res_.eps_primal, res_.eps_dual};
-  if (trace_ != nullptr) {
-    trace_->Write(RoundEvent(request, objective_, request.round >= 1 ? &tested : nullptr, timing, arrived_));
+  if (hooks_.trace != nullptr) {
+    hooks_.trace->Write(RoundEvent(request, objective_, request.round >= 1 ? &tested : nullptr, timing, arrived_));
   }
   state_.previous_round_lean = request.lean;
   if (request.lean) ++state_.lean_rounds;
@@ -651,7 +647,7 @@ void AdmmSolve::Record(const RoundRequest& request) {
 // The workers' replies to this round and the one before, with what those rounds sent, join
 // the state; every checkpoint_every rounds it goes to the writer as it is.
 void AdmmSolve::Checkpoint(const RoundRequest& request) {
-  if (checkpoint_every_ <= 0) return;
+  if (hooks_.checkpoint_every <= 0) return;
   state_.next_round = request.round + 1;
   state_.rho_previous = state_.rho_last;
   state_.rho_last = request.rho;
@@ -662,9 +658,9 @@ void AdmmSolve::Checkpoint(const RoundRequest& request) {
     kept.w_previous = std::move(kept.w_last);
     kept.w_last = r.w;
   }
-  if (request.round < 1 || (request.round + 1) % checkpoint_every_ != 0) return;
+  if (request.round < 1 || (request.round + 1) % hooks_.checkpoint_every != 0) return;
   state_.solve_seconds = solve_seconds_before_ + solve_watch_.ElapsedSeconds();
-  KeepCheckpoint(checkpoint_writer_, state_, summary_);
+  KeepCheckpoint(hooks_.checkpoint_writer, state_, summary_);
 }
 
 // The workers stopped, the model the newest tested z.
@@ -676,7 +672,7 @@ Result<Solution> AdmmSolve::Finish() {
   summary_.rho_updates = state_.rho_updates;
   summary_.lean_rounds = state_.lean_rounds;
   summary_.objective = state_.objective;
-  return FinishSolve(executor_, spec_, *tested_z_, std::move(summary_), trace_);
+  return FinishSolve(executor_, spec_, *tested_z_, std::move(summary_), hooks_.trace);
 }
 
 }  // namespace

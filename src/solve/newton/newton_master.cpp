@@ -630,9 +630,7 @@ class NewtonSolve {
  public:
   NewtonSolve(const ProblemSpec& spec, const NewtonOptions& options, Executor& executor, const MasterHooks& hooks,
               const MasterState* resume, const WarmStart& warm)
-      : spec_(spec), options_(options), executor_(executor), callback_(hooks.callback), trace_(hooks.trace),
-        checkpoint_every_(hooks.checkpoint_every), checkpoint_writer_(hooks.checkpoint_writer), resume_(resume),
-        warm_(warm) {
+      : spec_(spec), options_(options), executor_(executor), hooks_(hooks), resume_(resume), warm_(warm) {
     summary_.algorithm = Algorithm::kNewton;
     summary_.algorithm_reason = hooks.algorithm_reason;
   }
@@ -665,10 +663,7 @@ class NewtonSolve {
   const ProblemSpec& spec_;
   const NewtonOptions& options_;
   Executor& executor_;
-  const IterationCallback& callback_;
-  TraceSink* trace_;
-  int checkpoint_every_;
-  const CheckpointWriter& checkpoint_writer_;
+  const MasterHooks& hooks_;  // the iteration callback, the trace, the checkpoints' writer
   const MasterState* resume_;
   const WarmStart& warm_;
 
@@ -705,7 +700,7 @@ Status NewtonSolve::CheckOptions() const {
 Status NewtonSolve::Start() {
   NIMBUS_ASSIGN_OR_RETURN(ready_, StartWorkers(executor_, spec_, options_.start_timeout_seconds, summary_));
   if (resume_) NIMBUS_RETURN_IF_ERROR(SameShards(*resume_, ready_, spec_.model_size()));
-  if (trace_ != nullptr) trace_->Write(SetupEvent(executor_, spec_, ready_, 0, summary_.setup_seconds));
+  if (hooks_.trace != nullptr) hooks_.trace->Write(SetupEvent(executor_, spec_, ready_, 0, summary_.setup_seconds));
   return Status::Ok();
 }
 
@@ -731,13 +726,13 @@ LocalSolveStats NewtonSolve::Steps() {
   const int64_t first_round = resume_ ? resume_->next_round : warm_.first_round;
   objective_ = std::make_unique<DistributedObjective>(
       spec_, executor_, ready_, options_.round_timeout_seconds, first_round, resume_ ? 0 : first_round,
-      options_.gradient_tolerance, options_.gradient_tolerance * known_reference, summary_, trace_);
+      options_.gradient_tolerance, options_.gradient_tolerance * known_reference, summary_, hooks_.trace);
   if (!resume_ && warm_.reference_at_zero && known_reference == 0) known_reference = objective_->ReferenceAtZero();
   steps_before_ = resume_ ? resume_->iterations : 0;
   seconds_before_ = resume_ ? resume_->solve_seconds : 0;
   if (resume_) summary_.resumed_at_round = resume_->next_round;
   reference_ = known_reference > 0 ? known_reference : -1;
-  next_checkpoint_ = checkpoint_every_ > 0 ? (steps_before_ / checkpoint_every_ + 1) * checkpoint_every_ : 0;
+  next_checkpoint_ = hooks_.checkpoint_every > 0 ? (steps_before_ / hooks_.checkpoint_every + 1) * hooks_.checkpoint_every : 0;
   solve_watch_ = Stopwatch();
   NewtonCgOptions newton = TronOptions(known_reference);
   newton.after_iteration = [this](const NewtonCgOptions::Progress& progress) { return AfterStep(progress); };
@@ -770,9 +765,9 @@ bool NewtonSolve::AfterStep(const NewtonCgOptions::Progress& progress) {
   summary_.gradient_norm = progress.gradient_norm;
   summary_.solve_seconds = seconds_before_ + solve_watch_.ElapsedSeconds();
   // (With an l1 term a cycle makes several steps: the first at or past each multiple counts.)
-  if (checkpoint_every_ > 0 && step >= next_checkpoint_) {
+  if (hooks_.checkpoint_every > 0 && step >= next_checkpoint_) {
     Checkpoint(progress, step);
-    next_checkpoint_ = (step / checkpoint_every_ + 1) * checkpoint_every_;
+    next_checkpoint_ = (step / hooks_.checkpoint_every + 1) * hooks_.checkpoint_every;
   }
   if (options_.target_objective && progress.value <= *options_.target_objective) {
     return End(Termination::kTargetObjective, "the objective reached the target");
@@ -783,7 +778,7 @@ bool NewtonSolve::AfterStep(const NewtonCgOptions::Progress& progress) {
                            .objective = progress.value,
                            .gradient_norm = progress.gradient_norm,
                            .gradient_tolerance = tolerance};
-  if (callback_ && !callback_(info)) return End(Termination::kUserStopped, "stopped by the iteration callback");
+  if (hooks_.callback && !hooks_.callback(info)) return End(Termination::kUserStopped, "stopped by the iteration callback");
   return true;
 }
 
@@ -799,7 +794,7 @@ void NewtonSolve::Checkpoint(const NewtonCgOptions::Progress& progress, int step
   for (const WorkerReady& r : ready_) state.workers.push_back({r.rows, r.nnz, {}, {}});
   state.solve_seconds = summary_.solve_seconds;
   state.objective = progress.value;
-  KeepCheckpoint(checkpoint_writer_, state, summary_);
+  KeepCheckpoint(hooks_.checkpoint_writer, state, summary_);
 }
 
 // The model is the last accepted point, whose objective the workers computed exactly (else,
@@ -810,7 +805,7 @@ Result<Solution> NewtonSolve::Finish(const LocalSolveStats& stats) {
   Vector gradient = evaluated ? objective_->iterate_gradient() : Vector();
   if (evaluated) summary_.objective = objective_->iterate_value();
   summary_.cg_iterations = stats.cg_iterations;
-  Solution solution = FinishSolve(executor_, spec_, std::move(model), std::move(summary_), trace_);
+  Solution solution = FinishSolve(executor_, spec_, std::move(model), std::move(summary_), hooks_.trace);
   solution.gradient = std::move(gradient);
   return solution;
 }
