@@ -45,6 +45,8 @@
 #include "nimbus/core/status.h"
 #include "nimbus/data/dataset.h"
 #include "nimbus/metrics/cost.h"
+#include "nimbus/metrics/scaling.h"
+#include "nimbus/metrics/simulation.h"
 #include "nimbus/model/evaluation.h"
 #include "nimbus/model/model.h"
 #include "nimbus/problem/problem.h"
@@ -391,6 +393,36 @@ Result<int64_t> PredictData(const Model& model, const std::string& data, const s
                             const PredictOptions& options = {});
 
 // ---- A program's own workers ---------------------------------------------------------------
+
+// ---- Scaling and the simulator's profile ----------------------------------------------------
+
+// The same problem to the same tolerance once per worker count K (`nimbus scale`).
+struct ScaleOptions {
+  std::vector<int> workers = {1, 2, 4, 8, 16};  // ascending; the first is the speedups' baseline
+  int repetitions = 1;  // solves per K; the fastest counts (they differ by what else the machine did)
+  std::function<void(const std::string&)> progress;  // a line per K, and per round of repetitions
+
+  Status Validate() const;
+};
+// `data` must be a LIBSVM file (it is split anew for each K), read into this process.
+Result<ScaleResult> MeasureScaling(const TrainingData& data, const SolveOptions& options, const ScaleOptions& scale);
+
+// The Profile `nimbus simulate` runs on, measured on this machine with the real parts: the
+// problem solved at each K on the threads runtime with the master Solve would run (workers
+// computing one at a time, so each worker's round is timed on its own), a few rounds of a wide
+// generated problem, messages through ZeroMQ on 127.0.0.1, and worker processes' starts (of
+// options.runtime.worker_program, by default this program) and shard loads.
+struct CalibrationOptions {
+  std::vector<int> workers = {1, 2, 4, 8, 16};  // ascending
+  int repetitions = 2;              // solves per K; the fastest counts
+  int64_t wide_features = 1000000;  // the wide problem's d
+  std::function<void(const std::string&)> progress;  // one line per step
+
+  Status Validate() const;
+};
+Result<Profile> Calibrate(const TrainingData& data, const SolveOptions& options, const CalibrationOptions& calibration);
+
+// ---- Workers of programs built on nimbus --------------------------------------------------
 
 // Workers of the process and command runtimes (and Lambda functions) are programs started as
 // `PROGRAM worker --connect ... --run ...`. The nimbus binary is one; a program that solves

@@ -628,6 +628,8 @@ Result<Profile> Profile::Read(const std::string& path) {
   return FromJson(text, path);
 }
 
+Status Profile::Write(const std::string& path) const { return WriteFileAtomically(path, ToJson()); }
+
 Status Platform::Validate() const {
   if (cores < 0 || start_cores < 0) return InvalidArgument("platform " + name + ": cores must be >= 0");
   for (const double value : {compute_speed, master_bandwidth, worker_bandwidth, storage_bandwidth}) {

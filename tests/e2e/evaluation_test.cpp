@@ -6,9 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "calibration.h"
 #include "e2e_support.h"
-#include "scaling.h"
+#include "nimbus/nimbus.h"
 
 namespace nimbus::testing {
 namespace {
@@ -312,7 +311,7 @@ TEST(Evaluation, SimulateRefusesBadProfilesAndPlatforms) {
   EXPECT_EQ(probability.exit_code, 2);
   EXPECT_NE(probability.err.find("straggler"), std::string::npos) << probability.err;
   // A scale run of another problem cannot validate this profile.
-  cli::ScaleResult other;
+  ScaleResult other;
   other.runtime = RuntimeKind::kProcess;
   other.rows = 5;
   other.cols = 5;

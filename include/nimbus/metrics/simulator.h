@@ -119,6 +119,7 @@ struct Profile {
   std::string ToJson() const;
   static Result<Profile> FromJson(const std::string& text, const std::string& origin);
   static Result<Profile> Read(const std::string& path);
+  Status Write(const std::string& path) const;  // ToJson, replacing the file whole
 };
 
 // Where the workers run and the network between them and the master.

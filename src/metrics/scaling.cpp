@@ -1,4 +1,4 @@
-#include "scaling.h"
+#include "nimbus/metrics/scaling.h"
 
 #include <cstdio>
 
@@ -9,7 +9,7 @@
 #include "nimbus/core/json_integer.h"
 #include "nimbus/metrics/plot.h"
 
-namespace nimbus::cli {
+namespace nimbus {
 
 double ScaleResult::Speedup(std::size_t i) const {
   return points[i].time_to_solution() > 0 ? points[0].time_to_solution() / points[i].time_to_solution() : 0;
@@ -162,4 +162,4 @@ Result<std::vector<std::string>> ScaleResult::Write(const std::string& directory
   return plots.Render(directory, "scale.gp", gnuplot);
 }
 
-}  // namespace nimbus::cli
+}  // namespace nimbus

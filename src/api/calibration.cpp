@@ -1,4 +1,10 @@
-#include "calibration.h"
+// Calibrate (nimbus/nimbus.h): measures the Profile the simulator runs on (metrics/simulator.h)
+// on this machine, with the real parts: solves of the user's problem at each K with the master
+// `nimbus train` would run (ADMM or Newton, through the Master seam) on the threads runtime
+// (workers computing one at a time, so every worker's round is timed on its own), a short
+// solve of a wide generated problem (to tell the cost per coordinate from the cost per
+// nonzero), ROUND and REPLY messages through ZeroMQ on 127.0.0.1, worker process starts and
+// shard loads.
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +19,7 @@
 #include <optional>
 #include <thread>
 
+#include "nimbus/api/plan.h"
 #include "nimbus/core/subprocess.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
@@ -21,12 +28,27 @@
 #include "nimbus/data/manifest.h"
 #include "nimbus/data/shard.h"
 #include "nimbus/data/synthetic.h"
+#include "nimbus/metrics/least_squares.h"
+#include "nimbus/metrics/simulation.h"
+#include "nimbus/nimbus.h"
+#include "nimbus/runtime/launcher.h"
 #include "nimbus/runtime/threads_executor.h"
 #include "nimbus/transport/transport.h"
 
 
-namespace nimbus::cli {
+namespace nimbus {
 namespace {
+
+// What a calibration runs: the caller's options, and the master and workers its solves use.
+struct CalibrationSetup {
+  std::vector<int> workers;
+  MasterChoice master;  // the algorithm and its options (ChooseMaster)
+  WorkerOptions worker;
+  std::string executable;  // the nimbus binary, whose start-up is timed
+  int64_t wide_features = 0;
+  int repetitions = 0;
+  std::function<void(const std::string&)> progress;
+};
 
 // One round as the master saw it: what it sent and got back, each worker's compute time, and
 // when it went out and when its last reply was in (seconds on the recorder's clock).
@@ -350,10 +372,6 @@ std::string Today() {
   return text;
 }
 
-}  // namespace
-
-
-namespace {
 
 using Say = std::function<void(const std::string&)>;
 
@@ -392,7 +410,7 @@ struct SolvesAt {
   double together_span = std::numeric_limits<double>::infinity();
 };
 
-Status SolveOnceMore(const Plan& plan, const ShardsAt& shards, const CalibrationOptions& options, int cores,
+Status SolveOnceMore(const Plan& plan, const ShardsAt& shards, const CalibrationSetup& options, int cores,
                      int64_t nnz, SolvesAt& solves) {
   NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards.Sources(), options.master, options.worker, nnz, 1));
   solves.slowest_alone = std::max(solves.slowest_alone, m.point.compute_seconds);
@@ -427,7 +445,7 @@ Measured MeasuredAt(const SolvesAt& solves, int cores) {
 // Every K's solves, the repetitions interleaved (K = 1, 2, ..., then again), so that a slow
 // spell of this machine (other tenants of its host) falls on one repetition of several K
 // rather than on every repetition of one.
-Result<std::vector<Measured>> MeasureEveryK(Plan& plan, const CalibrationOptions& options, int cores, int64_t nnz,
+Result<std::vector<Measured>> MeasureEveryK(Plan& plan, const CalibrationSetup& options, int cores, int64_t nnz,
                                             const Say& say) {
   std::vector<ShardsAt> shards;
   for (const int k : options.workers) {
@@ -551,11 +569,7 @@ void WarnOfSpread(const std::vector<Measured>& measured, const Say& say) {
              100 * widest->point.spread, widest->point.workers));
 }
 
-}  // namespace
-
-Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
-  if (!plan.data) return InvalidArgument("calibrate: needs a LIBSVM file (it is split anew for each K)");
-  if (options.workers.empty()) return InvalidArgument("calibrate: needs at least one worker count");
+Result<Profile> CalibrateOn(Plan& plan, const CalibrationSetup& options) {
   const Say say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
@@ -611,4 +625,35 @@ Result<Profile> Calibrate(Plan& plan, const CalibrationOptions& options) {
   return profile;
 }
 
-}  // namespace nimbus::cli
+}  // namespace
+
+Status CalibrationOptions::Validate() const {
+  if (workers.empty()) return InvalidArgument("--workers: give at least one worker count");
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    if (workers[i] < 1 || (i > 0 && workers[i] <= workers[i - 1])) {
+      return InvalidArgument("--workers: the counts must be >= 1 and ascend");
+    }
+  }
+  if (repetitions < 1 || repetitions > 100) return InvalidArgument("--repeat: must be in [1, 100]");
+  if (wide_features < 1) return InvalidArgument("calibrate: the wide problem needs at least one feature");
+  return Status::Ok();
+}
+
+Result<Profile> Calibrate(const TrainingData& data, const SolveOptions& options, const CalibrationOptions& calibration) {
+  NIMBUS_RETURN_IF_ERROR(calibration.Validate());
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanDataInMemory(data, calibration.workers.front(), options.loss));
+  if (!plan.data) return InvalidArgument("--data: give a LIBSVM file (it is split anew for each K)");
+  NIMBUS_RETURN_IF_ERROR(SetProblem(options, &plan));
+  CalibrationSetup setup;
+  setup.workers = calibration.workers;
+  setup.master = ChooseMaster(options);
+  setup.worker = WorkerOptionsOf(options);
+  setup.executable = options.runtime.worker_program.empty() ? CurrentExecutable() : options.runtime.worker_program;
+  setup.wide_features = calibration.wide_features;
+  setup.repetitions = calibration.repetitions;
+  setup.progress = calibration.progress;
+  return CalibrateOn(plan, setup);
+}
+
+}  // namespace nimbus

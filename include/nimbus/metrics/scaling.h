@@ -10,7 +10,7 @@
 #include "nimbus/choices.h"
 #include "nimbus/core/status.h"
 
-namespace nimbus::cli {
+namespace nimbus {
 
 struct ScalePoint {
   int workers = 0;
@@ -52,4 +52,4 @@ struct ScaleResult {
   Result<std::vector<std::string>> Write(const std::string& directory, const std::string& gnuplot) const;
 };
 
-}  // namespace nimbus::cli
+}  // namespace nimbus
