@@ -392,8 +392,6 @@ struct PredictOptions {
 Result<int64_t> PredictData(const Model& model, const std::string& data, const std::string& out,
                             const PredictOptions& options = {});
 
-// ---- A program's own workers ---------------------------------------------------------------
-
 // ---- Scaling and the simulator's profile ----------------------------------------------------
 
 // The same problem to the same tolerance once per worker count K (`nimbus scale`).
@@ -422,7 +420,32 @@ struct CalibrationOptions {
 };
 Result<Profile> Calibrate(const TrainingData& data, const SolveOptions& options, const CalibrationOptions& calibration);
 
-// ---- Workers of programs built on nimbus --------------------------------------------------
+// ---- Checkpoints, files and tests ----------------------------------------------------------
+
+// A run's checkpoint read back (CheckpointOptions::location): the state a solve resumes from
+// (CheckpointOptions::resume), and the run's arguments and working directory as they were kept.
+struct SavedRun {
+  MasterState state;
+  std::vector<std::string> arguments;
+  std::string working_directory;
+};
+// NotFound, saying where it looked, when `location` (a directory or s3://bucket/prefix) holds
+// no checkpoint.
+Result<SavedRun> ReadSavedRun(const std::string& location);
+
+// `text` into the file at `path`, whole or not at all (a temporary file, then a rename).
+Status WriteTextFile(const std::string& path, std::string_view text);
+
+// Tests only: faults the workers inject into themselves, as the specifications of `nimbus
+// train --inject-crash P[@W]|@W:R`, `--inject-delay MS[:P][@W]` and `--inject-slow FACTOR@W`
+// (each may be empty).
+struct FaultSpecs {
+  std::string crash, delay, slow;
+  uint64_t seed = 1;
+};
+Status InjectFaultsForTests(const FaultSpecs& specs, SolveOptions* options);
+
+// ---- A program's own workers ---------------------------------------------------------------
 
 // Workers of the process and command runtimes (and Lambda functions) are programs started as
 // `PROGRAM worker --connect ... --run ...`. The nimbus binary is one; a program that solves
