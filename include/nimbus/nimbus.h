@@ -272,6 +272,21 @@ struct PathResult {
   double load_seconds = 0;  // reading the data (and the validation data)
   double wall_seconds = 0;  // the whole path, the load included
   double cost_dollars = 0;  // every point's, at the options' prices
+  std::string data;         // TrainingData::location (empty for arrays)
+  RuntimeKind runtime = RuntimeKind::kThreads;
+  Loss loss = Loss::kLogistic;
+  bool validated = false;   // the points hold validation scores (PathOptions::validation)
+
+  // As `nimbus path` prints it: a row per point under the header (live, from on_point), a
+  // heading and a footer; the whole as JSON.
+  static std::string TableHeader(Loss loss);
+  static std::string TableRow(std::size_t index, const PathPoint& point, Loss loss);
+  std::string Heading() const;
+  std::string Footer() const;
+  std::string ToJson() const;
+  // path.txt, path.json, path.dat and the plot in `directory` (drawn by `gnuplot` unless it is
+  // empty), and with `models` every point's model as models/point-NN.json. Returns the plots.
+  Result<std::vector<std::string>> Write(const std::string& directory, const std::string& gnuplot, bool models) const;
 };
 
 // The path over `data`. The options are Solve's, less the varied term; checkpoints and the
@@ -322,6 +337,20 @@ struct CvResult {
   std::size_t best = 0;    // the point with the best mean metric
   std::size_t one_se = 0;  // the largest lambda within one standard error (std / sqrt K) of the best
   double load_seconds = 0, wall_seconds = 0, cost_dollars = 0;
+  std::string data;  // TrainingData::location (empty for arrays)
+  RuntimeKind runtime = RuntimeKind::kThreads;
+  uint64_t seed = 1;  // the folds'
+
+  // As `nimbus cv` prints it, as PathResult's. `refit_one_se`: the model refit on all the data
+  // is one_se's, else best's.
+  static std::string TableHeader(const CvPoint& first);  // a column per figure of CvPoint::scores
+  static std::string TableRow(std::size_t index, const CvPoint& point);
+  std::string Heading() const;
+  std::string Footer() const;
+  std::string ToJson(bool refit_one_se) const;
+  // cv.txt, cv.json, cv.dat, model.json (the refit lambda's model) and the plot in `directory`.
+  Result<std::vector<std::string>> Write(const std::string& directory, const std::string& gnuplot,
+                                         bool refit_one_se) const;
 };
 
 // Cross-validation over `data`: LIBSVM text the workers read (each deals its own rows' folds,

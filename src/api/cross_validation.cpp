@@ -237,6 +237,9 @@ Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& opt
   if (!plan.data && !plan.text) return InvalidArgument(not_a_store);
   CvResult result;
   result.penalty = grid.penalty;
+  result.data = data.location();
+  result.runtime = solve.runtime.kind;
+  result.seed = cv.seed;
   result.folds = cv.folds;
   result.rows = plan.spec.rows;
   NIMBUS_ASSIGN_OR_RETURN(result.metric, MetricOf(cv.metric, plan.spec));

@@ -248,6 +248,10 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
   }
   PathResult result;
   result.penalty = path.penalty;
+  result.data = data.location();
+  result.runtime = options.runtime.kind;
+  result.loss = options.loss;
+  result.validated = validation.has_value();
   result.load_seconds = wall.ElapsedSeconds();
   NIMBUS_ASSIGN_OR_RETURN(const GridOutcome grid, SolveGrid(plan, options, path, result.load_seconds,
                                                             [&](double lambda, Solution solution, PointWorkers&) {
