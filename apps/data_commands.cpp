@@ -8,15 +8,9 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "solve_setup.h"
-#include "nimbus/api/plan.h"
 #include "nimbus/model/evaluation.h"
 #include "nimbus/model/model.h"
-#include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
-#include "nimbus/core/file_io.h"
-#include "nimbus/data/libsvm_reader.h"
-#include "nimbus/data/sample_weights.h"
-#include "nimbus/data/manifest.h"
 #include "nimbus/data/synthetic.h"
 
 namespace nimbus::cli {

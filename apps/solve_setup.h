@@ -5,7 +5,6 @@
 #include <string>
 
 #include "nimbus/core/args.h"
-#include "nimbus/api/plan.h"
 #include "nimbus/nimbus.h"
 
 namespace nimbus::cli {

@@ -98,4 +98,8 @@ Result<Choice> ParseChoice(std::string_view text) {
                          ChoiceList<Choice>());
 }
 
+// LocalSolver by name, as ParseChoice does, and also as "newton" and "l-bfgs" (NameOf gives the
+// name back).
+Result<LocalSolver> ParseLocalSolver(const std::string& name);
+
 }  // namespace nimbus

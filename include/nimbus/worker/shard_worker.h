@@ -26,10 +26,6 @@
 
 namespace nimbus {
 
-// LocalSolver (nimbus/choices.h) by name, as ParseChoice does, and also as "newton" and
-// "l-bfgs" (NameOf gives the name back).
-Result<LocalSolver> ParseLocalSolver(const std::string& name);
-
 struct WorkerOptions {
   LocalSolver solver = LocalSolver::kNewtonCg;
   NewtonCgOptions newton;  // its tolerances are replaced by each round's
