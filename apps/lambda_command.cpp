@@ -2,108 +2,20 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "cli_common.h"
 #include "commands.h"
-#include "nimbus/core/subprocess.h"
-#include "nimbus/core/build_target.h"
-#include "nimbus/core/file_io.h"
-#include "nimbus/core/zip_writer.h"
-#include "nimbus/runtime/lambda.h"
-#include "nimbus/runtime/lambda_emulator.h"
-#include "support_paths.h"
 
 namespace nimbus::cli {
 namespace {
 
-constexpr char kBootstrapScript[] =
-    "#!/bin/sh\n"
-    "# nimbus worker for the Lambda provided.al2023 runtime. The binary was built on Debian and\n"
-    "# carries its own C library and loader, so it runs on whatever the function's image has.\n"
-    "here=\"$(cd \"$(dirname \"$0\")\" && pwd)\"\n"
-    "exec \"$here/lib/ld-linux-x86-64.so.2\" --library-path \"$here/lib\" \"$here/bin/nimbus-lambda\" \"$@\"\n";
-
-// The shared libraries `binary` loads, the dynamic loader included, from ldd (run without a
-// shell: a path holding quotes or spaces passes as it is).
-Result<std::vector<std::string>> SharedLibraries(const std::string& binary) {
-  SpawnOptions ldd;
-  ldd.argv = {"ldd", binary};
-  ldd.search_path = true;
-  NIMBUS_ASSIGN_OR_RETURN(const ProgramOutput output, RunAndRead(ldd));
-  std::vector<std::string> libraries;
-  std::istringstream lines(output.out);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream fields(line);
-    std::string first, arrow, path;
-    fields >> first >> arrow >> path;
-    if (arrow == "=>" && !path.empty() && path[0] == '/') {
-      libraries.push_back(path);
-    } else if (!first.empty() && first[0] == '/') {
-      libraries.push_back(first);  // the loader: "/lib64/ld-linux-x86-64.so.2 (0x...)"
-    }
-  }
-  if (output.status != 0 || libraries.empty()) return IoError("ldd " + binary + " failed");
-  return libraries;
-}
-
-std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-// Every Lambda x86_64 host has x86-64-v2 (SSE4.2, POPCNT: any Intel or AMD server CPU since 2011).
-// AWS has said since 2020 that the hosts have AVX2, most of v3, but names no level: a package
-// asks for v2 at most unless told otherwise (docs/lambda.md, "What the package runs on").
-constexpr int kLambdaHostLevel = 2;
-
-// The most any of the program's translation units needs, from its build-target notes.
-BuildTarget MostDemanding(const std::vector<BuildTarget>& targets) {
-  BuildTarget most;
-  for (const BuildTarget& target : targets) {
-    most.x86_64_level = std::max(most.x86_64_level, target.x86_64_level);
-    most.native = most.native || target.native;
-  }
-  return most;
-}
-
-// Ok when the program's code needs no instruction a Lambda host may lack, as far as its notes
-// tell (core/build_target.h); warns of a program without notes or, with `allow_cpu_specific`,
-// of one that needs more. `*built_for` says what the notes say.
-Status CheckRunsOnLambdaHosts(const std::string& binary, const std::string& executable, bool allow_cpu_specific,
-                              std::string* built_for) {
-  Result<std::vector<BuildTarget>> targets = ReadBuildTargets(executable);
-  if (!targets.ok()) return targets.status().WithContext("--binary " + binary);
-  if (targets->empty()) {
-    *built_for = "no build target recorded";
-    std::fprintf(stderr,
-                 "nimbus lambda package: warning: %s records no build target (it links no nimbus code?), so whether "
-                 "it runs on every Lambda host's CPU is not checked\n",
-                 binary.c_str());
-    return Status::Ok();
-  }
-  const BuildTarget most = MostDemanding(*targets);
-  *built_for = "built for " + most.ToString();
-  if (most.x86_64_level <= kLambdaHostLevel && !most.native) return Status::Ok();
-  const std::string reason = binary + " is built for " + most.ToString() + ": it " +
-                             (most.native ? "may use any instruction of the build machine's CPU"
-                                          : "uses instructions beyond x86-64-v" + std::to_string(kLambdaHostLevel)) +
-                             " and may stop with an illegal instruction on a Lambda host without them";
-  if (allow_cpu_specific) {
-    std::fprintf(stderr, "nimbus lambda package: warning: %s (packaged anyway: --allow-cpu-specific)\n", reason.c_str());
-    return Status::Ok();
-  }
-  return InvalidArgument("--binary " + reason + ". Build it with -DNIMBUS_NATIVE=OFF (the default) and no -march " +
-                         "beyond x86-64-v" + std::to_string(kLambdaHostLevel) +
-                         ", or pass --allow-cpu-specific if the function's hosts are known to have those instructions");
-}
-
 int RunPackage(int argc, char** argv) {
-  std::string out, binary = SiblingExecutable("nimbus-lambda");
+  std::string out, binary = SiblingProgram("nimbus-lambda");
   bool allow_cpu_specific = false;
   ArgParser parser("lambda package", "--out FILE.zip",
                    "Builds the deployment package of a provided.al2023 Lambda function that runs nimbus workers:\n"
@@ -118,33 +30,17 @@ int RunPackage(int argc, char** argv) {
   parser.Require("out");
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code, 3)) return exit_code;
-  Result<std::string> executable = ReadFileToString(binary);
-  if (!executable.ok()) return ReportError("lambda package", executable.status().WithContext("--binary"));
-  std::string built_for;
-  if (Status runs = CheckRunsOnLambdaHosts(binary, *executable, allow_cpu_specific, &built_for); !runs.ok()) {
-    return ReportError("lambda package", runs);
-  }
-  Result<std::vector<std::string>> libraries = SharedLibraries(binary);
-  if (!libraries.ok()) return ReportError("lambda package", libraries.status());
-
-  ZipWriter zip;
-  Status added = zip.Add("bootstrap", kBootstrapScript, 0755);
-  if (added.ok()) added = zip.Add("bin/nimbus-lambda", *executable, 0755);
-  std::set<std::string> names;
-  uint64_t bytes = executable->size();
-  for (const std::string& library : *libraries) {
-    if (!added.ok()) break;
-    if (!names.insert(BaseName(library)).second) continue;
-    Result<std::string> contents = ReadFileToString(library);
-    if (!contents.ok()) return ReportError("lambda package", contents.status());
-    bytes += contents->size();
-    added = zip.Add("lib/" + BaseName(library), *contents, BaseName(library).rfind("ld-linux", 0) == 0 ? 0755 : 0644);
-  }
-  if (!added.ok()) return ReportError("lambda package", added);
-  const std::string archive = zip.Finish();
-  if (Status written = WriteFileAtomically(out, archive); !written.ok()) return ReportError("lambda package", written);
+  LambdaPackageOptions options;
+  options.binary = binary;
+  options.allow_cpu_specific = allow_cpu_specific;
+  options.on_warning = [](const std::string& warning) {
+    std::fprintf(stderr, "nimbus lambda package: warning: %s\n", warning.c_str());
+  };
+  Result<LambdaPackage> package = WriteLambdaPackage(out, options);
+  if (!package.ok()) return ReportError("lambda package", package.status());
   std::printf("wrote %s: bootstrap, bin/nimbus-lambda (%s) and %zu libraries, %.1f MB (%.1f MB unpacked)\n",
-              out.c_str(), built_for.c_str(), names.size(), archive.size() / 1e6, bytes / 1e6);
+              out.c_str(), package->built_for.c_str(), package->libraries, package->zipped_bytes / 1e6,
+              package->unpacked_bytes / 1e6);
   return kExitOk;
 }
 
@@ -153,7 +49,7 @@ void OnSignal(int) { g_stop = true; }
 
 int RunEmulate(int argc, char** argv) {
   LambdaEmulatorOptions options;
-  options.bootstrap = SiblingExecutable("nimbus-lambda");
+  options.bootstrap = SiblingProgram("nimbus-lambda");
   int64_t port = 0, concurrency = options.concurrency, memory = options.memory_mb, retries = options.retries;
   bool no_signature = false;
   ArgParser parser("lambda emulate", "--port P [--function NAME] [--bootstrap PATH]",
@@ -215,7 +111,7 @@ int RunLambda(int argc, char** argv) {
   const std::string subcommand = argv[2];
   if (subcommand == "package") return RunPackage(argc, argv);
   if (subcommand == "emulate") return RunEmulate(argc, argv);
-  if (subcommand == "bootstrap") return RunLambdaBootstrap();
+  if (subcommand == "bootstrap") return LambdaBootstrapMain();
   std::fprintf(stderr, "nimbus lambda: unknown subcommand '%s'\n%s", subcommand.c_str(), usage.c_str());
   return kExitUsage;
 }

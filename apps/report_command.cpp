@@ -4,7 +4,6 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "nimbus/metrics/report.h"
 
 namespace nimbus::cli {
 
@@ -33,17 +32,15 @@ int RunReport(int argc, char** argv) {
     if (out.size() > 6 && out.compare(out.size() - 6, 6, ".jsonl") == 0) out.resize(out.size() - 6);
     out += "-report";
   }
-  Result<Trace> trace = ReadTrace(trace_path);
-  if (!trace.ok()) return ReportError("report", trace.status());
   ReportOptions options;
   options.out_dir = out;
   options.prices = prices;
   options.timeline_first_round = static_cast<int>(first_round);
   options.timeline_rounds = static_cast<int>(rounds);
   if (no_plots) options.gnuplot.clear();
-  Result<ReportFiles> files = WriteReport(*trace, options);
+  Result<ReportFiles> files = WriteReport(trace_path, options);
   if (!files.ok()) return ReportError("report", files.status());
-  std::fputs(ReportText(*trace, prices).c_str(), stdout);
+  std::fputs(files->summary.c_str(), stdout);
   std::printf("wrote %s and %s (%zu plots)\n", files->text.c_str(), files->html.c_str(), files->plots.size());
   return kExitOk;
 }

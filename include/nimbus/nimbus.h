@@ -44,12 +44,15 @@
 #include "nimbus/core/csr.h"
 #include "nimbus/core/status.h"
 #include "nimbus/data/dataset.h"
+#include "nimbus/data/synthetic.h"
 #include "nimbus/metrics/cost.h"
+#include "nimbus/metrics/report.h"
 #include "nimbus/metrics/scaling.h"
 #include "nimbus/metrics/simulation.h"
 #include "nimbus/model/evaluation.h"
 #include "nimbus/model/model.h"
 #include "nimbus/problem/problem.h"
+#include "nimbus/runtime/lambda_emulator.h"
 
 namespace nimbus {
 
@@ -473,6 +476,32 @@ struct FaultSpecs {
   uint64_t seed = 1;
 };
 Status InjectFaultsForTests(const FaultSpecs& specs, SolveOptions* options);
+
+// ---- Lambda functions ----------------------------------------------------------------------
+
+// The deployment package of a provided.al2023 Lambda function that runs nimbus workers:
+// bootstrap, bin/nimbus-lambda and every shared library it needs (the loader and C library
+// included). A binary built for more than x86-64-v2 (-march=native, say) is refused unless
+// allowed: a Lambda host's CPU may lack its instructions (docs/lambda.md).
+struct LambdaPackageOptions {
+  std::string binary;  // the program packaged as bin/nimbus-lambda; empty: nimbus-lambda beside this one
+  bool allow_cpu_specific = false;
+  std::function<void(const std::string&)> on_warning;  // a program without build notes, or allowed anyway
+};
+struct LambdaPackage {
+  std::string built_for;       // what the program's build notes say
+  std::size_t libraries = 0;   // shared libraries packed
+  uint64_t zipped_bytes = 0, unpacked_bytes = 0;
+};
+// Writes the zip to `out` whole, or not at all.
+Result<LambdaPackage> WriteLambdaPackage(const std::string& out, const LambdaPackageOptions& options);
+// The function's runtime loop (nimbus-lambda's main): serves invocations through the Lambda
+// Runtime API until the function's instance ends. The local stand-in for the service is the
+// LambdaEmulator (runtime/lambda_emulator.h). Both need the build's Lambda part
+// (RuntimeAvailable(RuntimeKind::kLambda)).
+int LambdaBootstrapMain();
+// A program installed beside the running one (nimbus-lambda beside nimbus).
+std::string SiblingProgram(const std::string& name);
 
 // ---- A program's own workers ---------------------------------------------------------------
 

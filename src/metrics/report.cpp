@@ -9,6 +9,7 @@
 #include "nimbus/core/format.h"
 #include "nimbus/metrics/analysis.h"
 #include "nimbus/metrics/plot.h"
+#include "nimbus/metrics/trace_reader.h"
 
 namespace nimbus {
 namespace {
@@ -334,6 +335,13 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
   NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.text, text));
   files.html = dir + "/index.html";
   NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.html, ReportHtml(text, data.has_convergence())));
+  return files;
+}
+
+Result<ReportFiles> WriteReport(const std::string& trace_path, const ReportOptions& options) {
+  NIMBUS_ASSIGN_OR_RETURN(const Trace trace, ReadTrace(trace_path));
+  NIMBUS_ASSIGN_OR_RETURN(ReportFiles files, WriteReport(trace, options));
+  files.summary = ReportText(trace, options.prices);
   return files;
 }
 

@@ -9,9 +9,10 @@
 
 #include "nimbus/core/status.h"
 #include "nimbus/metrics/cost.h"
-#include "nimbus/metrics/trace_reader.h"
 
 namespace nimbus {
+
+struct Trace;  // metrics/trace_reader.h
 
 struct ReportOptions {
   std::string out_dir;
@@ -22,6 +23,7 @@ struct ReportOptions {
 };
 
 struct ReportFiles {
+  std::string summary;  // ReportText, what `nimbus report` prints
   std::string text;  // report.txt
   std::string html;  // index.html
   std::vector<std::string> plots;  // the PNG and SVG files
@@ -36,5 +38,7 @@ std::string ReportText(const Trace& trace, const Prices& prices);
 Cost CostOfTrace(const Trace& trace, const Prices& prices);
 
 Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options);
+// The same of the trace file at `trace_path` (errors name its line).
+Result<ReportFiles> WriteReport(const std::string& trace_path, const ReportOptions& options);
 
 }  // namespace nimbus
