@@ -71,6 +71,19 @@ std::function<void(const LoadProgress&)> LoadProgressPrinter(const std::string& 
   };
 }
 
+std::function<void(const std::string&, uint64_t, uint64_t)> TerminalProgress(const std::string& command, bool quiet) {
+  if (quiet || !StderrIsTerminal()) return {};
+  auto last = std::make_shared<double>(0);
+  return [command, last](const std::string& pass, uint64_t done, uint64_t total) {
+    const double now = MonotonicSeconds();
+    if (done < total && now - *last < 0.5) return;
+    *last = now;
+    std::fprintf(stderr, "\r%s: %s %5.1f%% (%.2f of %.2f GB)%s", command.c_str(), pass.c_str(),
+                 100.0 * static_cast<double>(done) / static_cast<double>(total), static_cast<double>(done) / 1e9,
+                 static_cast<double>(total) / 1e9, done >= total ? "\n" : "");
+  };
+}
+
 int FinishGridCommand(const std::string& command, bool json, bool table, const std::string& json_text,
                       const std::string& summary_text, const Summary* last) {
   if (json) std::fputs(json_text.c_str(), stdout);

@@ -41,4 +41,9 @@ bool StderrIsTerminal();
 // overwrites itself, at most every half second; for a terminal only (null otherwise).
 std::function<void(const LoadProgress&)> LoadProgressPrinter(const std::string& command);
 
+// The streaming commands' progress (split, predict, eval): a line on standard error that
+// overwrites itself; for a terminal only, and not with --quiet (null then).
+std::function<void(const std::string& pass, uint64_t done, uint64_t total)> TerminalProgress(const std::string& command,
+                                                                                             bool quiet);
+
 }  // namespace nimbus::cli

@@ -1,9 +1,9 @@
 #include "solve_setup.h"
 
-#include "cli_common.h"
-
 #include <optional>
 #include <string_view>
+
+#include "cli_common.h"
 
 namespace nimbus::cli {
 
@@ -25,7 +25,7 @@ void AddProblemOptions(ArgParser& parser, ProblemFlags* flags) {
                    &flags->options.multiclass);
   parser.AddDouble("eps-abs", "X", "absolute tolerance of the stop test", &admm.eps_abs);
   parser.AddDouble("eps-rel", "X", "relative tolerance of the stop test", &admm.eps_rel);
-  flags->max_iter = admm.max_iterations;
+  flags->max_iter = admm.max_iterations;  // shown as the default
   parser.AddInt("max-iter", "N", "iteration cap", &flags->max_iter);
   parser.AddChoice("consensus", "FORM", "dense (every worker holds all of z) or general (a worker holds the\n"
                    "                            features its shard touches; messages follow the data, not d)",
@@ -42,7 +42,7 @@ Status ApplyProblemFlags(const ArgParser& parser, ProblemFlags* flags) {
   if (flags->max_iter < 0 || flags->max_iter > 100000000) return InvalidArgument("--max-iter: must be >= 0");
   options.admm.max_iterations = static_cast<int>(flags->max_iter);
   if (parser.Given("class-weight")) {
-    NIMBUS_ASSIGN_OR_RETURN(options.class_weights, ParseClassWeights(flags->class_weight));
+    NIMBUS_ASSIGN_OR_RETURN(options.class_weights, ClassWeights::Parse(flags->class_weight));
   }
   return Status::Ok();
 }
@@ -50,29 +50,6 @@ Status ApplyProblemFlags(const ArgParser& parser, ProblemFlags* flags) {
 TrainingData TrainingDataOf(const ProblemFlags& flags) {
   TrainingData data = TrainingData::At(flags.data);
   return flags.sample_weights.empty() ? data : std::move(data).WithSampleWeights(flags.sample_weights);
-}
-
-Result<ClassWeights> ParseClassWeights(const std::string& text) {
-  ClassWeights weights;
-  if (text == "balanced") {
-    weights.balanced = true;
-    return weights;
-  }
-  for (const std::string& item : SplitList(text)) {
-    const auto equals = item.find('=');
-    const std::string_view text = item;
-    const std::optional<double> label = equals == std::string::npos ? std::nullopt : ParseReal(text.substr(0, equals));
-    const std::optional<double> weight = equals == std::string::npos ? std::nullopt : ParseReal(text.substr(equals + 1));
-    if (!label || !weight) {
-      return InvalidArgument("--class-weight: '" + item + "' is not LABEL=WEIGHT (e.g. --class-weight 1=5,-1=0.5, "
-                             "or --class-weight balanced)");
-    }
-    if (!weights.by_label.emplace(*label, *weight).second) {
-      return InvalidArgument("--class-weight: label " + FormatLabel(*label) + " is given twice");
-    }
-  }
-  if (weights.by_label.empty()) return InvalidArgument("--class-weight: LABEL=W[,LABEL=W...] or balanced");
-  return weights;
 }
 
 void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {
@@ -98,10 +75,8 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {
                    &flags->max_lifetime);
   parser.AddDouble("round-timeout-floor", "SECONDS", "the least time a worker gets for a round before it is replaced",
                    &flags->round_timeout_floor);
-  parser.AddDouble("heartbeat", "SECONDS", "heartbeat interval; 5 missed heartbeats mean a worker is gone",
-                   &flags->heartbeat);
-  parser.AddInt("max-restarts", "N", "new invocations of one worker within one round before giving up",
-                &flags->max_restarts);
+  parser.AddDouble("heartbeat", "SECONDS", "heartbeat interval; 5 missed heartbeats mean a worker is gone", &flags->heartbeat);
+  parser.AddInt("max-restarts", "N", "new invocations of one worker within one round before giving up", &flags->max_restarts);
 }
 
 void AddGridOptions(ArgParser& parser, PathOptions* path, std::string* lambdas) {

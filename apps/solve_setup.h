@@ -24,9 +24,6 @@ void AddProblemOptions(ArgParser& parser, ProblemFlags* flags);
 Status ApplyProblemFlags(const ArgParser& parser, ProblemFlags* flags);
 // --data with --sample-weights.
 TrainingData TrainingDataOf(const ProblemFlags& flags);
-// --class-weight: LABEL=W[,LABEL=W...], or balanced (the weights are checked by
-// ClassWeights::Validate).
-Result<ClassWeights> ParseClassWeights(const std::string& text);
 
 // Where workers run and how the master treats them: --runtime, --launch, --listen, ...
 void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* options);

@@ -40,6 +40,7 @@
 #include "nimbus/solve/admm/options.h"
 #include "nimbus/executor/summary.h"
 #include "nimbus/choices.h"
+#include "nimbus/core/args.h"  // the command lines of nimbus and its workers (ArgParser, exit codes)
 #include "nimbus/core/build_target.h"  // records the instruction set of a program's own code (lambda package)
 #include "nimbus/core/csr.h"
 #include "nimbus/core/status.h"
@@ -149,6 +150,8 @@ struct ClassWeights {
 
   bool empty() const { return by_label.empty() && !balanced; }
   Status Validate() const;  // every weight a finite number >= 0
+  // LABEL=W[,LABEL=W...] (`--class-weight 1=5,-1=0.5`), or "balanced"; errors name --class-weight.
+  static Result<ClassWeights> Parse(const std::string& text);
 };
 
 struct SolveOptions {

@@ -97,6 +97,29 @@ Status RuntimeOptions::Validate() const {
   return Status::Ok();
 }
 
+Result<ClassWeights> ClassWeights::Parse(const std::string& text) {
+  ClassWeights weights;
+  if (text == "balanced") {
+    weights.balanced = true;
+    return weights;
+  }
+  for (const std::string& item : SplitList(text)) {
+    const auto equals = item.find('=');
+    const std::string_view text = item;
+    const std::optional<double> label = equals == std::string::npos ? std::nullopt : ParseReal(text.substr(0, equals));
+    const std::optional<double> weight = equals == std::string::npos ? std::nullopt : ParseReal(text.substr(equals + 1));
+    if (!label || !weight) {
+      return InvalidArgument("--class-weight: '" + item + "' is not LABEL=WEIGHT (e.g. --class-weight 1=5,-1=0.5, "
+                             "or --class-weight balanced)");
+    }
+    if (!weights.by_label.emplace(*label, *weight).second) {
+      return InvalidArgument("--class-weight: label " + FormatLabel(*label) + " is given twice");
+    }
+  }
+  if (weights.by_label.empty()) return InvalidArgument("--class-weight: LABEL=W[,LABEL=W...] or balanced");
+  return weights;
+}
+
 Status ClassWeights::Validate() const {
   for (const auto& [label, weight] : by_label) {
     if (!(weight >= 0) || !std::isfinite(weight) || !std::isfinite(label)) {
