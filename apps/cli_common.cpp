@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "nimbus/core/clock.h"
 
 namespace nimbus::cli {
 

@@ -8,6 +8,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "nimbus/core/clock.h"
 #include "solve_setup.h"
 
 namespace nimbus::cli {

@@ -82,7 +82,6 @@ void SetObservers(const TrainFlags& flags, std::unique_ptr<JsonlTraceFile>* trac
     options->on_iteration = [printing](const IterationInfo& info) { return printing->print_progress(info); };
     options->on_load = LoadProgressPrinter("nimbus train");
   }
-  if (!flags.quiet) PrintCheckpointNotes(*options);
 }
 
 // The model and summary written, the report printed; the exit code.

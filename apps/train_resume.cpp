@@ -84,11 +84,10 @@ int RerunFromCheckpoint(SavedRun checkpoint, const SplitArguments& now, const Tr
   return train(static_cast<int>(arguments.size()), argv.data(), std::move(checkpoint));
 }
 
-// The checkpoint to resume from, if --resume: `loaded`, or read from --checkpoint. The run's
-// arguments must be the checkpoint's, outputs and printing aside.
-Result<std::optional<MasterState>> ResumeState(const TrainFlags& flags, const std::vector<std::string>& arguments,
-                                               std::optional<SavedRun> loaded) {
-  if (!flags.resume) return std::optional<MasterState>();
+// With --resume, the checkpoint (`loaded`, or read); the run's arguments must be its, outputs aside.
+Result<std::optional<SavedRun>> ResumeState(const TrainFlags& flags, const std::vector<std::string>& arguments,
+                                            std::optional<SavedRun> loaded) {
+  if (!flags.resume) return std::optional<SavedRun>();
   NIMBUS_ASSIGN_OR_RETURN(SavedRun checkpoint,
                           loaded ? Result<SavedRun>(std::move(*loaded))
                                  : LoadCheckpoint(flags.problem.options.checkpoint.location));
@@ -96,7 +95,22 @@ Result<std::optional<MasterState>> ResumeState(const TrainFlags& flags, const st
     return InvalidArgument("--resume: give only --checkpoint, or the run's own arguments; the checkpoint's run is: "
                            "nimbus train " + Text(checkpoint.arguments));
   }
-  return std::optional<MasterState>(std::move(checkpoint.state));
+  return std::optional<SavedRun>(std::move(checkpoint));
+}
+
+// On standard error: that the run resumes, or that it replaces an earlier run's checkpoint.
+void PrintCheckpointNotes(const std::string& location, const std::optional<SavedRun>& resumed) {
+  if (resumed) {
+    std::fprintf(stderr, "nimbus train: resuming from %s at round %lld\n", location.c_str(),
+                 static_cast<long long>(resumed->next_round));
+  } else if (!location.empty()) {
+    Result<SavedRun> earlier = ReadSavedRun(location);
+    if (earlier.ok()) {
+      std::fprintf(stderr, "nimbus train: %s holds the checkpoint of an earlier run (at round %lld); this run "
+                   "replaces it (to continue that run instead: --checkpoint %s --resume)\n", location.c_str(),
+                   static_cast<long long>(earlier->next_round), location.c_str());
+    }
+  }
 }
 
 }  // namespace
@@ -122,27 +136,14 @@ std::optional<int> RerunIfOnlyCheckpoint(const std::vector<std::string>& argumen
 
 Status SetCheckpointing(const TrainFlags& flags, const std::vector<std::string>& arguments,
                         std::optional<SavedRun> loaded, SolveOptions* options) {
-  NIMBUS_ASSIGN_OR_RETURN(options->checkpoint.resume, ResumeState(flags, arguments, std::move(loaded)));
+  NIMBUS_ASSIGN_OR_RETURN(const std::optional<SavedRun> resumed, ResumeState(flags, arguments, std::move(loaded)));
+  if (resumed) options->checkpoint.resume = resumed->state;
+  if (!flags.quiet) PrintCheckpointNotes(options->checkpoint.location, resumed);
   const SplitArguments given = Split(arguments);
   options->checkpoint.run_arguments = Joined({given.run, given.outputs, {}});
   std::error_code no_directory;
   options->checkpoint.working_directory = std::filesystem::current_path(no_directory).string();
   return Status::Ok();
-}
-
-void PrintCheckpointNotes(const SolveOptions& options) {
-  const std::string& location = options.checkpoint.location;
-  if (options.checkpoint.resume) {
-    std::fprintf(stderr, "nimbus train: resuming from %s at round %lld\n", location.c_str(),
-                 static_cast<long long>(options.checkpoint.resume->next_round));
-  } else if (!location.empty()) {
-    Result<SavedRun> earlier = ReadSavedRun(location);
-    if (earlier.ok()) {
-      std::fprintf(stderr, "nimbus train: %s holds the checkpoint of an earlier run (at round %lld); this run "
-                   "replaces it (to continue that run instead: --checkpoint %s --resume)\n", location.c_str(),
-                   static_cast<long long>(earlier->state.next_round), location.c_str());
-    }
-  }
 }
 
 }  // namespace nimbus::cli

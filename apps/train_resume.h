@@ -18,10 +18,9 @@ using TrainFunction = std::function<int(int argc, char** argv, std::optional<Sav
 // `train`. An exit code when that (or a mistake in it) is what happens; nothing otherwise.
 std::optional<int> RerunIfOnlyCheckpoint(const std::vector<std::string>& arguments, bool loaded,
                                          const TrainFunction& train);
-// What a checkpoint keeps of the run, and the state a --resume continues from.
+// What a checkpoint keeps of the run, and the state a --resume continues from; says on standard
+// error (unless --quiet) that the run resumes, or that it replaces an earlier run's checkpoint.
 Status SetCheckpointing(const TrainFlags& flags, const std::vector<std::string>& arguments,
                         std::optional<SavedRun> loaded, SolveOptions* options);
-// On standard error: that the run resumes, or that it replaces an earlier run's checkpoint.
-void PrintCheckpointNotes(const SolveOptions& options);
 
 }  // namespace nimbus::cli

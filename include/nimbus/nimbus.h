@@ -36,14 +36,15 @@
 #include <string_view>
 #include <vector>
 
-#include "nimbus/solve/master.h"
 #include "nimbus/solve/admm/options.h"
 #include "nimbus/executor/summary.h"
 #include "nimbus/choices.h"
 #include "nimbus/core/args.h"  // the command lines of nimbus and its workers (ArgParser, exit codes)
 #include "nimbus/core/build_target.h"  // records the instruction set of a program's own code (lambda package)
+#include "nimbus/core/clock.h"  // Stopwatch and the clocks the reports use
 #include "nimbus/core/csr.h"
 #include "nimbus/core/status.h"
+#include "nimbus/core/trace.h"  // JsonlTraceFile, a file for SolveOptions::on_trace
 #include "nimbus/data/dataset.h"
 #include "nimbus/data/synthetic.h"
 #include "nimbus/metrics/cost.h"
@@ -57,6 +58,7 @@
 
 namespace nimbus {
 
+struct MasterState;  // a solve's state between rounds, as checkpoints keep it (solve/master.h)
 struct TestHooks;  // tests only: faults injected into the workers (src/api/testing.h, not installed)
 
 // ---- The data ------------------------------------------------------------------------------
@@ -138,7 +140,7 @@ struct CheckpointOptions {
   int64_t every = 10;    // rounds (ADMM) or Newton steps
   std::vector<std::string> run_arguments;  // kept in the checkpoint (the CLI's own arguments)
   std::string working_directory;           // where they were given
-  std::optional<MasterState> resume;       // carry on from this state (ReadCheckpoint)
+  std::shared_ptr<const MasterState> resume;  // carry on from this state (ReadSavedRun)
 };
 
 // Class weights (liblinear's -wi W): the rows of a class count W times. By label as the data
@@ -460,7 +462,8 @@ Result<Profile> Calibrate(const TrainingData& data, const SolveOptions& options,
 // A run's checkpoint read back (CheckpointOptions::location): the state a solve resumes from
 // (CheckpointOptions::resume), and the run's arguments and working directory as they were kept.
 struct SavedRun {
-  MasterState state;
+  std::shared_ptr<const MasterState> state;
+  int64_t next_round = 0;  // the round the state resumes with
   std::vector<std::string> arguments;
   std::string working_directory;
 };

@@ -18,7 +18,12 @@ Result<SavedRun> ReadSavedRun(const std::string& location) {
     return NotFound("no checkpoint in " + location + " (" + (*store)->Describe(kCheckpointKey) + " does not exist)");
   }
   if (!checkpoint.ok()) return checkpoint.status();
-  return SavedRun{std::move(checkpoint->state), std::move(checkpoint->arguments), std::move(checkpoint->working_directory)};
+  SavedRun saved;
+  saved.next_round = checkpoint->state.next_round;
+  saved.state = std::make_shared<const MasterState>(std::move(checkpoint->state));
+  saved.arguments = std::move(checkpoint->arguments);
+  saved.working_directory = std::move(checkpoint->working_directory);
+  return saved;
 }
 
 Status WriteTextFile(const std::string& path, std::string_view text) { return WriteFileAtomically(path, text); }

@@ -13,6 +13,7 @@
 
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/nimbus.h"
+#include "nimbus/solve/master.h"
 #include "support/test_support.h"
 
 namespace nimbus {
@@ -327,7 +328,7 @@ TEST(Solve, EveryBadOptionIsNamed) {
       {[](SolveOptions& o) { o.algorithm = Algorithm::kNewton, o.admm.barrier = 1; }, "--algorithm newton: not with --barrier"},
       {[](SolveOptions& o) { o.admm.message_precision = MessagePrecision::kFloat32; }, "--message-precision float32: only where"},
       {[](SolveOptions& o) { o.checkpoint.location = "/tmp/x", o.checkpoint.every = 0; }, "--checkpoint-every"},
-      {[](SolveOptions& o) { o.checkpoint.resume = MasterState{}; }, "--resume: needs --checkpoint"},
+      {[](SolveOptions& o) { o.checkpoint.resume = std::make_shared<const MasterState>(); }, "--resume: needs --checkpoint"},
       {[](SolveOptions& o) { o.checkpoint.location = "/tmp/x", o.admm.barrier = 1; }, "--checkpoint: needs synchronous rounds"},
       {[](SolveOptions& o) { o.runtime.kind = RuntimeKind::kMpi, o.checkpoint.location = "/tmp/x"; },
        RuntimeAvailable(RuntimeKind::kMpi) ? "--checkpoint: not with --runtime mpi" : "--runtime: 'mpi' is not available"},

@@ -17,7 +17,8 @@ for part in include/nimbus/nimbus.h lib/cmake/nimbus/nimbusConfig.cmake bin/nimb
 done
 # Sealed: the headers installed are nimbus.h and those it includes, no others (the modules'
 # own, such as the wire's codec or the runtimes', stay in the source tree).
-for internal in wire/codec.h runtime/remote_executor.h worker/fault_injection.h api/plan.h; do
+for internal in wire/codec.h wire/messages.h executor/executor.h solve/master.h runtime/remote_executor.h \
+                worker/fault_injection.h api/plan.h; do
   [ ! -e "$work/prefix/include/nimbus/$internal" ] || { echo "FAIL: the install holds $internal"; exit 1; }
 done
 echo '#include <nimbus/nimbus.h>' > "$work/includes.cpp"

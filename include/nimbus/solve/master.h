@@ -16,29 +16,6 @@
 
 namespace nimbus {
 
-// Newton's stop test by default: ||v(x)|| <= 1e-5 ||v(0)|| (NewtonOptions, SolveOptions).
-inline constexpr double kNewtonGradientTolerance = 1e-5;
-
-// What the iteration callback sees after each tested iteration.
-struct IterationInfo {
-  Algorithm algorithm = Algorithm::kAdmm;
-  int iteration = 0;           // ADMM's iterations, or Newton's steps
-  double elapsed_seconds = 0;  // since the first round
-  double objective = 0;        // F(z), or F at Newton's iterate
-  // ADMM's stop test: the residuals and their tolerances, and the rho of the round that
-  // produced the tested x_i.
-  double primal_residual = 0;
-  double dual_residual = 0;
-  double eps_primal = 0;
-  double eps_dual = 0;
-  double rho = 0;
-  // Newton's: the norm of F's minimum-norm subgradient, and its tolerance.
-  double gradient_norm = 0;
-  double gradient_tolerance = 0;
-};
-// Return false to stop the solve (Termination::kUserStopped).
-using IterationCallback = std::function<bool(const IterationInfo&)>;
-
 // The master's state between two rounds: enough to carry on after the master is lost. What
 // a checkpoint holds (checkpoint/checkpoint.h writes and reads it); the names are the
 // coordinator's loop variables. The vectors are shared with the solve, not copied.
