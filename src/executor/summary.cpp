@@ -3,19 +3,11 @@
 #include <cstdio>
 
 #include "nimbus/core/format.h"
-#include "nimbus/core/json_text.h"
+#include "nimbus/core/json_fields.h"
+#include "nimbus/executor/trace_schema.h"
 
 namespace nimbus {
-const char* TerminationName(Termination termination) {
-  switch (termination) {
-    case Termination::kConverged: return "converged";
-    case Termination::kMaxIterations: return "max_iterations";
-    case Termination::kTargetObjective: return "target_objective";
-    case Termination::kUserStopped: return "user_stopped";
-    case Termination::kWorkerFailed: return "worker_failed";
-  }
-  return "unknown";
-}
+const char* TerminationName(Termination termination) { return NameOf(termination).data(); }
 
 std::string Summary::BriefReport() const {
   const std::string resumed =
@@ -93,58 +85,6 @@ std::string Summary::FullReport() const {
   return out;
 }
 
-std::string Summary::ToJson(const std::string& event) const {
-  OrderedJson json;
-  if (!event.empty()) json["event"] = event;
-  json["termination"] = TerminationName(termination);
-  json["message"] = message;
-  json["iterations"] = iterations;
-  json["rounds"] = rounds;
-  json["objective"] = objective;
-  json["primal_residual"] = primal_residual;
-  json["dual_residual"] = dual_residual;
-  json["eps_primal"] = eps_primal;
-  json["eps_dual"] = eps_dual;
-  json["rho"] = rho;
-  json["initial_rho"] = initial_rho;
-  json["rho_updates"] = rho_updates;
-  json["gradient_norm"] = gradient_norm;
-  json["gradient_tolerance"] = gradient_tolerance;
-  json["nnz"] = nnz;
-  json["load_seconds"] = load_seconds;
-  json["setup_seconds"] = setup_seconds;
-  json["solve_seconds"] = solve_seconds;
-  json["master_seconds"] = master_seconds;
-  json["wait_seconds"] = wait_seconds;
-  json["worker_compute_seconds"] = worker_compute_seconds;
-  json["data_passes"] = data_passes;
-  json["local_iterations"] = local_iterations;
-  json["cg_iterations"] = cg_iterations;
-  json["stale_replies"] = stale_replies;
-  json["lean_rounds"] = lean_rounds;
-  json["worker_restarts"] = worker_restarts;
-  json["messages_dropped"] = messages_dropped;
-  json["reconnects"] = reconnects;
-  json["rounds_resent"] = rounds_resent;
-  json["bytes_sent"] = bytes_sent;
-  json["bytes_received"] = bytes_received;
-  json["security"] = security;
-  json["clients_refused"] = clients_refused;
-  json["checkpoints"] = checkpoints;
-  json["checkpoint_seconds"] = checkpoint_seconds;
-  json["checkpoint_failures"] = checkpoint_failures;
-  json["resumed_at_round"] = resumed_at_round;
-  json["cost_dollars"] = cost_dollars;
-  json["cost_gb_seconds"] = cost_gb_seconds;
-  json["algorithm"] = std::string(NameOf(algorithm));
-  json["algorithm_reason"] = algorithm_reason;
-  json["runtime"] = runtime;
-  json["workers"] = workers;
-  json["rows"] = rows;
-  json["cols"] = cols;
-  json["solved_cols"] = solved_cols;
-  json["data_nnz"] = data_nnz;
-  return JsonText(json);
-}
+std::string Summary::ToJson() const { return JsonText(FieldsToJson(*this)); }
 
 }  // namespace nimbus

@@ -28,7 +28,7 @@ std::vector<RoundBreakdown> BreakdownRounds(const Trace& trace) {
       // Only the master's clock: dispatch and arrival. A remote worker's clock is corrected
       // by an estimate (the HELLO's delay is in it), and its receive and send timestamps
       // could make the way out and back overlap the compute or outlast the round.
-      const double response = std::clamp(w.arrival - round.dispatch, 0.0, wait);
+      const double response = std::clamp(w.arrival_wall - round.dispatch, 0.0, wait);
       const double compute = std::clamp(w.compute_seconds, 0.0, response);
       row.compute += compute / k;
       row.communication += (response - compute) / k;
@@ -44,7 +44,7 @@ StragglerStats Stragglers(const Trace& trace, double tail) {
   StragglerStats stats;
   std::vector<double> all;
   for (const TraceRound& round : trace.rounds) {
-    for (const TraceWorkerRound& w : round.workers) all.push_back(w.arrival - round.dispatch);
+    for (const TraceWorkerRound& w : round.workers) all.push_back(w.arrival_wall - round.dispatch);
   }
   stats.threshold = Quantile(all, 1.0 - tail);
   stats.share_per_worker.assign(static_cast<std::size_t>(std::max(0, trace.workers)), 0.0);
@@ -59,7 +59,7 @@ StragglerStats Stragglers(const Trace& trace, double tail) {
       if (i >= counted.size()) continue;
       ++counted[i];
       // Strictly above the threshold, so that equal (e.g. all zero) times make no stragglers.
-      if (w.arrival - round.dispatch > stats.threshold) {
+      if (w.arrival_wall - round.dispatch > stats.threshold) {
         stats.share_per_worker[i] += 1;
         any = true;
       }

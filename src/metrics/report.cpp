@@ -71,9 +71,9 @@ std::string ReportText(const Trace& trace, const Prices& prices) {
                 static_cast<long long>(trace.cols), trace.loss.c_str(), trace.l1, trace.l2);
   out += Format("  runtime       %s, %d workers\n", trace.runtime.c_str(), trace.workers);
   if (trace.summary) {
-    const TraceSummary& s = *trace.summary;
-    out += Format("  outcome       %s after %d iterations (%d rounds), objective %.12g\n", s.termination.c_str(),
-                  s.iterations, s.rounds, s.objective);
+    const Summary& s = *trace.summary;
+    out += Format("  outcome       %s after %d iterations (%d rounds), objective %.12g\n",
+                  TerminationName(s.termination), s.iterations, s.rounds, s.objective);
     out += Format("  time          load %.3f s, setup %.3f s, solve %.3f s\n", s.load_seconds, s.setup_seconds,
                   s.solve_seconds);
   } else {
@@ -162,9 +162,9 @@ std::string TimelineData(const Trace& trace, const ReportOptions& options) {
     if (r.round < options.timeline_first_round || r.round >= options.timeline_first_round + options.timeline_rounds) continue;
     if (origin < 0) origin = r.dispatch;
     for (const TraceWorkerRound& w : r.workers) {
-      const double segments[3][2] = {{r.dispatch, std::max(r.dispatch, w.receive)},
-                                     {w.start, w.end},
-                                     {w.send, std::max(w.send, w.arrival)}};
+      const double segments[3][2] = {{r.dispatch, std::max(r.dispatch, w.receive_wall)},
+                                     {w.start_wall, w.end_wall},
+                                     {w.send_wall, std::max(w.send_wall, w.arrival_wall)}};
       for (int kind = 0; kind < 3; ++kind) {
         timeline += Format("%d %.4f %.4f %d %lld\n", w.worker, 1e3 * (segments[kind][0] - origin),
                            1e3 * (segments[kind][1] - origin), kind + 1, static_cast<long long>(r.round));

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "nimbus/core/json_text.h"
+#include "nimbus/executor/trace_schema.h"
 #include "nimbus/runtime/worker_process.h"
 
 namespace nimbus {
@@ -106,11 +106,10 @@ Envelope RemoteExecutor::EnvelopeFor(int worker, MessageType type) const {
 
 void RemoteExecutor::Event(int worker, const std::string& what, const std::string& detail) {
   if (trace_ == nullptr) return;
-  const Slot& slot = slots_[static_cast<std::size_t>(worker)];
-  OrderedJson json = {
-      {"event", "worker"}, {"time", WallSeconds()}, {"worker", worker}, {"invocation", slot.invocation}, {"what", what}};
-  if (!detail.empty()) json["detail"] = detail;
-  trace_->Write(JsonText(json));
+  const TraceWorkerEvent event{.time = WallSeconds(), .worker = worker,
+                               .invocation = slots_[static_cast<std::size_t>(worker)].invocation, .what = what,
+                               .detail = detail.empty() ? std::nullopt : std::optional(detail)};
+  trace_->Write(TraceLine(event));
 }
 
 Status RemoteExecutor::SendTo(int worker, const WireMessage& message) {

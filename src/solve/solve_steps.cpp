@@ -4,6 +4,7 @@
 
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
+#include "nimbus/executor/trace_schema.h"
 
 namespace nimbus {
 
@@ -35,7 +36,7 @@ Solution FinishSolve(Executor& executor, const ProblemSpec& spec, std::vector<do
   executor.Stop();
   executor.AddCounters(summary);
   summary.nnz = static_cast<int64_t>(CountNonzeros(std::span<const double>(model).first(spec.regularized_size())));
-  if (trace != nullptr) trace->Write(summary.ToJson("summary"));
+  if (trace != nullptr) trace->Write(TraceLine(summary));
   Solution solution;
   solution.model = std::move(model);
   solution.summary = std::move(summary);

@@ -1,6 +1,6 @@
 // The trace events of both master algorithms (solve/admm/admm_master.h, solve/newton/newton_master.h): one
-// "setup" event when the workers are ready and one "round" event per round, the fields that
-// `nimbus report` and the trace contract (docs/runtimes.md) read.
+// "setup" event when the workers are ready and one "round" event per round, filled from the
+// master's figures and written through the trace's schema (executor/trace_schema.h).
 #pragma once
 
 #include <string>

@@ -47,10 +47,10 @@ TEST(TraceReader, ReadsEveryEvent) {
   EXPECT_FALSE(trace.rounds[0].primal_residual.has_value());
   EXPECT_EQ(*trace.rounds[1].primal_residual, 1.0);
   EXPECT_FALSE(trace.rounds[2].objective.has_value());  // null: unknown in that round
-  EXPECT_EQ(trace.rounds[1].workers[1].arrival, 102.0);
+  EXPECT_EQ(trace.rounds[1].workers[1].arrival_wall, 102.0);
   ASSERT_EQ(trace.events.size(), 2u);
   ASSERT_TRUE(trace.summary.has_value());
-  EXPECT_EQ(trace.summary->termination, "converged");
+  EXPECT_EQ(trace.summary->termination, Termination::kConverged);
 }
 
 TEST(TraceReader, BadTracesNameTheLine) {
@@ -107,7 +107,7 @@ TEST(TraceReader, CountsThatAreNotIntegersInRangeNameTheLineAndField) {
   EXPECT_EQ(extremes->events[0].invocation, std::numeric_limits<uint64_t>::max());
   EXPECT_EQ(extremes->rounds[0].round, std::numeric_limits<int64_t>::min());
   EXPECT_EQ(extremes->rounds[0].workers[0].worker, std::numeric_limits<int>::max());
-  EXPECT_EQ(extremes->rounds[0].workers[0].passes, 0);
+  EXPECT_EQ(extremes->rounds[0].workers[0].data_passes, 0);
 }
 
 TEST(TraceReader, TextInMemoryReadsAsTheFileDoes) {
@@ -115,7 +115,7 @@ TEST(TraceReader, TextInMemoryReadsAsTheFileDoes) {
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   EXPECT_EQ(trace->rounds.size(), 3u);
   EXPECT_EQ(trace->shards[1].nnz, 500);
-  EXPECT_EQ(trace->rounds[1].workers[0].passes, 4);
+  EXPECT_EQ(trace->rounds[1].workers[0].data_passes, 4);
   EXPECT_EQ(trace->summary->rounds, 3);
   EXPECT_NE(ParseTrace("{\"event\":\"mystery\"}", "memory.jsonl").status().message().find("memory.jsonl:1: unknown"),
             std::string::npos);

@@ -16,6 +16,15 @@ enum class Termination {
   kUserStopped,      // the iteration callback asked to stop
   kWorkerFailed,     // a worker failed and the run could not go on
 };
+// Its names as summaries and traces write them (choices.h's table, so they read back the same way).
+template <>
+struct ChoiceNames<Termination> {
+  static constexpr std::string_view option = "termination";
+  static constexpr auto names = std::to_array<std::pair<Termination, std::string_view>>(
+      {{Termination::kConverged, "converged"}, {Termination::kMaxIterations, "max_iterations"},
+       {Termination::kTargetObjective, "target_objective"}, {Termination::kUserStopped, "user_stopped"},
+       {Termination::kWorkerFailed, "worker_failed"}});
+};
 const char* TerminationName(Termination termination);  // "converged", "max_iterations", ...
 
 struct Summary {
@@ -77,11 +86,12 @@ struct Summary {
   int64_t data_nnz = 0;
 
   bool ok() const { return termination != Termination::kWorkerFailed; }
+  bool operator==(const Summary&) const = default;
   std::string BriefReport() const;
   std::string FullReport() const;
-  // One JSON object with the fields above (the --summary-json contract of design.md); with
-  // an event name, its first field is "event" (for traces).
-  std::string ToJson(const std::string& event = "") const;
+  // One JSON object with the fields above (the --summary-json contract of design.md); a trace's
+  // "summary" event has the same fields (executor/trace_schema.h).
+  std::string ToJson() const;
 };
 
 // Newton's stop test by default: ||v(x)|| <= 1e-5 ||v(0)|| (NewtonOptions, SolveOptions).

@@ -140,6 +140,7 @@ struct WorkerTimings {
   double arrival_wall = 0;
   int64_t bytes_in = 0;   // the ROUND on the wire, as the worker received it
   int64_t bytes_out = 0;  // the REPLY on the wire
+  bool operator==(const WorkerTimings&) const = default;
 };
 
 enum class ReplyStatus { kOk, kFailed, kTimedOut };
