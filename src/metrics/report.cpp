@@ -218,7 +218,7 @@ Status WritePlotData(const std::string& dir, const PlotData& plot_data) {
 
 // Whether the run was distributed Newton's (its rounds evaluate and multiply), not ADMM's.
 bool NewtonRun(const Trace& trace) {
-  return std::any_of(trace.rounds.begin(), trace.rounds.end(), [](const TraceRound& r) { return r.kind != "admm"; });
+  return std::any_of(trace.rounds.begin(), trace.rounds.end(), [](const TraceRound& r) { return r.kind != RoundKind::kAdmm; });
 }
 
 // ADMM's stop test has primal and dual residuals, each with its tolerance; Newton's, the

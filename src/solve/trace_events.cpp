@@ -19,7 +19,7 @@ std::string SetupEvent(const Executor& executor, const ProblemSpec& spec, const 
 
 std::string RoundEvent(const RoundRequest& request, double objective, const TestedResiduals* res,
                        const RoundTiming& timing, const std::vector<WorkerReply>& replies) {
-  TraceRound round{.round = request.round, .kind = RoundKindName(request.kind), .time = timing.time,
+  TraceRound round{.round = request.round, .kind = request.kind, .time = timing.time,
                    .rho = request.rho, .objective = objective,
                    .primal_residual = res ? std::optional(res->primal) : std::nullopt,
                    .dual_residual = res ? std::optional(res->dual) : std::nullopt,

@@ -35,16 +35,6 @@ const char* ReplyStatusName(ReplyStatus status) {
   return "unknown";
 }
 
-const char* RoundKindName(RoundKind kind) {
-  switch (kind) {
-    case RoundKind::kAdmm: return "admm";
-    case RoundKind::kEvaluate: return "evaluate";
-    case RoundKind::kHessianVector: return "hessian-vector";
-    case RoundKind::kScore: return "score";
-  }
-  return "unknown";
-}
-
 SharedVector Gather(std::span<const double> z, const std::vector<uint32_t>& support) {
   std::vector<double> local(support.size());
   for (std::size_t k = 0; k < support.size(); ++k) local[k] = z[support[k]];

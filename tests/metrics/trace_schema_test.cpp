@@ -25,7 +25,7 @@ TraceSetup ReadySetup() {
 }
 
 TraceRound TestedRound() {
-  TraceRound round{.round = 4, .kind = "hessian-vector", .time = 1.25, .rho = 0.75, .objective = 0.6931471805599453,
+  TraceRound round{.round = 4, .kind = RoundKind::kHessianVector, .time = 1.25, .rho = 0.75, .objective = 0.6931471805599453,
                    .primal_residual = 1e-3, .dual_residual = 2e-3, .eps_primal = 3e-3, .eps_dual = 4e-3,
                    .inner_tolerance = 0.01, .lean = true, .wait_seconds = 0.5, .master_seconds = 0.25,
                    .z_update_seconds = 0.125, .stop_test_seconds = 0.0625, .dispatch = 300.5, .replies = 301.5,

@@ -67,7 +67,7 @@ struct TraceWorkerRound : WorkerTimings {
 // "round": one per round.
 struct TraceRound {
   int64_t round = 0;
-  std::string kind = "admm";  // RoundKindName: admm, evaluate, hessian-vector (Newton's), score
+  RoundKind kind = RoundKind::kAdmm;  // (a trace without kinds is ADMM's)
   double time = 0;  // since the first round began, at the end of this one
   double rho = 0;
   std::optional<double> objective;  // null where partial rounds leave F unknown

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "nimbus/choices.h"
+
 namespace nimbus {
 
 // A model-sized vector of doubles that is passed around without copies: a z sent to every
@@ -87,7 +89,13 @@ struct WorkerHistory {
 //   kScore          z = the model (every copy), query = what to answer (worker/held_out_scores.h):
 //                   reply w = the folds' sums and the AUC's digit counts (any length)
 enum class RoundKind : int64_t { kAdmm = 0, kEvaluate = 1, kHessianVector = 2, kScore = 3 };
-const char* RoundKindName(RoundKind kind);
+template <>
+struct ChoiceNames<RoundKind> {
+  static constexpr std::string_view option = "round kind";
+  static constexpr auto names = std::to_array<std::pair<RoundKind, std::string_view>>(
+      {{RoundKind::kAdmm, "admm"}, {RoundKind::kEvaluate, "evaluate"}, {RoundKind::kHessianVector, "hessian-vector"},
+       {RoundKind::kScore, "score"}});
+};
 
 struct RoundRequest {
   int64_t round = 0;

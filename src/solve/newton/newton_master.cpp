@@ -224,7 +224,7 @@ class DistributedObjective final : public SmoothFunction {
     failed_ = true;
     summary_.termination = Termination::kWorkerFailed;
     summary_.message = "worker " + std::to_string(r.worker) + " " + ReplyStatusName(r.status) + " in round " +
-                       std::to_string(request.round) + " (" + RoundKindName(request.kind) + "): " + r.error;
+                       std::to_string(request.round) + " (" + std::string(NameOf(request.kind)) + "): " + r.error;
     return false;
   }
 
