@@ -628,13 +628,7 @@ Result<Profile> CalibrateOn(Plan& plan, const CalibrationSetup& options) {
 }  // namespace
 
 Status CalibrationOptions::Validate() const {
-  if (workers.empty()) return InvalidArgument("--workers: give at least one worker count");
-  for (std::size_t i = 0; i < workers.size(); ++i) {
-    if (workers[i] < 1 || (i > 0 && workers[i] <= workers[i - 1])) {
-      return InvalidArgument("--workers: the counts must be >= 1 and ascend");
-    }
-  }
-  if (repetitions < 1 || repetitions > 100) return InvalidArgument("--repeat: must be in [1, 100]");
+  NIMBUS_RETURN_IF_ERROR(ValidateRepeatedSolves(workers, repetitions));
   if (wide_features < 1) return InvalidArgument("calibrate: the wide problem needs at least one feature");
   return Status::Ok();
 }

@@ -67,7 +67,7 @@ std::string Described(const ScalePoint& p, Algorithm algorithm, int repetitions)
 
 }  // namespace
 
-Status ScaleOptions::Validate() const {
+Status ValidateRepeatedSolves(const std::vector<int>& workers, int repetitions) {
   if (workers.empty()) return InvalidArgument("--workers: give at least one worker count");
   for (std::size_t i = 0; i < workers.size(); ++i) {
     if (workers[i] < 1 || (i > 0 && workers[i] <= workers[i - 1])) {
@@ -77,6 +77,8 @@ Status ScaleOptions::Validate() const {
   if (repetitions < 1 || repetitions > 100) return InvalidArgument("--repeat: must be in [1, 100]");
   return Status::Ok();
 }
+
+Status ScaleOptions::Validate() const { return ValidateRepeatedSolves(workers, repetitions); }
 
 // The fastest of the repetitions at each K. They are interleaved (every K, then every K
 // again), so that a slow spell of this machine falls on one repetition of several K rather
