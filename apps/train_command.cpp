@@ -33,8 +33,7 @@ IterationCallback ProgressPrinter(Algorithm algorithm) {
   };
 }
 
-// What the run prints as it goes: the notes on checkpoints, the start line, and progress
-// lines on a terminal.
+// What the run prints as it goes: the start line, and progress lines on a terminal.
 struct Printing {
   bool quiet = false;
   bool progress = false;
