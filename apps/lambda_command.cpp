@@ -15,8 +15,9 @@ namespace nimbus::cli {
 namespace {
 
 int RunPackage(int argc, char** argv) {
-  std::string out, binary = SiblingProgram("nimbus-lambda");
-  bool allow_cpu_specific = false;
+  std::string out;
+  LambdaPackageOptions options;
+  options.binary = SiblingProgram("nimbus-lambda");  // (the library's default, shown in the help)
   ArgParser parser("lambda package", "--out FILE.zip",
                    "Builds the deployment package of a provided.al2023 Lambda function that runs nimbus workers:\n"
                    "bootstrap, bin/nimbus-lambda and every shared library it needs (the loader and C library\n"
@@ -24,15 +25,12 @@ int RunPackage(int argc, char** argv) {
                    "more than x86-64-v2 (-march=native, say) is refused: a Lambda host's CPU may lack its instructions.");
   parser.AddString("out", "FILE.zip", "where to write the package", &out);
   parser.AddString("binary", "PATH", "the program to package as bin/nimbus-lambda: nimbus-lambda, or one's own "
-                   "that serves workers (nimbus::WorkerMain)", &binary);
+                   "that serves workers (nimbus::WorkerMain)", &options.binary);
   parser.AddSwitch("allow-cpu-specific", "package a binary built for more than x86-64-v2 (with a warning)",
-                   &allow_cpu_specific);
+                   &options.allow_cpu_specific);
   parser.Require("out");
   int exit_code = 0;
   if (!ParseOrExit(parser, argc, argv, &exit_code, 3)) return exit_code;
-  LambdaPackageOptions options;
-  options.binary = binary;
-  options.allow_cpu_specific = allow_cpu_specific;
   options.on_warning = [](const std::string& warning) {
     std::fprintf(stderr, "nimbus lambda package: warning: %s\n", warning.c_str());
   };

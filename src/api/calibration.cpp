@@ -31,7 +31,6 @@
 #include "nimbus/metrics/least_squares.h"
 #include "nimbus/metrics/simulation.h"
 #include "nimbus/nimbus.h"
-#include "nimbus/runtime/launcher.h"
 #include "nimbus/runtime/threads_executor.h"
 #include "nimbus/transport/transport.h"
 
@@ -636,14 +635,12 @@ Status CalibrationOptions::Validate() const {
 Result<Profile> Calibrate(const TrainingData& data, const SolveOptions& options, const CalibrationOptions& calibration) {
   NIMBUS_RETURN_IF_ERROR(calibration.Validate());
   NIMBUS_RETURN_IF_ERROR(options.Validate());
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanDataInMemory(data, calibration.workers.front(), options.loss));
-  if (!plan.data) return InvalidArgument("--data: give a LIBSVM file (it is split anew for each K)");
-  NIMBUS_RETURN_IF_ERROR(SetProblem(options, &plan));
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanForEveryK(data, options, calibration.workers.front()));
   CalibrationSetup setup;
   setup.workers = calibration.workers;
   setup.master = ChooseMaster(options);
   setup.worker = WorkerOptionsOf(options);
-  setup.executable = options.runtime.worker_program.empty() ? CurrentExecutable() : options.runtime.worker_program;
+  setup.executable = WorkerProgramOf(options.runtime);
   setup.wide_features = calibration.wide_features;
   setup.repetitions = calibration.repetitions;
   setup.progress = calibration.progress;

@@ -171,6 +171,10 @@ Result<std::unique_ptr<Launcher>> MakeInvokeLauncher([[maybe_unused]] const Runt
 
 }  // namespace
 
+std::string WorkerProgramOf(const RuntimeOptions& options) {
+  return options.worker_program.empty() ? CurrentExecutable() : options.worker_program;
+}
+
 namespace {
 
 int64_t DefaultWorkers() { return std::max<unsigned>(1, std::thread::hardware_concurrency()); }
@@ -603,9 +607,7 @@ Result<RemoteOptions> RemoteOptionsOf(const RuntimeOptions& flags, bool general_
 // How a remote worker starts: a process of the worker program, a Lambda invocation, or the
 // launch command.
 Result<std::unique_ptr<Launcher>> LauncherOf(const RuntimeOptions& flags) {
-  if (flags.kind == RuntimeKind::kProcess) {
-    return MakeProcessLauncher(flags.worker_program.empty() ? CurrentExecutable() : flags.worker_program);
-  }
+  if (flags.kind == RuntimeKind::kProcess) return MakeProcessLauncher(WorkerProgramOf(flags));
   if (flags.kind == RuntimeKind::kLambda) return MakeInvokeLauncher(flags);
   return MakeCommandLauncher(flags.launch, SplitList(flags.hosts));
 }

@@ -9,17 +9,6 @@
 namespace nimbus {
 namespace {
 
-// The data in this process, split for the first K, with its regularizer.
-Result<Plan> PlanScaling(const TrainingData& data, const SolveOptions& options, int first_workers) {
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanDataInMemory(data, first_workers, options.loss));
-  if (!plan.data) {
-    return InvalidArgument("--data: " + data.location() +
-                           " holds shards for one K; give the LIBSVM file, which scale splits anew for each K");
-  }
-  NIMBUS_RETURN_IF_ERROR(SetProblem(options, &plan));
-  return plan;
-}
-
 // The problem and solver the result describes; its points are the solves still to come.
 ScaleResult ResultWithoutPoints(const TrainingData& data, const SolveOptions& options, Algorithm algorithm,
                                 const Plan& plan) {
@@ -67,6 +56,16 @@ std::string Described(const ScalePoint& p, Algorithm algorithm, int repetitions)
 
 }  // namespace
 
+Result<Plan> PlanForEveryK(const TrainingData& data, const SolveOptions& options, int first_workers) {
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanDataInMemory(data, first_workers, options.loss));
+  if (!plan.data) {
+    return InvalidArgument("--data: " + data.location() +
+                           " holds shards for one K; give the LIBSVM file, which is split anew for each K");
+  }
+  NIMBUS_RETURN_IF_ERROR(SetProblem(options, &plan));
+  return plan;
+}
+
 Status ValidateRepeatedSolves(const std::vector<int>& workers, int repetitions) {
   if (workers.empty()) return InvalidArgument("--workers: give at least one worker count");
   for (std::size_t i = 0; i < workers.size(); ++i) {
@@ -87,7 +86,7 @@ Result<ScaleResult> MeasureScaling(const TrainingData& data, const SolveOptions&
   NIMBUS_RETURN_IF_ERROR(scale.Validate());
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   const MasterChoice master = ChooseMaster(options);
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanScaling(data, options, scale.workers.front()));
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanForEveryK(data, options, scale.workers.front()));
   ScaleResult result = ResultWithoutPoints(data, options, master.algorithm, plan);
   const std::size_t count = scale.workers.size();
   std::vector<std::optional<ScalePoint>> fastest(count);

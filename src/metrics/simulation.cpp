@@ -158,30 +158,29 @@ Result<std::vector<std::string>> SimulationOutput::Write(const std::string& out,
                                  titles + "\nunset logscale x\n" + PlotScript::kLinearY);
   return plots.Render(out, "simulate.gp", gnuplot);
 }
-Result<Validation> ValidatePredictions(const Profile& profile, Platform platform, const ScaleResult& measured,
+Result<Validation> ValidatePredictions(const Profile& profile, Platform platform, const ScaleResult& scale,
                                        const std::string& scale_path, double tolerance) {
-  const ScaleResult* scale = &measured;
-  if (scale->rows != profile.rows || scale->cols != profile.cols || scale->nnz != profile.nnz) {
+  if (scale.rows != profile.rows || scale.cols != profile.cols || scale.nnz != profile.nnz) {
     return InvalidArgument(Format("--validate: %s is of another problem (%lld rows, %lld features, "
                                                        "%lld nonzeros) than the profile (%lld, %lld, %lld)",
-                                                       scale_path.c_str(), static_cast<long long>(scale->rows),
-                                                       static_cast<long long>(scale->cols),
-                                                       static_cast<long long>(scale->nnz),
+                                                       scale_path.c_str(), static_cast<long long>(scale.rows),
+                                                       static_cast<long long>(scale.cols),
+                                                       static_cast<long long>(scale.nnz),
                                                        static_cast<long long>(profile.rows),
                                                        static_cast<long long>(profile.cols),
                                                        static_cast<long long>(profile.nnz)));
   }
-  if (scale->algorithm != profile.algorithm) {
-    return InvalidArgument("--validate: " + scale_path + " ran " + NameOf(scale->algorithm).data() +
+  if (scale.algorithm != profile.algorithm) {
+    return InvalidArgument("--validate: " + scale_path + " ran " + NameOf(scale.algorithm).data() +
                            ", the profile measured " + NameOf(profile.algorithm).data() +
                            " (give both the same --algorithm)");
   }
-  if (scale->runtime == RuntimeKind::kThreads) {  // messages in memory, workers already running
+  if (scale.runtime == RuntimeKind::kThreads) {  // messages in memory, workers already running
     platform.latency_seconds = platform.message_cpu_seconds = platform.message_cpu_seconds_per_byte = 0;
     platform.master_bandwidth = platform.worker_bandwidth = Platform::kNoWire;
     platform.launch_seconds = platform.cold_start_median = 0;
-  } else if (scale->runtime != RuntimeKind::kProcess) {
-    return InvalidArgument("--validate: the scale run used the " + std::string(NameOf(scale->runtime)) +
+  } else if (scale.runtime != RuntimeKind::kProcess) {
+    return InvalidArgument("--validate: the scale run used the " + std::string(NameOf(scale.runtime)) +
                            " runtime; the local platform models threads and process");
   }
   Validation validation;
@@ -190,15 +189,15 @@ Result<Validation> ValidatePredictions(const Profile& profile, Platform platform
   double& worst = validation.worst_error;
   double& widest = validation.widest_spread;
   table = "predicted (" + platform.name + " platform) against measured (nimbus scale --runtime " +
-                      NameOf(scale->runtime).data() + ", " + NameOf(scale->algorithm).data() + ")\n";
+                      NameOf(scale.runtime).data() + ", " + NameOf(scale.algorithm).data() + ")\n";
   table += "      K    rounds        ms/round             time to solution s      spread of the solves\n";
   table += "         meas. pred.  meas.    pred.   error  meas.    pred.   error  calibration  scale\n";
   dat = "# workers measured_s predicted_s measured_round_ms predicted_round_ms calibration_spread scale_spread\n";
-  for (const ScalePoint& point : scale->points) {
+  for (const ScalePoint& point : scale.points) {
     Scenario scenario;
-    scenario.rows = scale->rows;
-    scenario.cols = scale->cols;
-    scenario.nnz = scale->nnz;
+    scenario.rows = scale.rows;
+    scenario.cols = scale.cols;
+    scenario.nnz = scale.nnz;
     scenario.workers = point.workers;
     NIMBUS_ASSIGN_OR_RETURN(const Prediction predicted, Simulate(profile, platform, scenario, Prices{}));
     const double round_error = predicted.round_seconds / point.seconds_per_round() - 1;

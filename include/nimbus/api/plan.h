@@ -104,9 +104,14 @@ Result<std::vector<double>> ClassWeightsOfCounts(const ClassWeights& weights, co
 // the class weights, and the regularizer
 // (the options' l1, l2 or custom one; without any, l2 = 1/N, liblinear's C = 1).
 Status SetProblem(const SolveOptions& options, Plan* plan);
-// The worker counts (>= 1, ascending) and repetitions per count (1 to 100) of the tools that
-// solve the same problem at several K: scale and calibrate.
+// What the tools that solve the same problem at several K (scale, calibrate) share: their
+// worker counts (>= 1, ascending) and repetitions per count (1 to 100) checked, and the data
+// (a LIBSVM file: shards hold one K's split) read into this process, split for the first K,
+// with its problem set (Repartition splits it for the next).
 Status ValidateRepeatedSolves(const std::vector<int>& workers, int repetitions);
+Result<Plan> PlanForEveryK(const TrainingData& data, const SolveOptions& options, int first_workers);
+// The program the process runtime starts as a worker: RuntimeOptions::worker_program, or this one.
+std::string WorkerProgramOf(const RuntimeOptions& options);
 // What a worker holds for a shard of `rows` rows and `nnz` nonzeros, in bytes: the shard
 // (labels, row offsets, indices, values), the x-update's per-row arrays (per row and block
 // for `blocks` > 1: classes times cross-validation's copies), and about 20 vectors of the
