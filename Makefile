@@ -35,6 +35,7 @@ bench: build
 	$(BUILD_DIR)/bench/load $(BUILD_DIR)/apps/nimbus 256 10 200
 	bench/solvers.sh $(BUILD_DIR)/apps/nimbus
 	bench/link.sh $(BUILD_DIR)/apps/nimbus $(BUILD_DIR)/tests/nimbus-fault-proxy
+	bench/relays.sh $(BUILD_DIR)/apps/nimbus
 
 # The suite under ASan + UBSan, and the threaded parts under TSan (build-asan, build-tsan).
 test-sanitize: deps

@@ -26,6 +26,8 @@ void AddPlatformOptions(ArgParser& parser, PlatformFlags* f) {
   parser.AddDouble("latency-ms", "MS", "one message, one way", &f->latency_ms);
   parser.AddDouble("master-gbps", "GBIT/S", "the master's link, each direction", &f->master_gbps);
   parser.AddDouble("worker-mbps", "MBIT/S", "one worker's link", &f->worker_mbps);
+  parser.AddDouble("relay-host-gbps", "GBIT/S", "--relay-fanout: a relay host's link, each direction (default: the\n"
+                   "                            master's)", &f->relay_host_gbps);
   parser.AddDouble("launch-ms", "MS", "the master's time to launch one worker", &f->launch_ms);
   parser.AddDouble("cold-start-ms", "MS", "median launch-to-running time (lognormal)", &f->cold_start_ms);
   parser.AddDouble("cold-start-sigma", "S", "sigma of the cold start's log", &f->cold_start_sigma);
@@ -56,6 +58,7 @@ Result<Platform> MakePlatform(const ArgParser& parser, const PlatformFlags& f, c
   if (parser.Given("latency-ms")) platform.latency_seconds = f.latency_ms / 1e3;
   if (parser.Given("master-gbps")) platform.master_bandwidth = f.master_gbps * 1e9 / 8;
   if (parser.Given("worker-mbps")) platform.worker_bandwidth = f.worker_mbps * 1e6 / 8;
+  if (parser.Given("relay-host-gbps")) platform.relay_bandwidth = f.relay_host_gbps * 1e9 / 8;
   if (parser.Given("launch-ms")) platform.launch_seconds = f.launch_ms / 1e3;
   if (parser.Given("cold-start-ms")) platform.cold_start_median = f.cold_start_ms / 1e3;
   if (parser.Given("cold-start-sigma")) platform.cold_start_sigma = f.cold_start_sigma;

@@ -15,6 +15,7 @@ struct PlatformFlags {
          cold_start_sigma = 0, storage_mbs = 0, storage_latency_ms = 0, jitter = 0, straggler_probability = 0,
          straggler_slowdown = 0;
   double relay_read_ns_per_byte = 0, relay_write_ns_per_byte = 0;
+  double relay_host_gbps = 0;
 };
 
 // --platform and the figures; the help shows Lambda's (--platform local takes the profile's).

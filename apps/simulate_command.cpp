@@ -107,6 +107,9 @@ int RunSimulate(int argc, char** argv) {
   parser.AddDouble("nnz-per-row", "R", "nonzeros per row; 0: the profile's", &grid.nnz_per_row);
   parser.AddInt("iterations", "N", "ADMM iterations (Newton steps, at the profile's rounds per step) at every K; 0:\n"
                 "                            the profile's, against K", &grid.iterations);
+  parser.AddInt("relay-fanout", "F", "relays between the master and the workers (nimbus train --relays): every\n"
+                "                            node of the tree, the master too, with at most F children; 0: the star",
+                &grid.relay_fanout);
   parser.AddInt("seed", "N", "seed of the cold starts and stragglers", &seed);
   parser.AddString("validate", "SCALE.json", "compare with a nimbus scale run (its scale.json) on this machine",
                    &validate);

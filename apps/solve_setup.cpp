@@ -77,6 +77,11 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {
                    &flags->round_timeout_floor);
   parser.AddDouble("heartbeat", "SECONDS", "heartbeat interval; 5 missed heartbeats mean a worker is gone", &flags->heartbeat);
   parser.AddInt("max-restarts", "N", "new invocations of one worker within one round before giving up", &flags->max_restarts);
+  parser.AddInt("relays", "R", "process, command: serve the workers through R relays, each summing its group's\n"
+                "                            replies into one message to the master (Newton; default 0: none)", &flags->relays);
+  parser.AddInt("relay-fanout", "F", "a relay with more than F workers starts relays of its own (a tree; 0: no limit)",
+                &flags->relay_fanout);
+  parser.AddChoice("relay-workers", "NAME", "how a relay runs its workers: process or threads", &flags->relay_workers);
 }
 
 void AddGridOptions(ArgParser& parser, PathOptions* path, std::string* lambdas) {

@@ -32,8 +32,9 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
   parser.AddString("local-solver", "NAME", "x-update solver: newton-cg or lbfgs", &flags->local_solver);
   parser.AddDouble("target-objective", "F", "stop once the objective is <= F (for benchmarks; newton's gradient test\n"
                    "                            is then off)", &flags->target_objective);
-  parser.AddChoice("message-precision", "P", "float64, or float32: z and w on the wire in half the bytes until the\n"
-                   "                            stop test first passes, then exact rounds to finish (remote runtimes)",
+  parser.AddChoice("message-precision", "P", "float64, or float32: half the bytes on the wire (remote runtimes); admm:\n"
+                   "                            z and w until the stop test first passes, then exact rounds to finish;\n"
+                   "                            newton: Hessian-vector products (evaluations stay exact)",
                    &admm.message_precision);
   parser.AddString("barrier", "all|S", "wait for all workers each round, or for S of them (asynchronous ADMM)",
                    &flags->barrier);

@@ -105,6 +105,9 @@ SolveOptions OptionsOf(const py::dict& options) {
   runtime.lambda_function = Get<std::string>(options, "lambda_function", runtime.lambda_function);
   runtime.lambda_endpoint = Get<std::string>(options, "lambda_endpoint", runtime.lambda_endpoint);
   runtime.max_restarts = Get<int64_t>(options, "max_restarts", runtime.max_restarts);
+  runtime.relays = Get<int64_t>(options, "relays", runtime.relays);
+  runtime.relay_fanout = Get<int64_t>(options, "relay_fanout", runtime.relay_fanout);
+  runtime.relay_workers = GetChoice(options, "relay_workers", runtime.relay_workers);
   runtime.shard_dir = Get<std::string>(options, "shard_dir", runtime.shard_dir);
   runtime.lambda_pass_credentials = Get<bool>(options, "lambda_pass_credentials", runtime.lambda_pass_credentials);
   runtime.insecure = Get<bool>(options, "insecure", runtime.insecure);

@@ -28,7 +28,8 @@ enum class Topology { kStar, kAllreduce };
 enum class ConsensusForm { kGeneral, kDense };
 // Data of three classes or more: one binary problem per class, softmax, or scikit-learn's rule.
 enum class Multiclass { kOvr, kMultinomial, kAuto };
-// ADMM's vectors on the wire: doubles, or floats with the answer kept exact (lean messages).
+// Vectors on the wire: doubles, or floats with the answer kept exact (lean messages: ADMM's z and w,
+// Newton's Hessian-vector products).
 enum class MessagePrecision { kFloat64, kFloat32 };
 // The term a regularization path varies.
 enum class Penalty { kL1, kL2 };

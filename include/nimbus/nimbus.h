@@ -126,10 +126,18 @@ struct RuntimeOptions {
   int64_t max_restarts = 3;
   double max_lifetime = 0, round_timeout_floor = 60, heartbeat = 1;
   Topology topology = Topology::kStar;  // mpi: a master rank, or every rank a worker
+  // process and command: the workers in this many groups, each served by a relay (a worker
+  // process that starts its group's workers and sums their replies into one: runtime/relay.h),
+  // so that the master's link carries one message a relay, not a worker; 0: no relays (the
+  // star). A relay with more than relay_fanout workers starts relays of its own (a tree; 0:
+  // no limit). Relays serve Newton's rounds.
+  int64_t relays = 0, relay_fanout = 0;
+  RuntimeKind relay_workers = RuntimeKind::kProcess;  // how a relay runs its workers: process or threads
   double worker_memory_mb = -1;   // refuse up front above this (-1: the function's memory on lambda, else none)
   uint64_t run_id = 0;            // mpi: the id all ranks share (set by Solve)
 
   Status Validate() const;
+  Status ValidateRelays() const;
 };
 // Whether this build has the runtime (lambda and mpi are optional parts).
 bool RuntimeAvailable(RuntimeKind kind);

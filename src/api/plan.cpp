@@ -17,6 +17,7 @@
 #include "nimbus/data/libsvm_reader.h"
 #include "nimbus/data/sample_weights.h"
 #include "nimbus/runtime/launcher.h"
+#include "nimbus/runtime/relay.h"
 #include "nimbus/runtime/threads_executor.h"
 #ifdef NIMBUS_HAVE_MPI
 #include "nimbus/mpi/mpi_runtime.h"
@@ -285,6 +286,8 @@ FoldPlan TextSource::FoldsOf(std::size_t part) const {
 
 Status ScanData(Plan& plan, const SolveOptions& options) {
   if (!plan.text || plan.text->planned) return Status::Ok();
+  // Relays serve shards: the master reads the text and writes them (StoreAssignments).
+  if (options.runtime.relays > 0) return ReadTextHere(plan);
   TextSource& text = *plan.text;
   Stopwatch watch;
   NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
@@ -644,6 +647,12 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
     return runtime;
   }
 #endif
+  if (flags.relays > 0) {
+    RelayGroup settings;
+    settings.threads = flags.relay_workers == RuntimeKind::kThreads;
+    settings.fanout = flags.relay_fanout;
+    NIMBUS_ASSIGN_OR_RETURN(shards, GroupForRelays(shards, static_cast<int>(flags.relays), settings));
+  }
   NIMBUS_ASSIGN_OR_RETURN(RemoteOptions options, RemoteOptionsOf(flags, general_form, runtime));
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Launcher> launcher, LauncherOf(flags));
   auto remote = std::make_unique<RemoteExecutor>(std::move(shards), plan.spec, worker_options, options, std::move(launcher));
@@ -672,10 +681,8 @@ std::pair<Algorithm, std::string> AutoAlgorithm(const SolveOptions& options) {
   const AdmmOptions& admm = options.admm;
   // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).
   if (options.checkpoint.resume) return {options.checkpoint.resume->algorithm, "auto: the checkpoint's run used it"};
+  if (options.runtime.relays > 0) return {Algorithm::kNewton, "auto: --relays, which sum Newton's rounds"};
   if (admm.barrier != 0) return {Algorithm::kAdmm, "auto: --barrier, a partial barrier, is ADMM's"};
-  if (admm.message_precision == MessagePrecision::kFloat32) {
-    return {Algorithm::kAdmm, "auto: --message-precision float32, lean messages, are ADMM's"};
-  }
   if (options.runtime.topology == Topology::kAllreduce) {
     return {Algorithm::kAdmm, "auto: --topology allreduce has no master for Newton's line search"};
   }

@@ -94,6 +94,28 @@ Status RuntimeOptions::Validate() const {
     return InvalidArgument("--runtime lambda: needs --lambda-function NAME");
   }
   if (!(worker_memory_mb >= -1)) return InvalidArgument("--worker-memory-mb: must be >= 0");
+  return ValidateRelays();
+}
+
+Status RuntimeOptions::ValidateRelays() const {
+  if (relays < 0 || relay_fanout < 0) return InvalidArgument("--relays and --relay-fanout: must be >= 0");
+  if (relay_fanout == 1) return InvalidArgument("--relay-fanout: a relay of one worker sums nothing: give 2 or more");
+  if (relays == 0) {
+    if (relay_fanout > 0) return InvalidArgument("--relay-fanout: needs --relays R");
+    return Status::Ok();
+  }
+  if (kind != RuntimeKind::kProcess && kind != RuntimeKind::kCommand) {
+    return InvalidArgument("--relays: relays are processes the master starts: --runtime process or command, not " +
+                           std::string(NameOf(kind)));
+  }
+  if (relay_workers != RuntimeKind::kProcess && relay_workers != RuntimeKind::kThreads) {
+    return InvalidArgument("--relay-workers: a relay runs its workers as process or threads, not " +
+                           std::string(NameOf(relay_workers)));
+  }
+  if (workers > 0 && relays > workers) {
+    return InvalidArgument("--relays: " + std::to_string(relays) + " relays for " + std::to_string(workers) +
+                           " workers: give at most --workers");
+  }
   return Status::Ok();
 }
 
@@ -145,9 +167,12 @@ Status SolveOptions::Validate() const {
   }
   const bool allreduce = runtime.topology == Topology::kAllreduce;
   const bool lean = admm.message_precision == MessagePrecision::kFloat32;
-  if (algorithm == Algorithm::kNewton && (admm.barrier != 0 || lean || allreduce)) {
-    return InvalidArgument("--algorithm newton: not with --barrier, --message-precision float32 or --topology "
-                           "allreduce (ADMM's)");
+  if (algorithm == Algorithm::kNewton && (admm.barrier != 0 || allreduce)) {
+    return InvalidArgument("--algorithm newton: not with --barrier or --topology allreduce (ADMM's)");
+  }
+  if (runtime.relays > 0 && (algorithm == Algorithm::kAdmm || admm.barrier != 0)) {
+    return InvalidArgument("--relays: relays sum Newton's rounds; ADMM's (--algorithm admm, --barrier) are not "
+                           "relayed yet");
   }
   if (regularizer != nullptr && allreduce) {
     return InvalidArgument("--topology allreduce: every rank applies the regularizer, and ranks know only l1 and l2");
@@ -186,6 +211,7 @@ NewtonOptions NewtonOptionsOf(const SolveOptions& options) {
   newton.target_objective = options.admm.target_objective;
   newton.round_timeout_seconds = options.admm.round_timeout_seconds;
   newton.start_timeout_seconds = options.admm.start_timeout_seconds;
+  newton.lean_products = options.admm.message_precision == MessagePrecision::kFloat32;
   return newton;
 }
 
@@ -263,6 +289,10 @@ SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution sol
   result.summary = std::move(solution.summary);
   result.summary.load_seconds = plan.load_seconds;
   result.summary.cols = SourceCols(plan);
+  if (options.runtime.relays > 0) {  // the master's executor counted the relays as its workers
+    result.summary.relays = static_cast<int>(options.runtime.relays);
+    result.summary.workers = plan.workers;
+  }
   AddCostEstimate(options.prices, plan, &result.summary);
   result.model = ModelOf(plan, std::move(solution.model));
   return result;

@@ -58,6 +58,8 @@ int WorkerMain(int argc, char** argv, double process_start_wall) {
   parser.AddDouble("max-lifetime", "SECONDS", "hand over after this long (0: never)", &options.max_lifetime);
   parser.AddString("server-key", "KEY", "the master's CurveZMQ public key (Z85)", &server_key);
   parser.AddString("client-key", "KEY", "the run's CurveZMQ client public key (Z85)", &client_key);
+  parser.AddInt("parent", "PID", "end with this process (a relay's workers end with their relay)",
+                &options.parent_pid);
   parser.AddDouble("connect-timeout", "SECONDS", "give up if the master does not answer for this long",
                    &options.connect_timeout_seconds);
   parser.Require("connect");

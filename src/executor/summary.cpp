@@ -9,6 +9,10 @@
 namespace nimbus {
 const char* TerminationName(Termination termination) { return NameOf(termination).data(); }
 
+std::string Summary::RelaysText() const {
+  return relays == 0 ? "" : Format(" through %d relays", relays);
+}
+
 std::string Summary::BriefReport() const {
   const std::string resumed =
       resumed_at_round >= 0 ? Format(", resumed at round %lld", static_cast<long long>(resumed_at_round)) : "";
@@ -21,7 +25,7 @@ std::string Summary::BriefReport() const {
                 "%lld nonzeros, %.3f s (load and setup %.3f s) on %d %s workers%s",
                 TerminationName(termination), iterations, residuals.c_str(),
                 static_cast<long long>(nnz), load_seconds + setup_seconds + solve_seconds, load_seconds + setup_seconds,
-                workers, runtime.c_str(), resumed.c_str());
+                workers, runtime.c_str(), (RelaysText() + resumed).c_str());
 }
 
 std::string Summary::FullReport() const {
@@ -32,7 +36,7 @@ std::string Summary::FullReport() const {
   if (solved_cols != cols) {
     out += Format("  features used    %lld (solved over these only)\n", static_cast<long long>(solved_cols));
   }
-  out += Format("  runtime          %s, %d workers\n", runtime.c_str(), workers);
+  out += Format("  runtime          %s, %d workers%s\n", runtime.c_str(), workers, RelaysText().c_str());
   out += Format("  termination      %s: %s\n", TerminationName(termination), message.c_str());
   const std::string why = algorithm_reason.empty() ? "" : " (" + algorithm_reason + ")";
   out += Format("  algorithm        %s%s\n", NameOf(algorithm).data(), why.c_str());

@@ -48,6 +48,7 @@ Status SimulationGrid::Validate() const {
   }
   if (rows < 0 || nnz_per_row < 0) return InvalidArgument("--rows and --nnz-per-row: must be >= 1");
   if (iterations < 0) return InvalidArgument("--iterations: must be >= 1");
+  if (relay_fanout < 0 || relay_fanout == 1) return InvalidArgument("--relay-fanout: must be 0 (the star) or >= 2");
   return Status::Ok();
 }
 
@@ -73,7 +74,7 @@ Result<SimulationOutput> SimulateGrid(const Profile& profile, const Platform& pl
     const double per_row = std::min(size.nnz_per_row, static_cast<double>(d));
     table += Format("d = %lld features, %lld rows, %.0f nonzeros per row\n", static_cast<long long>(d),
                     static_cast<long long>(size.rows), per_row);
-    table += "      K  iterations  rounds  setup s  ms/round  to solution s  speedup  efficiency  per round: speedup"
+    table += "      K  relays  iterations  rounds  setup s  ms/round  to solution s  speedup  efficiency  per round: speedup"
              "  efficiency  communication  cold start  shard load  $/solve\n";
     dat += Format("# d = %lld\n# workers iterations setup_s round_ms total_s speedup efficiency communication_share "
                   "compute_share cold_start_share dollars round_speedup round_efficiency load_s rounds\n",
@@ -87,6 +88,9 @@ Result<SimulationOutput> SimulateGrid(const Profile& profile, const Platform& pl
       scenario.workers = static_cast<int>(k);
       scenario.iterations = static_cast<int>(size.iterations);
       scenario.seed = size.seed;
+      const int64_t fanout = size.relay_fanout;
+      scenario.relays = fanout > 0 && k > fanout ? static_cast<int>(std::min(fanout, (k + fanout - 1) / fanout)) : 0;
+      scenario.relay_fanout = static_cast<int>(fanout);
       if (k > size.rows) continue;
       Result<Prediction> p = Simulate(profile, platform, scenario, prices);
       if (!p.ok()) return p.status();
@@ -99,9 +103,9 @@ Result<SimulationOutput> SimulateGrid(const Profile& profile, const Platform& pl
       const double efficiency = speedup * baseline_workers / static_cast<double>(k);
       const double round_speedup = baseline_round / p->round_seconds;
       const double round_efficiency = round_speedup * baseline_workers / static_cast<double>(k);
-      table += Format("  %5lld  %10d  %6d  %7.3f  %8.2f  %13.3f  %7.2f  %10.2f  %18.2f  %10.2f  %12.1f%%  %9.1f%%"
+      table += Format("  %5lld  %6d  %10d  %6d  %7.3f  %8.2f  %13.3f  %7.2f  %10.2f  %18.2f  %10.2f  %12.1f%%  %9.1f%%"
                       "  %8.2f s  %7.4f\n",
-                      static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds, 1e3 * p->round_seconds,
+                      static_cast<long long>(k), p->relay_hosts, p->iterations, p->rounds, p->setup_seconds, 1e3 * p->round_seconds,
                       p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
                       100 * p->communication_share, 100 * p->cold_start_share, p->load_seconds, p->dollars);
       dat += Format("%lld %d %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f %d\n", static_cast<long long>(k),
@@ -113,11 +117,11 @@ Result<SimulationOutput> SimulateGrid(const Profile& profile, const Platform& pl
                      "\"round_seconds\": %.9g, \"total_seconds\": %.9g, \"speedup\": %.9g, \"efficiency\": %.9g, "
                      "\"round_speedup\": %.9g, \"round_efficiency\": %.9g, \"communication_share\": %.9g, "
                      "\"compute_share\": %.9g, \"cold_start_share\": %.9g, \"load_seconds\": %.9g, \"dollars\": %.9g, "
-                     "\"bytes_per_round\": %lld}",
+                     "\"bytes_per_round\": %lld, \"relay_hosts\": %d}",
                      static_cast<long long>(d), static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds,
                      p->round_seconds, p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
                      p->communication_share, p->compute_share, p->cold_start_share, p->load_seconds, p->dollars,
-                     static_cast<long long>(p->bytes_per_round));
+                     static_cast<long long>(p->bytes_per_round), p->relay_hosts);
       first_json = false;
     }
     table += "\n";

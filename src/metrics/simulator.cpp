@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <optional>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -102,6 +103,47 @@ RoundTimes SimulateRoundOwnCpus(const Platform& platform, const std::vector<doub
     master_free = std::max(master_free, received) + master_per_reply;
   }
   return {master_free + master_fixed, 0, 0};
+}
+
+// Relays between the master and the workers (runtime/relay.h): the master's children are
+// relays over consecutive groups of workers, cut as GroupForRelays cuts them, and a relay
+// with more workers than the fanout has relays of its own. A node's link carries its
+// children's messages one after another, as the master's does in the star.
+struct TreeNode {
+  std::size_t begin = 0, end = 0;  // its workers
+  bool worker = false;
+  double bandwidth = 0;            // its own link, each direction
+  MessageSizes messages;           // its ROUND and REPLY, to and from its parent
+  double sum_seconds = 0;          // its parent's work adding its REPLY into the sum
+  double own_seconds = 0;          // a relay's work once every REPLY is in (its z on the whole model)
+  std::vector<TreeNode> children;
+};
+
+// One round on a relay tree where every worker and relay has its own CPU: when the node's
+// ROUND is in (at `arrived`), the time its REPLY is ready to leave.
+double TreeReplyReady(const Platform& platform, const std::vector<double>& compute, const TreeNode& node,
+                      double arrived, bool free_messages) {
+  if (node.worker) return arrived + compute[node.begin];
+  const double latency = free_messages ? 0 : platform.latency_seconds;
+  auto on_link = [&](double bytes, double bandwidth) { return free_messages ? 0 : bytes / bandwidth; };
+  std::vector<std::pair<double, const TreeNode*>> ready;
+  for (std::size_t i = 0; i < node.children.size(); ++i) {
+    const TreeNode& child = node.children[i];
+    const double slower = std::min(node.bandwidth, child.bandwidth);
+    const double in = arrived + static_cast<double>(i) * on_link(child.messages.request, node.bandwidth) + latency +
+                      on_link(child.messages.request, slower);
+    ready.emplace_back(TreeReplyReady(platform, compute, child, in, free_messages), &child);
+  }
+  std::sort(ready.begin(), ready.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  double link_free = arrived, free_at = arrived;
+  for (const auto& [at, child] : ready) {
+    const double slower = std::min(node.bandwidth, child->bandwidth);
+    const double received = std::max(at + latency + on_link(child->messages.reply, slower),
+                                     link_free + on_link(child->messages.reply, node.bandwidth));
+    link_free = received;
+    free_at = std::max(free_at, received) + child->sum_seconds;
+  }
+  return free_at + node.own_seconds;
 }
 
 // Weighted processor sharing on `cores` CPUs, of jobs that start as others end or after a
@@ -316,8 +358,15 @@ class SharedRound {
 
 // One round, on the platform's shared cores or on a CPU per worker.
 RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& compute, const MessageSizes& messages,
-                         double master_per_reply, double master_fixed, bool free_messages) {
+                         double master_per_reply, double master_fixed, bool free_messages, const TreeNode* relays) {
   RoundTimes times;
+  if (relays != nullptr) {  // own CPUs (Simulate refuses relays on shared cores)
+    times.end = TreeReplyReady(platform, compute, *relays, 0, free_messages);
+    for (const double c : compute) times.mean_compute += c / static_cast<double>(compute.size());
+    times.master = relays->own_seconds;
+    for (const TreeNode& child : relays->children) times.master += child.sum_seconds;
+    return times;
+  }
   if (platform.cores > 0) {
     SharedRound round(platform.cores, compute, SharedCostsOf(platform, messages, free_messages), master_per_reply,
                       master_fixed);
@@ -632,6 +681,7 @@ Status Profile::Write(const std::string& path) const { return WriteFileAtomicall
 
 Status Platform::Validate() const {
   if (cores < 0 || start_cores < 0) return InvalidArgument("platform " + name + ": cores must be >= 0");
+  if (!FiniteNonNegative(relay_bandwidth)) return InvalidArgument("platform " + name + ": relay bandwidth must be >= 0");
   for (const double value : {compute_speed, master_bandwidth, worker_bandwidth, storage_bandwidth}) {
     if (!(value > 0) || !std::isfinite(value)) {
       return InvalidArgument("platform " + name + ": compute speed and bandwidths must be positive");
@@ -723,11 +773,95 @@ int RoundsAt(const Profile& profile, const ProfilePoint& at, int iterations) {
   return std::max(1, static_cast<int>(std::lround(iterations * per_step)));
 }
 
+// The relay tree of a scenario, with each node's link, messages and work: a node over n
+// workers holds the union of their supports, LocalFraction(n nnz_i, d) of the model.
+class TreeBuilder {
+ public:
+  TreeBuilder(const Profile& profile, const Platform& platform, const ProfilePoint& at, const Scenario& scenario)
+      : profile_(profile), platform_(platform), at_(at), scenario_(scenario),
+        nnz_per_worker_(static_cast<double>(scenario.nnz) / scenario.workers),
+        d_(static_cast<double>(scenario.cols)) {}
+
+  TreeNode Master() const {
+    TreeNode master;
+    master.end = static_cast<std::size_t>(scenario_.workers);
+    master.bandwidth = platform_.master_bandwidth;
+    master.own_seconds = profile_.master_seconds_per_coordinate * profile_.ModelSize(d_);
+    master.children = Cut(0, master.end, static_cast<std::size_t>(scenario_.relays));
+    return master;
+  }
+
+ private:
+  std::vector<TreeNode> Cut(std::size_t begin, std::size_t end, std::size_t groups) const {
+    std::vector<TreeNode> relays;
+    const std::size_t n = end - begin;
+    for (std::size_t g = 0, next = begin; g < groups; ++g) {
+      const std::size_t size = n / groups + (g < n % groups ? 1 : 0);
+      relays.push_back(Relay(next, next + size));
+      next += size;
+    }
+    return relays;
+  }
+  TreeNode Relay(std::size_t begin, std::size_t end) const {
+    TreeNode relay = Sized(begin, end, platform_.relay_bandwidth > 0 ? platform_.relay_bandwidth : platform_.master_bandwidth);
+    // It puts z on the whole model before its workers' gathers (runtime/relay.cpp).
+    relay.own_seconds = profile_.master_seconds_per_coordinate * profile_.ModelSize(d_);
+    const std::size_t n = end - begin, fanout = static_cast<std::size_t>(scenario_.relay_fanout);
+    if (fanout > 0 && n > fanout) {  // as runtime/relay.h's RelaysUnder cuts them
+      relay.children = Cut(begin, end, std::min(fanout, (n + fanout - 1) / fanout));
+    } else {
+      for (std::size_t i = begin; i < end; ++i) {
+        relay.children.push_back(Sized(i, i + 1, platform_.worker_bandwidth));
+        relay.children.back().worker = true;
+      }
+    }
+    return relay;
+  }
+  TreeNode Sized(std::size_t begin, std::size_t end, double bandwidth) const {
+    const double local = profile_.LocalFraction(nnz_per_worker_ * static_cast<double>(end - begin), d_) *
+                         profile_.ModelSize(d_);
+    TreeNode node;
+    node.begin = begin;
+    node.end = end;
+    node.bandwidth = bandwidth;
+    node.messages = MessagesOf(at_, local);
+    node.sum_seconds = profile_.master_seconds_per_reply_coordinate * local;
+    return node;
+  }
+
+  const Profile& profile_;
+  const Platform& platform_;
+  const ProfilePoint& at_;
+  const Scenario& scenario_;
+  double nnz_per_worker_, d_;
+};
+
+// When each worker is launched: a node launches its children one after another; a relay,
+// once running (a process start after its launch), launches its own.
+void LaunchTimes(const TreeNode& node, double at, double launch_seconds, double relay_start_seconds,
+                 std::vector<double>& launched) {
+  for (std::size_t i = 0; i < node.children.size(); ++i) {
+    const TreeNode& child = node.children[i];
+    const double when = at + static_cast<double>(i) * launch_seconds;
+    if (child.worker) {
+      launched[child.begin] = when;
+    } else {
+      LaunchTimes(child, when + relay_start_seconds, launch_seconds, relay_start_seconds, launched);
+    }
+  }
+}
+
+int CountRelays(const TreeNode& node) {
+  int relays = 0;
+  for (const TreeNode& child : node.children) relays += child.worker ? 0 : 1 + CountRelays(child);
+  return relays;
+}
+
 // Setup: serial launches, a cold start each, the connection, HELLO and ASSIGN, the shard load
 // and the worker's preparation of it, READY. Fills the prediction's setup, cold start, load and
 // preparation times.
-void SimulateStart(const Profile& profile, const Platform& platform, const Scenario& scenario, Draws& draws,
-                   Prediction& out) {
+void SimulateStart(const Profile& profile, const Platform& platform, const Scenario& scenario, const TreeNode* relays,
+                   Draws& draws, Prediction& out) {
   const int k = scenario.workers;
   const double shard_bytes = ShardBytesOf(scenario);
   out.prepare_seconds = profile.prepare_seconds_per_nnz * static_cast<double>(scenario.nnz) / k / platform.compute_speed;
@@ -736,10 +870,14 @@ void SimulateStart(const Profile& profile, const Platform& platform, const Scena
   const std::size_t workers = static_cast<std::size_t>(k);
   std::vector<double> launched(workers), cold_work(workers), load_work(workers);
   for (std::size_t i = 0; i < workers; ++i) {
-    const double cold = platform.cold_start_median * std::exp(platform.cold_start_sigma * draws.Normal());
-    const double load = platform.storage_latency_seconds + shard_bytes / platform.storage_bandwidth;
     launched[i] = static_cast<double>(i) * platform.launch_seconds;
-    cold_work[i] = cold;
+    cold_work[i] = platform.cold_start_median * std::exp(platform.cold_start_sigma * draws.Normal());
+  }
+  // Behind relays, each relay launches its own workers, side by side with the others.
+  if (relays != nullptr) LaunchTimes(*relays, 0, platform.launch_seconds, profile.process_start_seconds, launched);
+  for (std::size_t i = 0; i < workers; ++i) {
+    const double cold = cold_work[i];
+    const double load = platform.storage_latency_seconds + shard_bytes / platform.storage_bandwidth;
     load_work[i] = load + out.prepare_seconds;
     out.cold_start_seconds = std::max(out.cold_start_seconds, launched[i] + cold);
     out.load_seconds = load;  // the same for every shard
@@ -783,14 +921,15 @@ struct WorkerTimes {
 // Every round, with its messages and once more with free messages (the same draws), into the
 // prediction's solve time and shares.
 void SimulateRounds(const Platform& platform, const WorkerTimes& workers, const MessageSizes& messages,
-                    double master_per_reply, double master_fixed, int rounds, Draws& draws, Prediction& out) {
+                    double master_per_reply, double master_fixed, const TreeNode* relays, int rounds, Draws& draws,
+                    Prediction& out) {
   std::vector<double> compute(workers.spread.size());
   double solve = 0, solve_free = 0, compute_total = 0, master_total = 0;
   for (int round = 0; round < rounds; ++round) {
     workers.Draw(platform, draws, compute);
-    const RoundTimes times = SimulateRound(platform, compute, messages, master_per_reply, master_fixed, false);
+    const RoundTimes times = SimulateRound(platform, compute, messages, master_per_reply, master_fixed, false, relays);
     solve += times.end;
-    solve_free += SimulateRound(platform, compute, messages, master_per_reply, master_fixed, true).end;
+    solve_free += SimulateRound(platform, compute, messages, master_per_reply, master_fixed, true, relays).end;
     compute_total += times.mean_compute;
     master_total += times.master;
   }
@@ -823,8 +962,18 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   out.cols = scenario.cols;
   out.iterations = scenario.iterations > 0 ? scenario.iterations : at.iterations;
   out.rounds = RoundsAt(profile, at, scenario.iterations);
+  if (scenario.relays < 0 || scenario.relays > k || scenario.relay_fanout < 0 || scenario.relay_fanout == 1) {
+    return InvalidArgument("simulate: relays must be in [0, workers] and the relay fanout 0 or >= 2");
+  }
+  if (scenario.relays > 0 && platform.cores > 0) {
+    return InvalidArgument("simulate: relays are modelled where every worker has its own CPU (--platform lambda), "
+                           "not on platform " + platform.name + "'s shared cores");
+  }
+  std::optional<TreeNode> relays;
+  if (scenario.relays > 0) relays = TreeBuilder(profile, platform, at, scenario).Master();
+  const TreeNode* tree = relays ? &*relays : nullptr;
   Draws draws(scenario.seed);
-  SimulateStart(profile, platform, scenario, draws, out);
+  SimulateStart(profile, platform, scenario, tree, draws, out);
 
   // On shared cores, workers computing side by side slow each other down (memory, caches).
   const double base = profile.WorkerRoundSeconds(at, static_cast<double>(scenario.nnz) / k, d) /
@@ -833,14 +982,22 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   const MessageSizes messages = MessagesOf(at, local_size);
   const double master_per_reply = profile.master_seconds_per_reply_coordinate * local_size;
   const double master_fixed = profile.master_seconds_per_coordinate * profile.ModelSize(d);
-  SimulateRounds(platform, WorkerTimes(base, at.imbalance, k), messages, master_per_reply, master_fixed, out.rounds, draws,
-                 out);
+  SimulateRounds(platform, WorkerTimes(base, at.imbalance, k), messages, master_per_reply, master_fixed, tree,
+                 out.rounds, draws, out);
   out.total_seconds = out.setup_seconds + out.solve_seconds;
   out.cold_start_share = out.total_seconds > 0 ? out.cold_start_seconds / out.total_seconds : 0;
   out.bytes_per_round = static_cast<int64_t>(k * (messages.request + messages.reply));
+  if (tree != nullptr) {
+    out.bytes_per_round = 0;
+    for (const TreeNode& relay : tree->children) {
+      out.bytes_per_round += static_cast<int64_t>(relay.messages.request + relay.messages.reply);
+    }
+    out.relay_hosts = CountRelays(*tree);
+  }
 
   const int64_t s3_requests = k * (1 + ShardLoadRequests(static_cast<int64_t>(ShardBytesOf(scenario))));
-  const Cost cost = EstimateCost(prices, k, k * out.total_seconds, s3_requests, out.total_seconds);
+  // Each relay host is priced as the master's, for the whole run.
+  const Cost cost = EstimateCost(prices, k, k * out.total_seconds, s3_requests, (1 + out.relay_hosts) * out.total_seconds);
   out.dollars = cost.total_dollars();
   out.gb_seconds = cost.function_gb_seconds;
   return out;

@@ -174,8 +174,10 @@ Result<std::unique_ptr<Invocation>> Spawn(const std::vector<std::string>& argv, 
 
 class ProcessLauncher final : public Launcher {
  public:
-  explicit ProcessLauncher(std::string binary) : binary_(std::move(binary)) {}
-  Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
+  ProcessLauncher(std::string binary, bool end_with_this) : binary_(std::move(binary)), end_with_this_(end_with_this) {}
+  Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& launch) override {
+    LaunchRequest request = launch;
+    if (end_with_this_) request.parent_pid = ::getpid();
     std::vector<std::string> argv{binary_, "worker"};
     for (std::string& a : WorkerArguments(request)) argv.push_back(std::move(a));
     return Spawn(argv, /*own_group=*/false, request.credentials, request.memory_limit_bytes);
@@ -183,6 +185,7 @@ class ProcessLauncher final : public Launcher {
 
  private:
   std::string binary_;
+  bool end_with_this_;
 };
 
 class CommandLauncher final : public Launcher {
@@ -229,6 +232,10 @@ std::vector<std::string> WorkerArguments(const LaunchRequest& request) {
     args.push_back("--max-lifetime");
     args.push_back(FormatSeconds(request.max_lifetime));
   }
+  if (request.parent_pid > 0) {
+    args.push_back("--parent");
+    args.push_back(std::to_string(request.parent_pid));
+  }
   if (request.credentials.secure()) {
     for (const std::string& a : {std::string("--server-key"), request.credentials.server_public,
                                  std::string("--client-key"), request.credentials.client.public_key}) {
@@ -264,8 +271,8 @@ std::string MemoryCapMechanism() {
   return "address space";
 }
 
-std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary) {
-  return std::make_unique<ProcessLauncher>(std::move(binary));
+std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary, bool end_with_this) {
+  return std::make_unique<ProcessLauncher>(std::move(binary), end_with_this);
 }
 
 std::unique_ptr<Launcher> MakeCommandLauncher(std::string command_template, std::vector<std::string> hosts) {

@@ -58,6 +58,7 @@ AssignBody MakeAssignBody(const ShardAssignment& shard, const ProblemSpec& spec,
   body.master_timeout_seconds = master_timeout_seconds;
   body.faults = EncodeFaults(worker.faults);
   body.text = shard.text;
+  body.relay = shard.relay;
   return body;
 }
 

@@ -1,6 +1,7 @@
 #include "nimbus/runtime/worker_process.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "nimbus/cloud/s3.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/data/shard.h"
+#include "nimbus/runtime/relay.h"
 #include "nimbus/transport/transport.h"
 #include "nimbus/worker/shard_worker.h"
 #include "nimbus/worker/text_part.h"
@@ -137,6 +139,18 @@ int64_t ProcessMemoryLimitBytes() {
 
 namespace {
 
+class ShardServer final : public RoundServer {
+ public:
+  explicit ShardServer(std::unique_ptr<ShardWorker> worker) : worker_(std::move(worker)) {}
+  std::size_t local_size() const override { return worker_->local_size(); }
+  WorkerReply Serve(const RoundRequest& request, uint64_t invocation) override {
+    return worker_->Serve(request, invocation);
+  }
+
+ private:
+  std::unique_ptr<ShardWorker> worker_;
+};
+
 class WorkerSession {
  public:
   explicit WorkerSession(const WorkerProcessOptions& options) : options_(options) {
@@ -210,13 +224,23 @@ class WorkerSession {
       rows = std::move(finished).value();
       load_seconds = read_watch.ElapsedSeconds();
     }
-    Result<std::unique_ptr<ShardWorker>> worker =
-        MakeAssignedWorker(options_.worker, *body, &spec_, &load_seconds, std::move(rows));
-    if (!worker.ok()) return FatalLoad(worker.status());
-    worker_ = std::move(worker).value();
-    faults_ = worker_->options().faults;
-
-    ReadyBody ready{worker_->Ready(load_seconds)};
+    ReadyBody ready;
+    if (body->relay) {
+      doing_ = "starting its group's workers";
+      Result<FaultInjection> faults = DecodeFaults(body->faults);
+      if (!faults.ok()) return Fatal("bad assignment: " + faults.status().message());
+      faults_ = *faults;
+      Result<std::unique_ptr<RoundServer>> relay = StartRelay(options_.worker, *body, &ready.ready);
+      if (!relay.ok()) return FatalLoad(relay.status());
+      server_ = std::move(relay).value();
+    } else {
+      Result<std::unique_ptr<ShardWorker>> worker =
+          MakeAssignedWorker(options_.worker, *body, &spec_, &load_seconds, std::move(rows));
+      if (!worker.ok()) return FatalLoad(worker.status());
+      faults_ = (*worker)->options().faults;
+      ready.ready = (*worker)->Ready(load_seconds);
+      server_ = std::make_unique<ShardServer>(std::move(worker).value());
+    }
     ready.ready.process_start_wall = options_.process_start_wall;
     ready.ready.hello_wall = hello_wall;
     if (Status sent = SendKept(PackReady(Envelope_(MessageType::kReady), ready)); !sent.ok()) {
@@ -236,7 +260,7 @@ class WorkerSession {
   }
 
   int ServeRounds() {
-    const std::size_t model_size = worker_->local_size();
+    const std::size_t model_size = server_->local_size();
     double longest_round = 0;
     while (true) {
       Result<WireMessage> message = Await(MessageType::kRound, master_timeout_);
@@ -258,7 +282,7 @@ class WorkerSession {
       }
       Stopwatch round_watch;
       doing_ = "serving round " + std::to_string(request->round);
-      WorkerReply reply = worker_->Serve(*request, options_.invocation);
+      WorkerReply reply = server_->Serve(*request, options_.invocation);
       reply.timings.receive_wall = receive_wall;
       reply.timings.send_wall = WallSeconds();
       last_answered_round_ = request->round;
@@ -413,7 +437,7 @@ class WorkerSession {
   double master_timeout_ = 60;
   ProblemSpec spec_;
   FaultInjection faults_;
-  std::unique_ptr<ShardWorker> worker_;
+  std::unique_ptr<RoundServer> server_;  // its shard's worker, or a relay's group
   std::string doing_ = "starting";  // what it was doing, should memory run out
   int64_t last_answered_round_ = -1;
   std::optional<WireMessage> last_sent_;  // HELLO, READY or the last REPLY: for a master that lost it
@@ -424,6 +448,12 @@ class WorkerSession {
 }  // namespace
 
 int RunWorkerProcess(const WorkerProcessOptions& options) {
+  if (options.parent_pid > 0) {
+    // Killed with its parent (a relay that dies takes its workers along: its master starts a
+    // new relay, which starts new workers); already orphaned, it leaves at once.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != static_cast<pid_t>(options.parent_pid)) return kWorkerLostMaster;
+  }
   WorkerSession session(options);
   const int code = session.Run();
   return code;

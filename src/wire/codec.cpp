@@ -239,6 +239,47 @@ Result<FoldPlan> ParseFoldPlan(const nlohmann::json& json) {
   return plan;
 }
 
+// A relay's group as one line of JSON (the ASSIGN's text frame has one per field):
+//   {"shards": [[key, checksum, rows, nnz, memory], ...], "threads": false, "fanout": F, "listen": "tcp://..."}
+std::string RelayGroupJson(const RelayGroup& group) {
+  nlohmann::json json;
+  json["shards"] = nlohmann::json::array();
+  for (const RelayedShard& shard : group.shards) {
+    json["shards"].push_back({shard.key, shard.checksum, shard.rows, shard.nnz, shard.memory_estimate_bytes});
+  }
+  json["threads"] = group.threads;
+  json["fanout"] = group.fanout;
+  json["listen"] = group.listen;
+  return json.dump();
+}
+
+// Every field checked for its type: the text comes off the wire.
+Result<RelayGroup> ParseRelayGroup(std::string_view text) {
+  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto bad = [](const std::string& why) { return BadBody(MessageType::kAssign, "the relay group: " + why); };
+  if (!json.is_object() || !json.contains("shards") || !json["shards"].is_array() || !json.contains("threads") ||
+      !json["threads"].is_boolean() || !json.contains("fanout") || !json["fanout"].is_number_unsigned() ||
+      !json.contains("listen") || !json["listen"].is_string()) {
+    return bad("not {shards, threads, fanout, listen}");
+  }
+  RelayGroup group;
+  for (const nlohmann::json& s : json["shards"]) {
+    if (!s.is_array() || s.size() != 5 || !s[0].is_string() || !s[1].is_number_unsigned()) {
+      return bad("a shard is not [key, checksum, rows, nnz, memory]");
+    }
+    for (std::size_t i = 2; i < 5; ++i) {
+      if (!s[i].is_number_unsigned()) return bad("a shard's rows, nonzeros or memory is not a count");
+    }
+    group.shards.push_back({s[0].get<std::string>(), s[1].get<uint64_t>(), s[2].get<int64_t>(), s[3].get<int64_t>(),
+                            s[4].get<int64_t>()});
+  }
+  if (group.shards.empty()) return bad("no shards");
+  group.threads = json["threads"].get<bool>();
+  group.fanout = json["fanout"].get<int64_t>();
+  group.listen = json["listen"].get<std::string>();
+  return group;
+}
+
 // Every field checked for its type: the text comes off the wire.
 Result<TextPart> ParseTextPart(std::string_view text) {
   const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -444,8 +485,10 @@ WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
       features = Frame::View(b.text->plan->features, list.data(), list.size() * sizeof(uint32_t));
     }
   }
+  const std::string relay = b.relay ? RelayGroupJson(*b.relay) : "";
   return Make(envelope, MessageType::kAssign,
-              {FieldsFrame(f), Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss + '\n' + b.faults),
+              {FieldsFrame(f),
+               Frame::Copy(b.store_uri + '\n' + b.shard_key + '\n' + b.loss + '\n' + relay + '\n' + b.faults),
                Frame::Copy(doubles.data(), doubles.size() * sizeof(double)), Frame::Copy(b.folds.data(), b.folds.size()),
                Frame::Adopt(std::move(text)), std::move(features)});
 }
@@ -453,23 +496,26 @@ WireMessage PackAssign(const Envelope& envelope, const AssignBody& b) {
 Result<AssignBody> UnpackAssign(const WireMessage& message) {
   NIMBUS_RETURN_IF_ERROR(CheckShape(message, MessageType::kAssign, 6, 6));
   NIMBUS_ASSIGN_OR_RETURN(const AssignFields f, ReadFields<AssignFields>(message, MessageType::kAssign, 0));
-  // "store\nkey\nloss\nfaults"
+  // "store\nkey\nloss\nrelay group (JSON, one line; empty: none)\nfaults"
   std::string_view text = message.payload[1].text();
-  std::string lines[4];
-  for (std::size_t i = 0; i < 3; ++i) {
+  std::string lines[5];
+  constexpr const char* kMissing[] = {"shard location without a key", "shard location without a loss",
+                                      "shard location without a relay line", "shard location without faults"};
+  for (std::size_t i = 0; i < 4; ++i) {
     const auto newline = text.find('\n');
-    if (newline == std::string_view::npos) {
-      return BadBody(MessageType::kAssign, i == 0 ? "shard location without a key" : "shard location without a loss");
-    }
+    if (newline == std::string_view::npos) return BadBody(MessageType::kAssign, kMissing[i]);
     lines[i] = std::string(text.substr(0, newline));
     text.remove_prefix(newline + 1);
   }
-  lines[3] = std::string(text);
+  lines[4] = std::string(text);
   AssignBody b;
   b.store_uri = std::move(lines[0]);
   b.shard_key = std::move(lines[1]);
   b.loss = std::move(lines[2]);
-  b.faults = std::move(lines[3]);
+  if (!lines[3].empty()) {
+    NIMBUS_ASSIGN_OR_RETURN(b.relay, ParseRelayGroup(lines[3]));
+  }
+  b.faults = std::move(lines[4]);
   b.shard_checksum = f.shard_checksum;
   b.l1 = f.l1;
   b.l2 = f.l2;

@@ -1,6 +1,7 @@
 // End to end: the remote runtimes through the command line, with real worker processes.
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <sstream>
 
 #include "e2e_support.h"
@@ -125,7 +126,7 @@ TEST(RuntimeCli, LeanMessagesHalveTheBytesAndFinishWithExactRounds) {
   const std::string reference = TrainLiblinear(6, 1.0 / (6000 * lambda), 1e-6, data, dir.File("liblinear.model"));
   for (const std::string precision : {"float64", "float32"}) {
     Train({"--data", data, "--l1", Number(lambda), "--workers", "3", "--eps-rel", "1e-4", "--runtime", "process",
-           "--message-precision", precision, "--out", dir.File(precision + ".json"), "--summary-json",
+           "--algorithm", "admm", "--message-precision", precision, "--out", dir.File(precision + ".json"), "--summary-json",
            dir.File(precision + "-summary.json"), "--trace", dir.File(precision + ".jsonl")});
   }
   const Json exact = Json::parse(ReadTextFile(dir.File("float64-summary.json")));
@@ -152,6 +153,45 @@ TEST(RuntimeCli, LeanMessagesHalveTheBytesAndFinishWithExactRounds) {
   const double theirs = ObjectiveOf(reference, data, lambda, 0);
   EXPECT_NEAR(ObjectiveOf(dir.File("float32.json"), data, lambda, 0), theirs, 1e-5 * theirs);
   EXPECT_NEAR(ObjectiveOf(dir.File("float64.json"), data, lambda, 0), theirs, 1e-5 * theirs);
+}
+
+// Newton's lean messages: its Hessian-vector products go as float32 (the direction out, the
+// product back), its evaluations as doubles; the answer is liblinear's optimum, L1 and L2, and
+// through relays too.
+TEST(RuntimeCli, NewtonsLeanProductsCostFewerBytesAndReachLiblinearsOptimum) {
+  TempDir dir;
+  const std::string data = PowerLawData(dir);
+  const double lambda = 1e-4;
+  for (const std::string term : {"l1", "l2"}) {
+    SCOPED_TRACE(term);
+    const std::string reference = TrainLiblinear(term == "l1" ? 6 : 0, 1.0 / (6000 * lambda), 1e-6, data,
+                                                 dir.File(term + "-liblinear.model"));
+    const double theirs = ObjectiveOf(reference, data, term == "l1" ? lambda : 0, term == "l2" ? lambda : 0);
+    std::map<std::string, Json> summaries;
+    for (const std::string how : {"float64", "float32", "relays"}) {
+      const std::string name = term + "-" + how;
+      std::vector<std::string> args = {"--data", data, "--" + term, Number(lambda), "--workers", "3", "--runtime",
+                                       "process", "--message-precision", how == "float64" ? "float64" : "float32",
+                                       "--out", dir.File(name + ".json"), "--summary-json", dir.File(name + "-s.json")};
+      if (how == "relays") args.insert(args.end(), {"--relays", "2"});
+      Train(args);
+      summaries[how] = Json::parse(ReadTextFile(dir.File(name + "-s.json")));
+      EXPECT_EQ(summaries[how]["algorithm"], "newton");
+      EXPECT_EQ(summaries[how]["termination"], "converged");
+      const double ours = ObjectiveOf(dir.File(name + ".json"), data, term == "l1" ? lambda : 0,
+                                      term == "l2" ? lambda : 0);
+      EXPECT_NEAR(ours, theirs, 1e-6 * theirs) << how;
+    }
+    const Json& exact = summaries["float64"];
+    const Json& lean = summaries["float32"];
+    EXPECT_EQ(exact["lean_rounds"], 0);
+    // Every round but the evaluations is a product, lean.
+    EXPECT_GT(lean["lean_rounds"].get<int>(), lean["rounds"].get<int>() / 3);
+    EXPECT_LT(lean["lean_rounds"].get<int>(), lean["rounds"].get<int>());
+    const double lean_per_round = lean["bytes_sent"].get<double>() / lean["rounds"].get<double>();
+    const double exact_per_round = exact["bytes_sent"].get<double>() / exact["rounds"].get<double>();
+    EXPECT_LT(lean_per_round, 0.85 * exact_per_round) << lean_per_round << " vs " << exact_per_round;
+  }
 }
 
 TEST(RuntimeCli, AReplacementWorkerResumesOnItsSupport) {

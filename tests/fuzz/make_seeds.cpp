@@ -83,6 +83,11 @@ int main(int argc, char** argv) {
   part.plan = plan;
   assign.text = part;
   WriteMessage(corpus + "/wire/assign-text", PackAssign(envelope, assign));
+  assign.text.reset();
+  assign.relay = RelayGroup{{{"shard-00000.bin", 7, 10, 30, 4096}, {"shard-00001.bin", 0, 12, 33, 4096}}, false, 2,
+                            "tcp://127.0.0.1:0"};
+  WriteMessage(corpus + "/wire/assign-relay", PackAssign(envelope, assign));
+  assign.relay.reset();
   ScannedBody scanned;
   scanned.scan.rows = 30;
   scanned.scan.nnz = 90;

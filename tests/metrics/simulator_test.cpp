@@ -200,6 +200,62 @@ TEST(Simulator, ARoundWithLatencyBandwidthAndMasterWorkAsWorkedOutByHand) {
   EXPECT_NEAR(p->dollars, expected, 1e-12);
 }
 
+// Relays (runtime/relay.h): the master's link carries one ROUND and one REPLY a relay; each
+// relay's link carries its workers', and it sums their replies and puts z on the whole model.
+TEST(Simulator, ARoundThroughRelaysAsWorkedOutByHand) {
+  Profile profile = FlatProfile();
+  profile.master_seconds_per_reply_coordinate = 0.001;  // 0.1 s per reply summed, at the master or a relay
+  profile.master_seconds_per_coordinate = 0.002;        // 0.2 s for the z-update, or a relay's whole z
+  profile.process_start_seconds = 0.3;                  // a relay, from its launch to running
+  Platform platform = FreePlatform(0);
+  platform.latency_seconds = 0.1;
+  platform.master_bandwidth = kMessageBytes;      // 1 s per message on the master's link
+  platform.relay_bandwidth = 2 * kMessageBytes;   // 0.5 s on a relay's
+  platform.worker_bandwidth = kMessageBytes / 2;  // 2 s through a worker's link
+  platform.launch_seconds = 0.25;
+  platform.cold_start_median = 0.5;
+  platform.storage_latency_seconds = 0.05;
+  platform.storage_bandwidth = (250 * 16 + 2500 * 12) / 1.0;  // a quarter of the rows loads in 1 s
+  Scenario scenario = ScenarioOf(profile, 4);
+  scenario.relays = 2;
+  // The relays' ROUNDs in at 0 + 0.1 + 1 = 1.1 and 1 + 0.1 + 1 = 2.1. A relay's ROUND in at t:
+  // its workers' in at t + 0.1 + 2 and t + 0.5 + 0.1 + 2, computed at t + 3.1 and t + 3.6;
+  // their REPLYs in at t + 5.2 and max(t + 5.7, t + 5.2 + 0.5) = t + 5.7, summed by t + 5.3 and
+  // t + 5.8, its z by t + 6.0: the relays' REPLYs leave at 7.1 and 8.1, are in at 8.2 and
+  // max(9.2, 8.2 + 1) = 9.2, summed by 8.3 and 9.3, and the z-update ends the round at 9.5.
+  Result<Prediction> p = Simulate(profile, platform, scenario, Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->round_seconds, 9.5, 1e-12);
+  // Free messages: every worker done at 1, a relay's sums at 1.1 and 1.2, its z at 1.4; the
+  // master's sums at 1.5 and 1.6, its z-update at 1.8.
+  EXPECT_NEAR(p->communication_share, 1 - 1.8 / 9.5, 1e-12);
+  EXPECT_NEAR(p->master_share, 0.4 / 9.5, 1e-12);
+  EXPECT_EQ(p->bytes_per_round, 2 * 2 * static_cast<int64_t>(kMessageBytes));
+  EXPECT_EQ(p->relay_hosts, 2);
+  // Setup: relay 1 launched at 0.25 runs at 0.55 and launches its second worker at 0.8; then
+  // its cold start 0.5, the shard 0.05 + 1 and 10 trips at 0.1.
+  EXPECT_NEAR(p->setup_seconds, 0.8 + 0.5 + 1.05 + 1.0, 1e-12);
+  // The relays' hosts are priced as the master's.
+  const Prices prices;
+  const double expected = 4 * p->total_seconds * prices.function_memory_gb * prices.lambda_gb_second +
+                          4 * prices.lambda_request + 4 * 3 * prices.s3_get + 3 * p->total_seconds / 3600 * prices.master_hour;
+  EXPECT_NEAR(p->dollars, expected, 1e-12);
+
+  // A tree: 8 workers, no node with more than 2 children: 2 relays of 4, each with 2 of 2.
+  scenario = ScenarioOf(profile, 8);
+  scenario.relays = 2;
+  scenario.relay_fanout = 2;
+  p = Simulate(profile, platform, scenario, Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->relay_hosts, 6);
+  EXPECT_EQ(p->bytes_per_round, 2 * 2 * static_cast<int64_t>(kMessageBytes));
+
+  // Relays are not modelled on shared cores, nor more relays than workers.
+  EXPECT_FALSE(Simulate(profile, FreePlatform(2), scenario, Prices{}).ok());
+  scenario.relays = 9;
+  EXPECT_FALSE(Simulate(profile, platform, scenario, Prices{}).ok());
+}
+
 TEST(Simulator, StragglersAndSharedSlowdown) {
   const Profile profile = FlatProfile();
   Platform platform = FreePlatform(0);

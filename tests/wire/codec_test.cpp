@@ -97,6 +97,7 @@ TEST(CodecTest, HelloAssignReadyByeRoundTrip) {
   EXPECT_EQ(back.heartbeat_seconds, 0.5);
   EXPECT_EQ(back.master_timeout_seconds, 9);
   EXPECT_EQ(back.faults, "0.125 30 0.5 2 1 4 2 5 99");
+  EXPECT_FALSE(back.relay.has_value());
 
   ReadyBody ready;
   ready.ready = {3, 100, 77, 900, 12.5, 0.25, 10.0, 10.5, 11.0, 11.5, 7, nullptr};
@@ -394,6 +395,34 @@ TEST(CodecTest, BodiesOfTheWrongShapeAreRefused) {
   WireMessage no_key = Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign));
   no_key.payload[1] = Frame::Copy("no newline here");
   EXPECT_FALSE(UnpackAssign(no_key).ok());
+}
+
+// A relay's ASSIGN carries its group: every shard with its checksum and sizes, the runtime of
+// its workers, its fanout and where its workers dial; a malformed group is refused.
+TEST(CodecTest, ARelaysGroupRoundTripsAndAMalformedOneIsRefused) {
+  AssignBody assign;
+  assign.store_uri = "/data/shards";
+  assign.faults = "0 0 0 -1 -1 -1 -1 0 7";
+  RelayGroup group;
+  group.shards = {{"shard-00000.bin", 0xabcdefULL, 10, 100, 4096}, {"shard-00001.bin", 0, 11, 99, 4000}};
+  group.threads = true;
+  group.fanout = 4;
+  group.listen = "tcp://10.0.0.7:0";
+  assign.relay = group;
+  const AssignBody back = UnpackAssign(Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign))).value();
+  ASSERT_TRUE(back.relay.has_value());
+  EXPECT_EQ(*back.relay, group);
+  EXPECT_EQ(back.faults, assign.faults);
+  EXPECT_EQ(back.store_uri, "/data/shards");
+
+  for (const std::string relay : {"[]", "{\"shards\":[],\"threads\":false,\"fanout\":0,\"listen\":\"x\"}",
+                                  "{\"shards\":[[\"k\",1,-2,3,4]],\"threads\":false,\"fanout\":0,\"listen\":\"x\"}",
+                                  "{\"shards\":[[\"k\",1,2,3]],\"threads\":false,\"fanout\":0,\"listen\":\"x\"}",
+                                  "not json"}) {
+    WireMessage bad = Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign));
+    bad.payload[1] = Frame::Copy("/data\nkey\nlogistic\n" + relay + "\nfaults");
+    EXPECT_FALSE(UnpackAssign(bad).ok()) << relay;
+  }
 }
 
 // Found by fuzz_wire: a SCANNED message whose field counts 2^62 features came with an empty

@@ -168,7 +168,7 @@ struct MasterChoice {
 // timeouts it shares with ADMM.
 NewtonOptions NewtonOptionsOf(const SolveOptions& options);
 // auto: distributed Newton, unless an option asks for what only ADMM has (a partial barrier,
-// lean messages, the allreduce topology, a regularizer known by its prox), or a resumed run
+// the allreduce topology, a regularizer known by its prox), or a resumed run
 // began with ADMM. The options are valid (SolveOptions::Validate). A solve chooses once, and
 // its summary keeps the choice and the reason.
 MasterChoice ChooseMaster(const SolveOptions& options);

@@ -80,6 +80,7 @@ struct Summary {
   std::string algorithm_reason;
   std::string runtime;
   int workers = 0;
+  int relays = 0;  // between the master and the workers (runtime/relay.h); 0: the star
   int64_t rows = 0;
   int64_t cols = 0;         // the data's features (its largest index)
   int64_t solved_cols = 0;  // the columns solved over: cols, or the features that occur when far fewer
@@ -89,6 +90,7 @@ struct Summary {
   bool operator==(const Summary&) const = default;
   std::string BriefReport() const;
   std::string FullReport() const;
+  std::string RelaysText() const;  // " through R relays", or nothing for the star
   // One JSON object with the fields above (the --summary-json contract of design.md); a trace's
   // "summary" event has the same fields (executor/trace_schema.h).
   std::string ToJson() const;

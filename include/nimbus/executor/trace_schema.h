@@ -162,7 +162,7 @@ void Fields(Self& s, Field&& field) {
   field("resumed_at_round", s.resumed_at_round), field("cost_dollars", s.cost_dollars);
   field("cost_gb_seconds", s.cost_gb_seconds), field("algorithm", s.algorithm);
   field("algorithm_reason", s.algorithm_reason), field("runtime", s.runtime), field("workers", s.workers);
-  field("rows", s.rows), field("cols", s.cols), field("solved_cols", s.solved_cols), field("data_nnz", s.data_nnz);
+  field("relays", s.relays), field("rows", s.rows), field("cols", s.cols), field("solved_cols", s.solved_cols), field("data_nnz", s.data_nnz);
 }
 
 }  // namespace nimbus

@@ -142,6 +142,9 @@ struct Platform {
   // in writing it once it is due; 0 and 0: none.
   double relay_read_seconds_per_byte = 0;
   double relay_write_seconds_per_byte = 0;
+  // Relays (Scenario::relays) run on hosts of their own, each with a link this fast; 0: the
+  // master's.
+  double relay_bandwidth = 0;
   double launch_seconds = 0;     // the master's cost to launch one worker (launches are serial)
   double cold_start_median = 0;  // launch to running: lognormal with this median ...
   double cold_start_sigma = 0;   // ... and this sigma of its log
@@ -167,6 +170,10 @@ struct Scenario {
   // profile's rounds per step at this K.
   int iterations = 0;
   uint64_t seed = 1;
+  // Relays (runtime/relay.h): the workers in this many groups, each behind a relay that sums
+  // their replies; a relay with more than relay_fanout workers has relays of its own (0: no
+  // limit). 0 relays: the star. Modelled where every worker has its own CPU (not on shared cores).
+  int relays = 0, relay_fanout = 0;
 };
 
 struct Prediction {
@@ -187,6 +194,7 @@ struct Prediction {
   double compute_share = 0, master_share = 0, communication_share = 0, waiting_share = 0;
   double cold_start_share = 0;     // cold_start_seconds over the time to solution
   int64_t bytes_per_round = 0;     // through the master, both ways (the mean round)
+  int relay_hosts = 0;             // the relays of the tree, each a host of its own (priced as the master's)
   double dollars = 0;              // per solve, at the given prices
   double gb_seconds = 0;
 };

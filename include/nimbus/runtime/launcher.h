@@ -27,6 +27,9 @@ struct LaunchRequest {
   // (resident memory counted; past it the kernel's OOM killer ends the worker), else by an
   // address-space limit (RLIMIT_AS: an allocation past it fails, and the worker says so).
   int64_t memory_limit_bytes = 0;
+  // The process the worker must not outlive (a relay's, for its workers): passed as --parent;
+  // 0: none.
+  int64_t parent_pid = 0;
 };
 
 // How a worker's memory is held to its limit here: "cgroup v2", "cgroup v1", or "address space"
@@ -57,8 +60,9 @@ class Launcher {
   virtual Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) = 0;
 };
 
-// Starts `binary worker ARGS...` as a child process (the `process` runtime).
-std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary);
+// Starts `binary worker ARGS...` as a child process (the `process` runtime). With
+// `end_with_this`, each ends when this process does (a relay's workers).
+std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary, bool end_with_this = false);
 
 // Runs a user's command template through /bin/sh (the `command` runtime). The template's
 // {args} becomes the quoted worker arguments, and {worker}, {invocation}, {connect}, {run}

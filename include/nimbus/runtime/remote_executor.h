@@ -62,6 +62,8 @@ struct ShardAssignment {
   // Or a part of LIBSVM text the worker reads itself (store_uri and checksum then unused; key
   // names the part in messages).
   std::optional<TextPart> text = std::nullopt;
+  // Or, for a relay (runtime/relay.h), the shards of its group in the store at store_uri.
+  std::optional<RelayGroup> relay = std::nullopt;
 };
 
 // What ASSIGN tells a worker: its shard, the problem, its solver and the liveness settings.

@@ -26,6 +26,8 @@ struct WorkerProcessOptions {
   double process_start_wall = 0;  // when the process began (wall clock)
   // Before the ASSIGN says otherwise: how long to wait for the master at all.
   double connect_timeout_seconds = 60;
+  // The process that started this one (a relay), which it must not outlive; 0: none.
+  int64_t parent_pid = 0;
 };
 
 // Exit codes of a worker.
@@ -40,6 +42,16 @@ int64_t ProcessMemoryLimitBytes();
 inline constexpr const char* kOutOfMemory = "out of memory";
 // How a worker's BYE names a line of its data it could not read: "fatal: bad data: FILE:LINE: ...".
 inline constexpr const char* kBadData = "bad data: ";
+
+// What a worker process serves its rounds with: its shard's worker, or a relay's group of
+// workers (runtime/relay.h).
+class RoundServer {
+ public:
+  virtual ~RoundServer() = default;
+  // The length of the z it is sent: its support's in the general form, else the model's.
+  virtual std::size_t local_size() const = 0;
+  virtual WorkerReply Serve(const RoundRequest& request, uint64_t invocation) = 0;
+};
 
 // The problem an ASSIGN names.
 Result<ProblemSpec> AssignedSpec(const AssignBody& body);

@@ -25,8 +25,8 @@ namespace nimbus {
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
 // 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton);
 // 5: class weights in ASSIGN; 8: products on a direction's support; 9: a heartbeat counts
-// its worker's reconnects, HELLO says its memory limit
-inline constexpr uint16_t kWireVersion = 11;
+// its worker's reconnects, HELLO says its memory limit; 12: a relay's group in ASSIGN
+inline constexpr uint16_t kWireVersion = 12;
 inline constexpr std::size_t kWireHeaderBytes = 88;
 inline constexpr std::size_t kMaxPayloadFrames = 6;
 
@@ -116,6 +116,8 @@ struct AssignBody {
   // Or, in place of the shard, a part of LIBSVM text to read: without its plan, the worker
   // reads and scans it, says SCANNED and waits for the ASSIGN that has the plan.
   std::optional<TextPart> text;
+  // Or, to a relay, its group of shards in the store at store_uri (shard_key then unused).
+  std::optional<RelayGroup> relay;
 };
 
 struct ScannedBody {

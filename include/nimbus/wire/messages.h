@@ -227,6 +227,26 @@ struct TextScanned {
   double seconds = 0;
 };
 
+// A relay's group (runtime/relay.h): the shards of the workers a relay starts and serves,
+// summing their replies into one. The master sees the relay as one worker whose shard is the
+// group's rows.
+struct RelayedShard {
+  std::string key;
+  uint64_t checksum = 0;
+  int64_t rows = 0, nnz = 0;
+  int64_t memory_estimate_bytes = 0;
+  bool operator==(const RelayedShard&) const = default;
+};
+struct RelayGroup {
+  std::vector<RelayedShard> shards;  // in the store the ASSIGN names
+  bool threads = false;              // its workers as threads in the relay's process, else processes
+  // A relay with more shards than this starts relays of its own for them (a tree: no node with
+  // more than this many children; runtime/relay.h: RelaysUnder); 0: no limit.
+  int64_t fanout = 0;
+  std::string listen = "tcp://127.0.0.1:0";  // where the relay's workers dial it
+  bool operator==(const RelayGroup&) const = default;
+};
+
 struct WorkerReady {
   int worker = 0;
   int64_t rows = 0;

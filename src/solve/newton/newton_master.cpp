@@ -95,6 +95,7 @@ class DistributedObjective final : public SmoothFunction {
   }
 
   bool failed() const { return failed_; }
+  void SetLeanProducts(bool lean) { lean_products_ = lean; }
   // The iterate: the point the Hessian was last taken at.
   const SharedVector& iterate() const { return points_[hessian_point_].x; }
   double iterate_value() const { return points_[hessian_point_].value; }
@@ -148,6 +149,8 @@ class DistributedObjective final : public SmoothFunction {
     RoundRequest request;
     request.round = next_round_++;
     request.kind = kind;
+    request.lean = lean_products_ && kind == RoundKind::kHessianVector;
+    if (request.lean) ++summary_.lean_rounds;
     request.z = SharedVector(std::move(z));
     return request;
   }
@@ -259,6 +262,7 @@ class DistributedObjective final : public SmoothFunction {
   Point points_[2];
   int hessian_point_ = 0;
   bool failed_ = false;
+  bool lean_products_ = false;  // NewtonOptions::lean_products
   Stopwatch clock_;  // since the first round
   TestedResiduals tested_;
   bool has_tested_ = false;
@@ -727,6 +731,7 @@ LocalSolveStats NewtonSolve::Steps() {
   objective_ = std::make_unique<DistributedObjective>(
       spec_, executor_, ready_, options_.round_timeout_seconds, first_round, resume_ ? 0 : first_round,
       options_.gradient_tolerance, options_.gradient_tolerance * known_reference, summary_, hooks_.trace);
+  objective_->SetLeanProducts(options_.lean_products);
   if (!resume_ && warm_.reference_at_zero && known_reference == 0) known_reference = objective_->ReferenceAtZero();
   steps_before_ = resume_ ? resume_->iterations : 0;
   seconds_before_ = resume_ ? resume_->solve_seconds : 0;

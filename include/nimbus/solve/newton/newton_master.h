@@ -37,6 +37,11 @@ struct NewtonOptions {
   std::optional<double> target_objective;
   double round_timeout_seconds = 3600.0;
   double start_timeout_seconds = 600.0;
+  // Hessian-vector products travel as float32 (lean messages: the direction out, the product
+  // back, each entry within a relative 2^-24): they only shape the step, which an exact
+  // evaluation then accepts or refuses, and the stop test is on exact gradients, so the
+  // answer meets the same test. Evaluations stay doubles.
+  bool lean_products = false;
 
   Status Validate() const;
 };
