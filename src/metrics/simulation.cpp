@@ -7,6 +7,7 @@
 #include "nimbus/core/file_io.h"
 #include "nimbus/core/format.h"
 #include "nimbus/metrics/plot.h"
+#include "nimbus/wire/messages.h"
 
 namespace nimbus {
 namespace {
@@ -88,9 +89,8 @@ Result<SimulationOutput> SimulateGrid(const Profile& profile, const Platform& pl
       scenario.workers = static_cast<int>(k);
       scenario.iterations = static_cast<int>(size.iterations);
       scenario.seed = size.seed;
-      const int64_t fanout = size.relay_fanout;
-      scenario.relays = fanout > 0 && k > fanout ? static_cast<int>(std::min(fanout, (k + fanout - 1) / fanout)) : 0;
-      scenario.relay_fanout = static_cast<int>(fanout);
+      scenario.relays = static_cast<int>(RelaysUnder(k, size.relay_fanout));
+      scenario.relay_fanout = static_cast<int>(size.relay_fanout);
       if (k > size.rows) continue;
       Result<Prediction> p = Simulate(profile, platform, scenario, prices);
       if (!p.ok()) return p.status();

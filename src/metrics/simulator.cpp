@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nimbus/core/file_io.h"
+#include "nimbus/wire/messages.h"
 #include "nimbus/core/json_integer.h"
 
 namespace nimbus {
@@ -806,9 +807,8 @@ class TreeBuilder {
     TreeNode relay = Sized(begin, end, platform_.relay_bandwidth > 0 ? platform_.relay_bandwidth : platform_.master_bandwidth);
     // It puts z on the whole model before its workers' gathers (runtime/relay.cpp).
     relay.own_seconds = profile_.master_seconds_per_coordinate * profile_.ModelSize(d_);
-    const std::size_t n = end - begin, fanout = static_cast<std::size_t>(scenario_.relay_fanout);
-    if (fanout > 0 && n > fanout) {  // as runtime/relay.h's RelaysUnder cuts them
-      relay.children = Cut(begin, end, std::min(fanout, (n + fanout - 1) / fanout));
+    if (const int64_t relays = RelaysUnder(static_cast<int64_t>(end - begin), scenario_.relay_fanout); relays > 0) {
+      relay.children = Cut(begin, end, static_cast<std::size_t>(relays));
     } else {
       for (std::size_t i = begin; i < end; ++i) {
         relay.children.push_back(Sized(i, i + 1, platform_.worker_bandwidth));

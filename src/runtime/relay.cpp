@@ -48,11 +48,6 @@ Result<std::vector<ShardAssignment>> GroupForRelays(const std::vector<ShardAssig
   return relays;
 }
 
-int64_t RelaysUnder(int64_t workers, int64_t fanout) {
-  if (fanout <= 0 || workers <= fanout) return 0;
-  return std::min(fanout, (workers + fanout - 1) / fanout);
-}
-
 namespace {
 
 // The relay's group as its master would see it: one worker holding every row of the group.

@@ -48,4 +48,9 @@ SharedVector PointFor(const RoundRequest& request, int64_t last_evaluated, const
 }
 
 
+int64_t RelaysUnder(int64_t workers, int64_t fanout) {
+  if (fanout <= 0 || workers <= fanout) return 0;
+  return std::min(fanout, (workers + fanout - 1) / fanout);
+}
+
 }  // namespace nimbus

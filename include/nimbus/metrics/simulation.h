@@ -29,7 +29,7 @@ struct SimulationGrid {
   int64_t iterations = 0;        // 0: the profile's, against K
   uint64_t seed = 1;             // of the cold starts and stragglers
   // > 0: relays between the master and the workers, no node (the master too) with more than
-  // this many children (the master's relays at K: 0 up to F workers, else min(F, ceil(K / F)));
+  // this many children (the master's relays at K: RelaysUnder(K, F) in wire/messages.h);
   // 0: the star.
   int64_t relay_fanout = 0;
 

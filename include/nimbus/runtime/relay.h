@@ -11,7 +11,7 @@
 // rounds are sums (the data terms' value, gradient, Hessian diagonal and products), so the
 // master cannot tell a relay from one worker whose shard is the group's rows. In the general
 // form a relay holds the union of its workers' supports. A relay with more shards than its
-// fanout starts relays of its own (a tree: RelaysUnder). Its workers are replaced as the master replaces
+// fanout starts relays of its own (a tree: wire/messages.h's RelaysUnder). Its workers are replaced as the master replaces
 // its own (the relay runs the same RemoteExecutor); a relay that dies is replaced by its
 // master, and its workers, which end with it, by the new relay's.
 #pragma once
@@ -31,12 +31,6 @@ namespace nimbus {
 // part of text cannot be relayed (InvalidArgument).
 Result<std::vector<ShardAssignment>> GroupForRelays(const std::vector<ShardAssignment>& shards, int groups,
                                                     const RelayGroup& settings);
-
-// The relays a node of a tree with `workers` workers below it puts between itself and them: none
-// while they are at most `fanout` (or fanout is 0), else min(fanout, ceil(workers / fanout)),
-// so that no node has more than `fanout` children and the leaves' relays have about `fanout`
-// workers each.
-int64_t RelaysUnder(int64_t workers, int64_t fanout);
 
 // The relay an ASSIGN with a group describes, its workers started and loaded; `ready` becomes
 // the group's (rows, nonzeros and curvature summed, the union of the supports).

@@ -241,11 +241,16 @@ struct RelayGroup {
   std::vector<RelayedShard> shards;  // in the store the ASSIGN names
   bool threads = false;              // its workers as threads in the relay's process, else processes
   // A relay with more shards than this starts relays of its own for them (a tree: no node with
-  // more than this many children; runtime/relay.h: RelaysUnder); 0: no limit.
+  // more than this many children: RelaysUnder); 0: no limit.
   int64_t fanout = 0;
   std::string listen = "tcp://127.0.0.1:0";  // where the relay's workers dial it
   bool operator==(const RelayGroup&) const = default;
 };
+// The relays a node of a tree with `workers` workers below it puts between itself and them: none
+// while they are at most `fanout` (or fanout is 0), else min(fanout, ceil(workers / fanout)),
+// so that no node has more than `fanout` children and the leaves' relays have about `fanout`
+// workers each. The runtime cuts its trees so, and the simulator its model of them.
+int64_t RelaysUnder(int64_t workers, int64_t fanout);
 
 struct WorkerReady {
   int worker = 0;
