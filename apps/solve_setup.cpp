@@ -81,7 +81,11 @@ void AddRuntimeOptions(ArgParser& parser, RuntimeOptions* flags) {
                 "                            replies into one message to the master (Newton; default 0: none)", &flags->relays);
   parser.AddInt("relay-fanout", "F", "a relay with more than F workers starts relays of its own (a tree; 0: no limit)",
                 &flags->relay_fanout);
-  parser.AddChoice("relay-workers", "NAME", "how a relay runs its workers: process or threads", &flags->relay_workers);
+  parser.AddChoice("relay-workers", "NAME", "how a relay runs its workers: process or threads on its host, or command\n"
+                   "                            (each by --launch on its host of --hosts, dialing the relay)",
+                   &flags->relay_workers);
+  parser.AddString("relay-hosts", "H1,H2,...", "--runtime command: values for {host} for the relays (default: --hosts)",
+                   &flags->relay_hosts);
 }
 
 void AddGridOptions(ArgParser& parser, PathOptions* path, std::string* lambdas) {

@@ -27,7 +27,7 @@ table="| data | rows | fanout | K=1 s | K=16 s, eff. | K=64 s, eff., comm. | K=2
 row() {  # NAME ROWS FANOUT SIMULATE.JSON BEST_K1_SECONDS
   table+=$'\n'$(awk -v name="$1" -v rows="$2" -v fanout="$3" -v best="$5" '
     function get(key,   m) { match($0, "\"" key "\": [^,}]*"); return substr($0, RSTART + length(key) + 4, RLENGTH - length(key) - 4) }
-    /"workers"/ { k = get("workers"); t[k] = get("total_seconds"); c[k] = get("communication_share"); d[k] = get("dollars")
+    /"workers"/ { k = get("workers") + 0; t[k] = get("total_seconds") + 0; c[k] = get("communication_share") + 0; d[k] = get("dollars") + 0
       if (fastest == "" || t[k] < t[fastest]) fastest = k }
     function eff(k) { return best / (k * t[k]) }
     END { printf "| %s | %s | %s | %.1f | %.1f, %.2f | %.1f, %.2f, %.0f%% | %.1f, %.2f | %.1f | %d | %.1f | %.4f |",

@@ -108,6 +108,7 @@ SolveOptions OptionsOf(const py::dict& options) {
   runtime.relays = Get<int64_t>(options, "relays", runtime.relays);
   runtime.relay_fanout = Get<int64_t>(options, "relay_fanout", runtime.relay_fanout);
   runtime.relay_workers = GetChoice(options, "relay_workers", runtime.relay_workers);
+  runtime.relay_hosts = Get<std::string>(options, "relay_hosts", runtime.relay_hosts);
   runtime.shard_dir = Get<std::string>(options, "shard_dir", runtime.shard_dir);
   runtime.lambda_pass_credentials = Get<bool>(options, "lambda_pass_credentials", runtime.lambda_pass_credentials);
   runtime.insecure = Get<bool>(options, "insecure", runtime.insecure);

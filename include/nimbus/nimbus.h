@@ -132,7 +132,10 @@ struct RuntimeOptions {
   // star). A relay with more than relay_fanout workers starts relays of its own (a tree; 0:
   // no limit). Relays serve Newton's rounds.
   int64_t relays = 0, relay_fanout = 0;
-  RuntimeKind relay_workers = RuntimeKind::kProcess;  // how a relay runs its workers: process or threads
+  // How a relay runs its workers: processes or threads on its host, or (command) each started
+  // by `launch` on its host of `hosts`, dialing the relay.
+  RuntimeKind relay_workers = RuntimeKind::kProcess;
+  std::string relay_hosts;  // command: the {host} values for the relays (default: hosts)
   double worker_memory_mb = -1;   // refuse up front above this (-1: the function's memory on lambda, else none)
   uint64_t run_id = 0;            // mpi: the id all ranks share (set by Solve)
 

@@ -29,7 +29,8 @@ _RUNTIMES = ("threads", "process", "command", "lambda", "mpi")
 # runtime_options' keys: RuntimeOptions' fields (docs/python.md says what each does).
 RUNTIME_OPTIONS = ("lambda_function", "lambda_endpoint", "lambda_pass_credentials", "shard_dir", "launch", "hosts",
                    "listen", "advertise", "insecure", "worker_program", "max_restarts", "heartbeat", "max_lifetime",
-                   "round_timeout_floor", "worker_memory_mb", "relays", "relay_fanout", "relay_workers")
+                   "round_timeout_floor", "worker_memory_mb", "relays", "relay_fanout", "relay_workers",
+                   "relay_hosts")
 
 
 def csr_arrays(X):

@@ -607,12 +607,31 @@ Result<RemoteOptions> RemoteOptionsOf(const RuntimeOptions& flags, bool general_
   return options;
 }
 
-// How a remote worker starts: a process of the worker program, a Lambda invocation, or the
-// launch command.
+// How a remote worker (or relay) starts: a process of the worker program, a Lambda invocation,
+// or the launch command.
 Result<std::unique_ptr<Launcher>> LauncherOf(const RuntimeOptions& flags) {
   if (flags.kind == RuntimeKind::kProcess) return MakeProcessLauncher(WorkerProgramOf(flags));
   if (flags.kind == RuntimeKind::kLambda) return MakeInvokeLauncher(flags);
-  return MakeCommandLauncher(flags.launch, SplitList(flags.hosts));
+  const bool relay_hosts = flags.relays > 0 && !flags.relay_hosts.empty();
+  return MakeCommandLauncher(flags.launch, SplitList(relay_hosts ? flags.relay_hosts : flags.hosts));
+}
+
+// How the relays run their workers. Workers on other hosts (--relay-workers command) start by
+// the launch command, shard i's on hosts[i mod H], and dial their relay on an address others
+// reach (it binds every interface).
+RelayGroup RelaySettings(const RuntimeOptions& flags, const std::vector<ShardAssignment>& shards) {
+  RelayGroup settings;
+  settings.threads = flags.relay_workers == RuntimeKind::kThreads;
+  settings.fanout = flags.relay_fanout;
+  if (flags.relay_workers == RuntimeKind::kCommand) {
+    settings.launch = flags.launch;
+    settings.listen = "tcp://0.0.0.0:0";
+    const std::vector<std::string> hosts = SplitList(flags.hosts);
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      settings.hosts.push_back(hosts.empty() ? "localhost" : hosts[i % hosts.size()]);
+    }
+  }
+  return settings;
 }
 
 }  // namespace
@@ -648,10 +667,7 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   }
 #endif
   if (flags.relays > 0) {
-    RelayGroup settings;
-    settings.threads = flags.relay_workers == RuntimeKind::kThreads;
-    settings.fanout = flags.relay_fanout;
-    NIMBUS_ASSIGN_OR_RETURN(shards, GroupForRelays(shards, static_cast<int>(flags.relays), settings));
+    NIMBUS_ASSIGN_OR_RETURN(shards, GroupForRelays(shards, static_cast<int>(flags.relays), RelaySettings(flags, shards)));
   }
   NIMBUS_ASSIGN_OR_RETURN(RemoteOptions options, RemoteOptionsOf(flags, general_form, runtime));
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Launcher> launcher, LauncherOf(flags));

@@ -108,9 +108,18 @@ Status RuntimeOptions::ValidateRelays() const {
     return InvalidArgument("--relays: relays are processes the master starts: --runtime process or command, not " +
                            std::string(NameOf(kind)));
   }
-  if (relay_workers != RuntimeKind::kProcess && relay_workers != RuntimeKind::kThreads) {
-    return InvalidArgument("--relay-workers: a relay runs its workers as process or threads, not " +
+  if (relay_workers != RuntimeKind::kProcess && relay_workers != RuntimeKind::kThreads &&
+      relay_workers != RuntimeKind::kCommand) {
+    return InvalidArgument("--relay-workers: a relay runs its workers as process, threads or command, not " +
                            std::string(NameOf(relay_workers)));
+  }
+  if (kind != RuntimeKind::kCommand && (relay_workers == RuntimeKind::kCommand || !relay_hosts.empty())) {
+    return InvalidArgument("--relay-workers command and --relay-hosts: the relays and their workers start by "
+                           "--launch: give --runtime command");
+  }
+  if (relay_workers == RuntimeKind::kCommand && relay_hosts.empty()) {
+    return InvalidArgument("--relay-workers command: give --relay-hosts, the hosts the relays run on (--hosts "
+                           "are their workers')");
   }
   if (workers > 0 && relays > workers) {
     return InvalidArgument("--relays: " + std::to_string(relays) + " relays for " + std::to_string(workers) +

@@ -21,6 +21,10 @@ Result<std::vector<ShardAssignment>> GroupForRelays(const std::vector<ShardAssig
     return InvalidArgument("--relays: " + std::to_string(groups) + " relays for " + std::to_string(shards.size()) +
                            " workers: give 1 to " + std::to_string(shards.size()));
   }
+  if (!settings.hosts.empty() && settings.hosts.size() != shards.size()) {
+    return InvalidArgument("--relays: " + std::to_string(settings.hosts.size()) + " worker hosts for " +
+                           std::to_string(shards.size()) + " workers");
+  }
   std::vector<ShardAssignment> relays;
   std::size_t next = 0;
   for (int g = 0; g < groups; ++g) {
@@ -31,6 +35,7 @@ Result<std::vector<ShardAssignment>> GroupForRelays(const std::vector<ShardAssig
     relay.key = "relay of shards " + std::to_string(next) + " to " + std::to_string(end - 1);
     relay.relay = settings;
     relay.relay->shards.clear();
+    if (!settings.hosts.empty()) relay.relay->hosts.assign(settings.hosts.begin() + next, settings.hosts.begin() + end);
     for (std::size_t i = next; i < end; ++i) {
       const ShardAssignment& shard = shards[i];
       if (!shard.folds.empty() || shard.text || shard.relay || shard.store_uri != relay.store_uri) {
@@ -216,21 +221,35 @@ class Relay final : public RoundServer {
   int64_t evaluated_round_ = -1;
 };
 
-// The group's workers as processes that dial the relay (relays of their own past the fanout),
-// each ending with the relay.
+// How the relay's workers start: relays of its own (past the fanout) as processes on this host,
+// else its workers as processes here or, given a launch command, on their hosts. Processes here
+// end with the relay.
+std::unique_ptr<Launcher> GroupLauncher(const RelayGroup& group, bool relays_under) {
+  if (group.launch.empty() || relays_under) {
+    return MakeProcessLauncher(CurrentExecutable(), /*end_with_this=*/true);
+  }
+  return MakeCommandLauncher(group.launch, group.hosts);
+}
+
+// The group's workers as processes that dial the relay (relays of their own past the fanout).
+// Workers on other hosts dial it at `advertise_host`, which its relays on this host are given.
 Result<std::unique_ptr<Executor>> GroupProcesses(const AssignBody& body, const ProblemSpec& spec,
-                                                 const WorkerOptions& options, std::optional<TemporaryDirectory>* state) {
-  const RelayGroup& group = *body.relay;
+                                                 const WorkerOptions& options, const std::string& advertise_host,
+                                                 std::optional<TemporaryDirectory>* state) {
+  RelayGroup group = *body.relay;
+  group.advertise_host = advertise_host;
   std::vector<ShardAssignment> shards;
   for (const RelayedShard& shard : group.shards) {
     shards.push_back({body.store_uri, shard.key, shard.checksum, {}, shard.rows, shard.nnz, shard.memory_estimate_bytes});
   }
-  if (const int64_t relays = RelaysUnder(static_cast<int64_t>(shards.size()), group.fanout); relays > 0) {
+  const int64_t relays = RelaysUnder(static_cast<int64_t>(shards.size()), group.fanout);
+  if (relays > 0) {
     NIMBUS_ASSIGN_OR_RETURN(shards, GroupForRelays(shards, static_cast<int>(relays), group));
   }
   RemoteOptions remote;
   remote.name = "relay";
   remote.listen = group.listen;
+  remote.advertise_host = advertise_host;
   remote.heartbeat_seconds = body.heartbeat_seconds;
   remote.master_timeout_seconds = body.master_timeout_seconds;
   NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory directory, TemporaryDirectory::Create("nimbus-relay-state"));
@@ -238,7 +257,7 @@ Result<std::unique_ptr<Executor>> GroupProcesses(const AssignBody& body, const P
   *state = std::move(directory);
   NIMBUS_RETURN_IF_ERROR(remote.Validate().WithContext("the relay's options"));
   return std::unique_ptr<Executor>(std::make_unique<RemoteExecutor>(
-      std::move(shards), spec, options, remote, MakeProcessLauncher(CurrentExecutable(), /*end_with_this=*/true)));
+      std::move(shards), spec, options, remote, GroupLauncher(group, relays > 0)));
 }
 
 // The group's workers as threads of the relay's process, each loading its shard from the store.
@@ -257,15 +276,21 @@ Result<std::unique_ptr<Executor>> GroupThreads(const AssignBody& body, const Pro
 
 }  // namespace
 
-Result<std::unique_ptr<RoundServer>> StartRelay(int relay, const AssignBody& body, WorkerReady* ready) {
+Result<std::unique_ptr<RoundServer>> StartRelay(int relay, const AssignBody& body, const std::string& master,
+                                                WorkerReady* ready) {
   NIMBUS_ASSIGN_OR_RETURN(const ProblemSpec spec, AssignedSpec(body));
   WorkerOptions options;  // the relay's faults are its own: its workers get none
   options.solver = static_cast<LocalSolver>(body.local_solver);
   options.general_form = body.general_form != 0;
   std::optional<TemporaryDirectory> state;
+  // Workers on other hosts dial this relay where it reaches its master from.
+  std::string advertise_host = body.relay->advertise_host;
+  if (!body.relay->launch.empty() && advertise_host.empty()) {
+    NIMBUS_ASSIGN_OR_RETURN(advertise_host, LocalAddressToward(master));
+  }
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
                           body.relay->threads ? GroupThreads(body, spec, options)
-                                              : GroupProcesses(body, spec, options, &state));
+                                              : GroupProcesses(body, spec, options, advertise_host, &state));
   auto server = std::make_unique<Relay>(relay, std::move(executor), std::move(state), spec.model_size());
   NIMBUS_ASSIGN_OR_RETURN(*ready, server->Start());
   return std::unique_ptr<RoundServer>(std::move(server));

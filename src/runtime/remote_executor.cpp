@@ -550,6 +550,9 @@ Status RemoteExecutor::Open() {
   NIMBUS_ASSIGN_OR_RETURN(transport_,
                           RouterTransport::Bind(context_, options_.listen, run_id_, max_frame, keys_.server));
   endpoint_ = options_.advertise.empty() ? transport_->endpoint() : options_.advertise;
+  if (!options_.advertise_host.empty()) {
+    endpoint_ = "tcp://" + options_.advertise_host + endpoint_.substr(endpoint_.rfind(':'));
+  }
   for (int worker = 0; worker < workers(); ++worker) Launch(worker);
   return Status::Ok();
 }

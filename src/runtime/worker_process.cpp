@@ -230,7 +230,7 @@ class WorkerSession {
       Result<FaultInjection> faults = DecodeFaults(body->faults);
       if (!faults.ok()) return Fatal("bad assignment: " + faults.status().message());
       faults_ = *faults;
-      Result<std::unique_ptr<RoundServer>> relay = StartRelay(options_.worker, *body, &ready.ready);
+      Result<std::unique_ptr<RoundServer>> relay = StartRelay(options_.worker, *body, options_.connect, &ready.ready);
       if (!relay.ok()) return FatalLoad(relay.status());
       server_ = std::move(relay).value();
     } else {

@@ -1,5 +1,10 @@
 #include "nimbus/transport/transport.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -169,6 +174,34 @@ bool IsLoopbackEndpoint(const std::string& endpoint) {
   const std::string host = endpoint.substr(6, endpoint.rfind(':') == std::string::npos ? std::string::npos
                                                                                         : endpoint.rfind(':') - 6);
   return host.rfind("127.", 0) == 0 || host == "localhost" || host == "[::1]";
+}
+
+Result<std::string> LocalAddressToward(const std::string& endpoint) {
+  const std::size_t colon = endpoint.rfind(':');
+  if (endpoint.rfind("tcp://", 0) != 0 || colon == std::string::npos || colon < 6) {
+    return InvalidArgument("'" + endpoint + "': not tcp://HOST:PORT");
+  }
+  const std::string host = endpoint.substr(6, colon - 6), port = endpoint.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (const int error = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); error != 0) {
+    return InvalidArgument("'" + endpoint + "': " + gai_strerror(error));
+  }
+  // A datagram socket's connect only picks the route and the source address.
+  const int socket_fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in local{};
+  socklen_t length = sizeof local;
+  const bool routed = socket_fd >= 0 && ::connect(socket_fd, found->ai_addr, found->ai_addrlen) == 0 &&
+                      ::getsockname(socket_fd, reinterpret_cast<sockaddr*>(&local), &length) == 0;
+  const int saved_errno = errno;
+  freeaddrinfo(found);
+  if (socket_fd >= 0) ::close(socket_fd);
+  if (!routed) return Unavailable("no route to '" + endpoint + "': " + std::strerror(saved_errno));
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);
+  return std::string(text);
 }
 
 // The ZAP handler: a REP socket on the context's fixed inproc endpoint, answering each

@@ -240,7 +240,8 @@ Result<FoldPlan> ParseFoldPlan(const nlohmann::json& json) {
 }
 
 // A relay's group as one line of JSON (the ASSIGN's text frame has one per field):
-//   {"shards": [[key, checksum, rows, nnz, memory], ...], "threads": false, "fanout": F, "listen": "tcp://..."}
+//   {"shards": [[key, checksum, rows, nnz, memory], ...], "threads": false, "fanout": F, "listen": "tcp://...",
+//    "launch": "...", "hosts": [...], "advertise_host": "..."}
 std::string RelayGroupJson(const RelayGroup& group) {
   nlohmann::json json;
   json["shards"] = nlohmann::json::array();
@@ -250,6 +251,9 @@ std::string RelayGroupJson(const RelayGroup& group) {
   json["threads"] = group.threads;
   json["fanout"] = group.fanout;
   json["listen"] = group.listen;
+  json["launch"] = group.launch;
+  json["hosts"] = group.hosts;
+  json["advertise_host"] = group.advertise_host;
   return json.dump();
 }
 
@@ -259,8 +263,10 @@ Result<RelayGroup> ParseRelayGroup(std::string_view text) {
   const auto bad = [](const std::string& why) { return BadBody(MessageType::kAssign, "the relay group: " + why); };
   if (!json.is_object() || !json.contains("shards") || !json["shards"].is_array() || !json.contains("threads") ||
       !json["threads"].is_boolean() || !json.contains("fanout") || !json["fanout"].is_number_unsigned() ||
-      !json.contains("listen") || !json["listen"].is_string()) {
-    return bad("not {shards, threads, fanout, listen}");
+      !json.contains("listen") || !json["listen"].is_string() || !json.contains("launch") ||
+      !json["launch"].is_string() || !json.contains("hosts") || !json["hosts"].is_array() ||
+      !json.contains("advertise_host") || !json["advertise_host"].is_string()) {
+    return bad("not {shards, threads, fanout, listen, launch, hosts, advertise_host}");
   }
   RelayGroup group;
   for (const nlohmann::json& s : json["shards"]) {
@@ -277,6 +283,13 @@ Result<RelayGroup> ParseRelayGroup(std::string_view text) {
   group.threads = json["threads"].get<bool>();
   group.fanout = json["fanout"].get<int64_t>();
   group.listen = json["listen"].get<std::string>();
+  group.launch = json["launch"].get<std::string>();
+  for (const nlohmann::json& host : json["hosts"]) {
+    if (!host.is_string()) return bad("a host is not a string");
+    group.hosts.push_back(host.get<std::string>());
+  }
+  if (!group.hosts.empty() && group.hosts.size() != group.shards.size()) return bad("not one host a shard");
+  group.advertise_host = json["advertise_host"].get<std::string>();
   return group;
 }
 

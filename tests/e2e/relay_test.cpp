@@ -1,7 +1,10 @@
 // End to end: relays between the master and its workers (runtime/relay.h), with real worker
 // and relay processes. A relay sums its group's replies, so the master's link carries one
 // message a relay; the answer is the star's.
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "e2e_support.h"
 
@@ -26,8 +29,9 @@ struct SolvedRun {
 };
 
 SolvedRun TrainWith(TempDir& dir, const std::string& data, const std::string& name, std::vector<std::string> extra) {
-  std::vector<std::string> args = {"--data", data, "--l1", "2e-4", "--workers", "4", "--runtime", "process",
-                                   "--out", dir.File(name + ".model"), "--summary-json", dir.File(name + ".json")};
+  std::vector<std::string> args = {"--data", data, "--l1", "2e-4", "--workers", "4", "--out",
+                                   dir.File(name + ".model"), "--summary-json", dir.File(name + ".json")};
+  if (std::find(extra.begin(), extra.end(), "--runtime") == extra.end()) args.insert(args.end(), {"--runtime", "process"});
   args.insert(args.end(), extra.begin(), extra.end());
   Train(args);
   return {Json::parse(ReadTextFile(dir.File(name + ".json"))), ObjectiveOf(dir.File(name + ".model"), data, 2e-4, 0)};
@@ -102,6 +106,29 @@ TEST(Relays, ALibsvmFileIsSplitForTheRelaysAndGivesTheThreadsOptimum) {
   EXPECT_NEAR(ObjectiveOf(dir.File("relays.model"), HeartScalePath(), 0.01, 0), threads, 1e-9 * threads);
 }
 
+// Relays on their hosts and workers on theirs (--relay-workers command): the master launches
+// each relay on a --relay-hosts host, each relay launches its workers on their --hosts hosts,
+// and they dial it where it reaches the master from. Flat and as a tree, the star's answer.
+TEST(Relays, WorkersOnOtherHostsDialTheirRelayAndReachTheStarsOptimum) {
+  TempDir dir;
+  const std::string data = SparseData(dir);
+  const SolvedRun star = TrainWith(dir, data, "star", {});
+  const std::string launch = "echo {host} >> " + dir.File("hosts.log") + "; exec " + NIMBUS_BINARY + " worker {args}";
+  for (const std::string fanout : {"0", "2"}) {
+    const SolvedRun relayed =
+        TrainWith(dir, data, "command-" + fanout,
+                  {"--runtime", "command", "--launch", launch, "--hosts", "w1,w2,w3,w4", "--relay-hosts", "r1,r2",
+                   "--relays", fanout == "0" ? "2" : "1", "--relay-fanout", fanout, "--relay-workers", "command"});
+    EXPECT_NEAR(relayed.objective, star.objective, 1e-9 * star.objective) << "fanout " << fanout;
+    EXPECT_EQ(relayed.summary["rounds"], star.summary["rounds"]) << "fanout " << fanout;
+  }
+  // Flat: r1, r2 and w1..w4; the tree: r1 (its relays run on its host) and w1..w4.
+  std::map<std::string, int> launched;
+  std::istringstream hosts(ReadTextFile(dir.File("hosts.log")));
+  for (std::string host; hosts >> host;) ++launched[host];
+  EXPECT_EQ(launched, (std::map<std::string, int>{{"r1", 2}, {"r2", 1}, {"w1", 2}, {"w2", 2}, {"w3", 2}, {"w4", 2}}));
+}
+
 TEST(Relays, WhatRelaysCannotDoIsRefusedNamingTheOption) {
   const std::vector<std::string> base = {"train", "--data", HeartScalePath(), "--l1", "0.01", "--workers", "4"};
   ExpectRefused(base, {{{"--relays", "2"}, "--relays: relays are processes the master starts: --runtime process or "
@@ -113,7 +140,11 @@ TEST(Relays, WhatRelaysCannotDoIsRefusedNamingTheOption) {
                        {{"--runtime", "process", "--relays", "2", "--relay-fanout", "1"},
                         "--relay-fanout: a relay of one worker sums nothing"},
                        {{"--runtime", "process", "--relays", "2", "--relay-workers", "lambda"},
-                        "--relay-workers: a relay runs its workers as process or threads, not lambda"}});
+                        "--relay-workers: a relay runs its workers as process, threads or command, not lambda"},
+                       {{"--runtime", "process", "--relays", "2", "--relay-workers", "command"},
+                        "--relay-workers command and --relay-hosts: the relays and their workers start by --launch"},
+                       {{"--runtime", "command", "--launch", "{args}", "--relays", "2", "--relay-workers", "command"},
+                        "--relay-workers command: give --relay-hosts"}});
 }
 
 }  // namespace

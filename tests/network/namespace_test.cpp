@@ -70,6 +70,31 @@ TEST(Namespace, WorkersInTheirOwnNamespacesReachTheThreadsAnswerOverCurveZmq) {
   EXPECT_EQ(summary["worker_restarts"], 0);
 }
 
+// Relays in namespaces of their own, between the master and the workers in theirs: the master
+// starts each relay, each relay its workers, which dial it (they accept no connection). Two
+// relays, and a tree of one relay whose two relays run on its host: the threads answer.
+TEST(Namespace, RelaysInTheirOwnNamespacesServeWorkersInTheirsAndReachTheThreadsAnswer) {
+  NIMBUS_SKIP_WITHOUT_NAMESPACES();
+  NetworkNamespaces namespaces(kWorkers, /*relays=*/2);
+  for (const std::vector<std::string>& topology :
+       {std::vector<std::string>{"--relays", "2"}, std::vector<std::string>{"--relays", "1", "--relay-fanout", "2"}}) {
+    TempDir dir;
+    std::vector<std::string> train = NetworkProblem::Get().TrainCommand(dir.File("summary.json"));
+    const std::vector<std::string> runtime = namespaces.CommandRuntime();
+    train.insert(train.end(), runtime.begin(), runtime.end());
+    train.insert(train.end(), topology.begin(), topology.end());
+    train.insert(train.end(), {"--algorithm", "newton", "--listen", "tcp://10.77.0.1:" + std::to_string(FreePort())});
+    const CommandResult run = RunCommand(NetworkNamespaces::In(namespaces.master(), train));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const Json summary = Json::parse(ReadTextFile(dir.File("summary.json")));
+    const double expected = NetworkProblem::Get().objective();
+    EXPECT_NEAR(summary["objective"].get<double>(), expected, 1e-8 * expected) << topology[1];
+    EXPECT_EQ(summary["relays"], std::stoi(topology[1]));
+    EXPECT_EQ(summary["security"], "curve");
+    EXPECT_EQ(summary["worker_restarts"], 0);
+  }
+}
+
 // Three of the seeded schedules, with the proxy in the master's namespace and the workers in
 // theirs.
 class NamespaceSchedules : public ::testing::TestWithParam<uint64_t> {};

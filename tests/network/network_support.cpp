@@ -49,10 +49,14 @@ const std::string& NetworkNamespaces::Unavailable() {
   return why;
 }
 
-NetworkNamespaces::NetworkNamespaces(int workers)
-    : prefix_("nb" + std::to_string(::getpid())), workers_(workers) {
-  const CommandResult up =
-      RunCommand({NIMBUS_SOURCE_DIR "/tests/support/netns.sh", "up", prefix_, std::to_string(workers)});
+NetworkNamespaces::NetworkNamespaces(int workers, int relays, const LinkRates& rates)
+    : prefix_("nb" + std::to_string(::getpid())), workers_(workers), relays_(relays) {
+  std::vector<std::string> up_command = {NIMBUS_SOURCE_DIR "/tests/support/netns.sh", "up", prefix_,
+                                         std::to_string(workers), std::to_string(relays)};
+  if (rates.master_mbit > 0) {
+    up_command.insert(up_command.end(), {std::to_string(rates.master_mbit), std::to_string(rates.worker_mbit)});
+  }
+  const CommandResult up = RunCommand(up_command);
   EXPECT_EQ(up.exit_code, 0) << up.out << up.err;
 }
 
@@ -69,8 +73,13 @@ std::vector<std::string> NetworkNamespaces::In(const std::string& ns, std::vecto
 std::vector<std::string> NetworkNamespaces::CommandRuntime() const {
   std::string hosts;
   for (int k = 1; k <= workers_; ++k) hosts += (k > 1 ? "," : "") + worker(k);
-  return {"--runtime", "command", "--hosts", hosts, "--launch",
-          std::string("ip netns exec {host} ") + NIMBUS_BINARY + " worker {args}"};
+  std::vector<std::string> runtime = {"--runtime", "command", "--hosts", hosts, "--launch",
+                                      std::string("ip netns exec {host} ") + NIMBUS_BINARY + " worker {args}"};
+  if (relays_ == 0) return runtime;
+  std::string relay_hosts;
+  for (int r = 1; r <= relays_; ++r) relay_hosts += (r > 1 ? "," : "") + relay(r);
+  runtime.insert(runtime.end(), {"--relay-hosts", relay_hosts, "--relay-workers", "command"});
+  return runtime;
 }
 
 std::vector<std::string> Schedule(uint64_t seed) {

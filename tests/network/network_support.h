@@ -43,26 +43,36 @@ class NetworkProblem {
 // support leaves out); heartbeats and handshakes are far smaller.
 inline constexpr int kRoundBytes = 4096;
 
-// The namespaces of tests/support/netns.sh for one test: a master (10.77.0.1) and `workers`
-// workers (10.77.0.2, ...) whose nftables drop inbound connections; removed on destruction.
+// Link caps for NetworkNamespaces, in Mbit/s each way (0: none).
+struct LinkRates {
+  int master_mbit = 0;  // the master's and every relay's
+  int worker_mbit = 0;
+};
+
+// The namespaces of tests/support/netns.sh for one test: a master (10.77.0.1), `workers`
+// workers (10.77.0.2, ...) whose nftables drop inbound connections and `relays` relays
+// (10.77.0.201, ...), each linked to a switch; removed on destruction.
 class NetworkNamespaces {
  public:
   // Empty where namespaces can be made; else why not (not root, no nft, ...).
   static const std::string& Unavailable();
-  explicit NetworkNamespaces(int workers);
+  explicit NetworkNamespaces(int workers, int relays = 0, const LinkRates& rates = {});
   ~NetworkNamespaces();
   NetworkNamespaces(const NetworkNamespaces&) = delete;
   NetworkNamespaces& operator=(const NetworkNamespaces&) = delete;
   std::string master() const { return prefix_ + "-m"; }
   std::string worker(int k) const { return prefix_ + "-w" + std::to_string(k); }  // k = 1 .. workers
+  std::string relay(int r) const { return prefix_ + "-r" + std::to_string(r); }   // r = 1 .. relays
   // `command` run inside a namespace.
   static std::vector<std::string> In(const std::string& ns, std::vector<std::string> command);
-  // `nimbus train` arguments that start the workers in their namespaces (the command runtime).
+  // `nimbus train` arguments that start the workers in their namespaces (the command runtime),
+  // and with relays, the relays in theirs, each starting its workers (--relay-workers command).
   std::vector<std::string> CommandRuntime() const;
 
  private:
   std::string prefix_;
   int workers_;
+  int relays_;
 };
 
 // Skips the test, saying why, where namespaces cannot be made.

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Network namespaces for the network tests and for manual runs: a master and K workers, each
-# in a namespace of its own, joined by veth pairs to a bridge in the master's namespace. Their
-# addresses, 10.77.0.0/24, exist only inside these namespaces: nothing here reaches or is
-# reached from the machine's own network. In each worker's namespace nftables drops every
-# inbound connection attempt, as a Lambda function's network does: workers can only dial out.
+# Network namespaces for the network tests and for manual runs: a master, K workers and R
+# relays, each in a namespace of its own with one link (a veth pair) to a switch (a bridge in a
+# namespace of its own). Their addresses, 10.77.0.0/24, exist only inside these namespaces:
+# nothing here reaches or is reached from the machine's own network. In each worker's namespace
+# nftables drops every inbound connection attempt, as a Lambda function's network does:
+# workers can only dial out. Relays, like the master, accept connections.
 #
 #   netns.sh check            exit 0 if namespaces can be made here (root, ip, nft), else say why
-#   netns.sh up PREFIX K      make PREFIX-m (master, 10.77.0.1) and PREFIX-w1 .. PREFIX-wK
-#                             (10.77.0.2 ..); first remove those of test processes that are gone
+#   netns.sh up PREFIX K [R [MASTER_MBIT WORKER_MBIT]]
+#                             make PREFIX-m (master, 10.77.0.1), PREFIX-w1 .. PREFIX-wK
+#                             (10.77.0.2 ..), PREFIX-r1 .. PREFIX-rR (10.77.0.201 ..) and the
+#                             switch PREFIX-s; first remove those of test processes that are
+#                             gone. With rates, every link is capped each way (tc tbf): the
+#                             master's and the relays' at MASTER_MBIT, the workers' at WORKER_MBIT
 #   netns.sh down PREFIX      remove them, links included
 #   netns.sh demo [K]         up, a solve with the command runtime across them, down
 #
@@ -50,30 +55,44 @@ table inet nimbus_worker {
 EOF
 }
 
+# A host's namespace `ns` at `address`, its eth0 joined to the switch's port `port`; with a
+# rate, the link capped at `mbit` each way (the host's eth0 sends, the switch's port delivers).
+join() {
+  local prefix=$1 ns=$2 address=$3 port=$4 mbit=${5:-}
+  ip netns add "$ns"
+  ip -n "$ns" link set lo up
+  ip link add eth0 netns "$ns" type veth peer name "$port" netns "$prefix-s"
+  ip -n "$ns" addr add "$address/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$prefix-s" link set "$port" master br0
+  ip -n "$prefix-s" link set "$port" up
+  if [[ -n $mbit ]]; then
+    # burst: at least one 64 KB segmentation-offload packet; a queue of at most 200 ms.
+    ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "${mbit}mbit" burst 64kb latency 200ms
+    ip netns exec "$prefix-s" tc qdisc add dev "$port" root tbf rate "${mbit}mbit" burst 64kb latency 200ms
+  fi
+}
+
 up() {
-  local prefix=$1 workers=$2 master="$1-m"
+  local prefix=$1 workers=$2 relays=${3:-0} master_mbit=${4:-} worker_mbit=${5:-}
   sweep
-  ip netns add "$master"
-  ip -n "$master" link set lo up
-  ip -n "$master" link add br0 type bridge
-  ip -n "$master" addr add 10.77.0.1/24 dev br0
-  ip -n "$master" link set br0 up
+  ip netns add "$prefix-s"
+  ip -n "$prefix-s" link set lo up
+  ip -n "$prefix-s" link add br0 type bridge
+  ip -n "$prefix-s" link set br0 up
+  join "$prefix" "$prefix-m" 10.77.0.1 p-m "$master_mbit"
   for ((k = 1; k <= workers; k++)); do
-    local worker="$prefix-w$k"
-    ip netns add "$worker"
-    ip -n "$worker" link set lo up
-    ip link add eth0 netns "$worker" type veth peer name "w$k" netns "$master"
-    ip -n "$worker" addr add "10.77.0.$((k + 1))/24" dev eth0
-    ip -n "$worker" link set eth0 up
-    ip -n "$master" link set "w$k" master br0
-    ip -n "$master" link set "w$k" up
-    drop_inbound "$worker"
+    join "$prefix" "$prefix-w$k" "10.77.0.$((k + 1))" "p-w$k" "$worker_mbit"
+    drop_inbound "$prefix-w$k"
+  done
+  for ((r = 1; r <= relays; r++)); do
+    join "$prefix" "$prefix-r$r" "10.77.0.$((r + 200))" "p-r$r" "$master_mbit"
   done
 }
 
 down() {
   local ns
-  for ns in $(ip netns list | awk '{print $1}' | grep -E "^$1-(m|w[0-9]+)$" || true); do
+  for ns in $(ip netns list | awk '{print $1}' | grep -E "^$1-(m|s|w[0-9]+|r[0-9]+)$" || true); do
     ip netns del "$ns"
   done
 }
@@ -101,8 +120,8 @@ demo() {
 
 case "${1:-}" in
   check) check ;;
-  up) up "$2" "$3" ;;
+  up) up "$2" "$3" "${4:-0}" "${5:-}" "${6:-}" ;;
   down) down "$2" ;;
   demo) check >/dev/null && demo "${2:-3}" ;;
-  *) sed -n '2,16p' "$0"; exit 2 ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
 esac

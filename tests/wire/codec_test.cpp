@@ -398,7 +398,8 @@ TEST(CodecTest, BodiesOfTheWrongShapeAreRefused) {
 }
 
 // A relay's ASSIGN carries its group: every shard with its checksum and sizes, the runtime of
-// its workers, its fanout and where its workers dial; a malformed group is refused.
+// its workers, its fanout, where it binds, how its workers on other hosts start and where they
+// dial; a malformed group is refused.
 TEST(CodecTest, ARelaysGroupRoundTripsAndAMalformedOneIsRefused) {
   AssignBody assign;
   assign.store_uri = "/data/shards";
@@ -408,6 +409,9 @@ TEST(CodecTest, ARelaysGroupRoundTripsAndAMalformedOneIsRefused) {
   group.threads = true;
   group.fanout = 4;
   group.listen = "tcp://10.0.0.7:0";
+  group.launch = "ssh {host} nimbus worker {args}";
+  group.hosts = {"w1", "w2"};
+  group.advertise_host = "10.0.0.7";
   assign.relay = group;
   const AssignBody back = UnpackAssign(Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign))).value();
   ASSERT_TRUE(back.relay.has_value());
@@ -418,6 +422,8 @@ TEST(CodecTest, ARelaysGroupRoundTripsAndAMalformedOneIsRefused) {
   for (const std::string relay : {"[]", "{\"shards\":[],\"threads\":false,\"fanout\":0,\"listen\":\"x\"}",
                                   "{\"shards\":[[\"k\",1,-2,3,4]],\"threads\":false,\"fanout\":0,\"listen\":\"x\"}",
                                   "{\"shards\":[[\"k\",1,2,3]],\"threads\":false,\"fanout\":0,\"listen\":\"x\"}",
+                                  "{\"shards\":[[\"k\",1,2,3,4]],\"threads\":false,\"fanout\":0,\"listen\":\"x\","
+                                  "\"launch\":\"l\",\"hosts\":[\"a\",\"b\"],\"advertise_host\":\"\"}",
                                   "not json"}) {
     WireMessage bad = Transmit(PackAssign(TestEnvelope(MessageType::kAssign), assign));
     bad.payload[1] = Frame::Copy("/data\nkey\nlogistic\n" + relay + "\nfaults");

@@ -27,13 +27,17 @@
 namespace nimbus {
 
 // `shards` (of one store) cut into `groups` relays of consecutive shards, as equal as can be,
-// each with `settings`' runtime, fanout and address for its workers. A shard with folds or a
-// part of text cannot be relayed (InvalidArgument).
+// each with `settings`' runtime, fanout and address for its workers, and its shards' slice of
+// settings.hosts (one a shard, or none). A shard with folds or a part of text cannot be relayed
+// (InvalidArgument).
 Result<std::vector<ShardAssignment>> GroupForRelays(const std::vector<ShardAssignment>& shards, int groups,
                                                     const RelayGroup& settings);
 
 // The relay an ASSIGN with a group describes, its workers started and loaded; `ready` becomes
 // the group's (rows, nonzeros and curvature summed, the union of the supports).
-Result<std::unique_ptr<RoundServer>> StartRelay(int relay, const AssignBody& body, WorkerReady* ready);
+// `master`: the endpoint this relay dials (its workers on other hosts dial the relay at its
+// address toward it).
+Result<std::unique_ptr<RoundServer>> StartRelay(int relay, const AssignBody& body, const std::string& master,
+                                                WorkerReady* ready);
 
 }  // namespace nimbus

@@ -31,6 +31,7 @@ struct RemoteOptions {
   std::string memory_advice;
   std::string listen = "tcp://127.0.0.1:0";
   std::string advertise;                 // the address workers dial (default: the bound one)
+  std::string advertise_host;            // or this host with the bound port (a relay's, bound to 0.0.0.0)
   uint64_t run_id = 0;                   // 0: drawn at random
   double heartbeat_seconds = 1.0;        // both ways; 5 missed heartbeats mean a worker is gone
   double launch_timeout_seconds = 60.0;  // from launch to HELLO

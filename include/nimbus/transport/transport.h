@@ -98,6 +98,11 @@ struct RunKeys {
 // inproc and ipc.
 bool IsLoopbackEndpoint(const std::string& endpoint);
 
+// This host's address on the route to a tcp://HOST:PORT endpoint (IPv4): where a process that
+// dials it can be dialed back by others on that network, such as a relay by its workers. No
+// packet is sent.
+Result<std::string> LocalAddressToward(const std::string& endpoint);
+
 // The ZeroMQ context of this process (one I/O thread, shared by every socket).
 class ZmqContext {
  public:

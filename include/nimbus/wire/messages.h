@@ -243,7 +243,14 @@ struct RelayGroup {
   // A relay with more shards than this starts relays of its own for them (a tree: no node with
   // more than this many children: RelaysUnder); 0: no limit.
   int64_t fanout = 0;
-  std::string listen = "tcp://127.0.0.1:0";  // where the relay's workers dial it
+  std::string listen = "tcp://127.0.0.1:0";  // where the relay binds for its workers
+  // Workers on other hosts (nimbus train --relay-workers command): the launch command, with
+  // {host} and {args} as the command runtime's, and the host of each shard's worker.
+  std::string launch;
+  std::vector<std::string> hosts;
+  // The address its workers dial it at, with the bound port; empty: the relay's own address
+  // toward its master (a relay's relays, on its host, are given their parent's).
+  std::string advertise_host;
   bool operator==(const RelayGroup&) const = default;
 };
 // The relays a node of a tree with `workers` workers below it puts between itself and them: none
