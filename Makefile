@@ -36,6 +36,8 @@ bench: build
 	bench/solvers.sh $(BUILD_DIR)/apps/nimbus
 	bench/link.sh $(BUILD_DIR)/apps/nimbus $(BUILD_DIR)/tests/nimbus-fault-proxy
 	bench/relays.sh $(BUILD_DIR)/apps/nimbus
+	if tests/support/netns.sh check > /dev/null; then bench/relays_netns.sh $(BUILD_DIR)/apps/nimbus; \
+	else echo "bench/relays_netns.sh: skipped: $$(tests/support/netns.sh check)"; fi
 
 # The suite under ASan + UBSan, and the threaded parts under TSan (build-asan, build-tsan).
 test-sanitize: deps

@@ -29,6 +29,9 @@ int RunCalibrate(int argc, char** argv) {
                    "process starts and shard loads. Takes about as long as the solves.");
   AddProblemOptions(parser, &problem);
   AddAlgorithmOptions(parser, &problem.options);
+  parser.AddChoice("message-precision", "P", "float64, or float32: the messages nimbus train --message-precision\n"
+                   "                            float32 would send (half the bytes of the vectors it makes lean)",
+                   &problem.options.admm.message_precision);
   parser.AddString("workers", "K1,K2,...", "the worker counts to measure, ascending", &workers_text);
   parser.AddInt("repeat", "N", "solves per K (the fastest counts)", &repeat);
   parser.AddString("out", "PROFILE.json", "where to write the profile", &out);
@@ -110,6 +113,9 @@ int RunSimulate(int argc, char** argv) {
   parser.AddInt("relay-fanout", "F", "relays between the master and the workers (nimbus train --relays): every\n"
                 "                            node of the tree, the master too, with at most F children; 0: the star",
                 &grid.relay_fanout);
+  parser.AddSwitch("storage-reduction", "the workers sum their replies through object storage (S3), each worker one\n"
+                   "                            slice of the model (LambdaML's ScatterReduce), not through the master",
+                   &grid.storage_reduction);
   parser.AddInt("seed", "N", "seed of the cold starts and stragglers", &seed);
   parser.AddString("validate", "SCALE.json", "compare with a nimbus scale run (its scale.json) on this machine",
                    &validate);

@@ -36,6 +36,10 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
                    "                            z and w until the stop test first passes, then exact rounds to finish;\n"
                    "                            newton: Hessian-vector products (evaluations stay exact)",
                    &admm.message_precision);
+  parser.AddString("algorithm-profiles", "P1,P2", "auto: a calibrated profile of each algorithm (nimbus simulate\n"
+                   "                            calibrate --algorithm newton, and admm); auto takes the one they predict\n"
+                   "                            the shorter solve for, here (or on Lambda for --runtime lambda)",
+                   &flags->algorithm_profiles);
   parser.AddString("barrier", "all|S", "wait for all workers each round, or for S of them (asynchronous ADMM)",
                    &flags->barrier);
   parser.AddInt("max-staleness", "TAU", "with --barrier S: no worker's reply may be older than TAU rounds",
@@ -84,6 +88,7 @@ Status ApplyTrainFlags(const ArgParser& parser, TrainFlags* flags) {
     admm.barrier = static_cast<int>(barrier);
   }
   admm.max_staleness = static_cast<int>(flags->max_staleness);
+  options.algorithm_profiles = SplitList(flags->algorithm_profiles);
   if (parser.Given("checkpoint-every") && options.checkpoint.location.empty()) {
     return InvalidArgument("--checkpoint-every: only with --checkpoint DIR|s3://BUCKET/PREFIX");
   }

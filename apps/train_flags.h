@@ -16,6 +16,7 @@ struct TrainFlags {
   double target_objective = 0;
   double function_memory_mb = 0;
   std::string barrier = "all";
+  std::string algorithm_profiles;
   int64_t max_staleness = 2, fault_seed = 1;
   FaultSpecs faults;  // --inject-*, for tests
 };

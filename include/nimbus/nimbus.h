@@ -186,6 +186,11 @@ struct SolveOptions {
   // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set; the
   // summary says which and why).
   Algorithm algorithm = Algorithm::kAuto;
+  // auto: calibrated profiles of this kind of problem, one with each algorithm (`nimbus
+  // simulate calibrate --algorithm newton`, and admm): where no option decides, auto takes the
+  // algorithm they predict the shorter solve for, at this K on this runtime's platform (Lambda's
+  // for lambda, else this machine's).
+  std::vector<std::string> algorithm_profiles;
   AdmmOptions admm;              // its tolerances, iteration cap and target serve newton too
   double gradient_tolerance = kNewtonGradientTolerance;  // newton's stop test
   ConsensusForm consensus = ConsensusForm::kGeneral;  // general: a worker holds only the features its shard touches

@@ -15,6 +15,7 @@
 #include <ctime>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -54,15 +55,19 @@ struct CalibrationSetup {
 struct RecordedRound {
   double dispatch = 0, collected = 0;
   int requests = 0, replies = 0;
-  double request_vectors = 0, reply_vectors = 0;  // summed over the round's messages
+  // Summed over the round's messages, in vectors of doubles: a lean one (float32) counts half.
+  double request_vectors = 0, reply_vectors = 0;
+  double value_weight = 1;
   std::vector<double> computes;
+  std::vector<int> computed_by;  // the worker of each of computes
   double data_passes = 0, local_iterations = 0, cg_iterations = 0;  // summed over its workers
 };
 
 // Sits between a master and its executor and records every round without changing it. The
 // threads runtime moves no bytes, so the messages are counted as a runtime with a wire sends
 // them: a vector each way, the second of an evaluation's reply, and a product's point where
-// the worker did not evaluate it last (PointFor, the rule every such runtime follows).
+// the worker did not evaluate it last (PointFor, the rule every such runtime follows). A lean
+// round's vectors (float32) count half.
 class RoundRecorder final : public Executor {
  public:
   RoundRecorder(Executor& inner, std::size_t model_size) : inner_(inner), model_size_(model_size) {}
@@ -84,9 +89,10 @@ class RoundRecorder final : public Executor {
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override {
     RecordedRound round;
     round.dispatch = clock_.ElapsedSeconds();
+    round.value_weight = request.lean ? 0.5 : 1;
     for (const int worker : workers) {
       int64_t& last = last_evaluated_[static_cast<std::size_t>(worker)];
-      round.request_vectors += PointFor(request, last, nullptr).empty() ? 1 : 2;
+      round.request_vectors += round.value_weight * (PointFor(request, last, nullptr).empty() ? 1 : 2);
       if (request.kind == RoundKind::kEvaluate) last = request.round;
       ++round.requests;
     }
@@ -100,8 +106,9 @@ class RoundRecorder final : public Executor {
     for (const WorkerReply& r : replies) {
       if (r.status != ReplyStatus::kOk) continue;
       ++round.replies;
-      round.reply_vectors += r.w_vectors;
+      round.reply_vectors += round.value_weight * r.w_vectors;
       round.computes.push_back(r.timings.compute_seconds);
+      round.computed_by.push_back(r.worker);
       round.data_passes += static_cast<double>(r.timings.data_passes);
       round.local_iterations += r.timings.local_iterations;
       round.cg_iterations += r.timings.cg_iterations;
@@ -137,15 +144,28 @@ struct Measured {
 
 // The profile's figures of K from the recorded rounds: the work per worker and round, the
 // slowest worker over the mean, the messages, and the master's time between rounds.
+// The slowest worker's compute over the solve against the mean: the lasting spread of the
+// workers' shares of the work. A round's own noise is left out: it averages away over a solve,
+// and a platform draws its own (Platform::jitter_sigma, stragglers).
+double ImbalanceOf(const std::map<int, double>& worker_compute) {
+  double total = 0, slowest = 0;
+  for (const auto& [worker, seconds] : worker_compute) {
+    total += seconds;
+    slowest = std::max(slowest, seconds);
+  }
+  if (total <= 0) return 1.0;
+  return std::max(1.0, slowest / (total / static_cast<double>(worker_compute.size())));
+}
+
 ProfilePoint PointOf(const std::vector<RecordedRound>& rounds, const Summary& summary, int k) {
   ProfilePoint point;
   point.workers = k;
   point.iterations = summary.iterations;
   point.rounds = static_cast<int>(rounds.size());
   point.cg_steps = summary.algorithm == Algorithm::kNewton ? static_cast<int>(summary.cg_iterations) : 0;
-  double worker_rounds = 0, compute = 0, passes = 0, local = 0, cg = 0, imbalance_sum = 0, gaps = 0;
+  double worker_rounds = 0, compute = 0, passes = 0, local = 0, cg = 0, gaps = 0;
   double requests = 0, replies = 0, request_vectors = 0, reply_vectors = 0;
-  int balanced = 0;
+  std::map<int, double> worker_compute;  // each worker's compute over the solve
   for (std::size_t i = 0; i < rounds.size(); ++i) {
     const RecordedRound& round = rounds[i];
     const double total = std::accumulate(round.computes.begin(), round.computes.end(), 0.0);
@@ -159,17 +179,14 @@ ProfilePoint PointOf(const std::vector<RecordedRound>& rounds, const Summary& su
     request_vectors += round.request_vectors;
     reply_vectors += round.reply_vectors;
     if (i > 0) gaps += round.dispatch - rounds[i - 1].collected;
-    if (round.computes.empty() || total <= 0) continue;
-    imbalance_sum += *std::max_element(round.computes.begin(), round.computes.end()) /
-                     (total / static_cast<double>(round.computes.size()));
-    ++balanced;
+    for (std::size_t c = 0; c < round.computes.size(); ++c) worker_compute[round.computed_by[c]] += round.computes[c];
   }
   const double per_worker_round = 1 / std::max(worker_rounds, 1.0);
   point.compute_seconds = compute * per_worker_round;
   point.data_passes = passes * per_worker_round;
   point.local_iterations = local * per_worker_round;
   point.cg_iterations = cg * per_worker_round;
-  point.imbalance = balanced > 0 ? std::max(1.0, imbalance_sum / balanced) : 1.0;
+  point.imbalance = ImbalanceOf(worker_compute);
   point.master_seconds = rounds.size() > 1 ? gaps / static_cast<double>(rounds.size() - 1) : 0;
   point.request_vectors = requests > 0 ? request_vectors / requests : 1;
   point.reply_vectors = replies > 0 ? reply_vectors / replies : 1;
@@ -634,7 +651,11 @@ Status CalibrationOptions::Validate() const {
 
 Result<Profile> Calibrate(const TrainingData& data, const SolveOptions& options, const CalibrationOptions& calibration) {
   NIMBUS_RETURN_IF_ERROR(calibration.Validate());
-  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  // The solves run in this process, but the profile counts the messages a runtime with a wire
+  // sends, float32 ones too.
+  SolveOptions checked = options;
+  checked.admm.message_precision = MessagePrecision::kFloat64;
+  NIMBUS_RETURN_IF_ERROR(checked.Validate());
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanForEveryK(data, options, calibration.workers.front()));
   CalibrationSetup setup;
   setup.workers = calibration.workers;

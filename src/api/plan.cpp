@@ -693,6 +693,8 @@ namespace {
 // auto's choice and its reason: Newton, the default since it took less time than ADMM on the
 // benchmark suite (docs/benchmarks.md), unless an option or the problem calls for what only
 // ADMM has.
+constexpr std::string_view kAutoDefault = "auto: the default; no option or regularizer calls for ADMM";
+
 std::pair<Algorithm, std::string> AutoAlgorithm(const SolveOptions& options) {
   const AdmmOptions& admm = options.admm;
   // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).
@@ -707,7 +709,7 @@ std::pair<Algorithm, std::string> AutoAlgorithm(const SolveOptions& options) {
   if (options.regularizer != nullptr && !options.regularizer->smooth()) {
     return {Algorithm::kAdmm, "auto: a regularizer known by its prox only"};
   }
-  return {Algorithm::kNewton, "auto: the default; no option or regularizer calls for ADMM"};
+  return {Algorithm::kNewton, std::string(kAutoDefault)};
 }
 
 }  // namespace
@@ -716,6 +718,7 @@ MasterChoice ChooseMaster(const SolveOptions& options) {
   MasterChoice choice;
   if (options.algorithm == Algorithm::kAuto) {
     std::tie(choice.algorithm, choice.reason) = AutoAlgorithm(options);
+    choice.by_default = choice.reason == kAutoDefault;
   } else {
     choice.algorithm = options.algorithm;
     choice.reason = "--algorithm " + std::string(NameOf(options.algorithm));

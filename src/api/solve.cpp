@@ -179,6 +179,9 @@ Status SolveOptions::Validate() const {
   if (algorithm == Algorithm::kNewton && (admm.barrier != 0 || allreduce)) {
     return InvalidArgument("--algorithm newton: not with --barrier or --topology allreduce (ADMM's)");
   }
+  if (!algorithm_profiles.empty() && algorithm != Algorithm::kAuto) {
+    return InvalidArgument("--algorithm-profiles: for --algorithm auto, which chooses by them");
+  }
   if (runtime.relays > 0 && (algorithm == Algorithm::kAdmm || admm.barrier != 0)) {
     return InvalidArgument("--relays: relays sum Newton's rounds; ADMM's (--algorithm admm, --barrier) are not "
                            "relayed yet");
@@ -351,7 +354,7 @@ Status SetWarmStart(const Plan& plan, const SolveOptions& options, Master* maste
 
 // The solve on a planned problem: this process is the master (rank 0 under mpirun).
 Result<SolveResult> SolvePlanned(const Plan& plan, const SolveOptions& options) {
-  const MasterChoice choice = ChooseMaster(options);
+  NIMBUS_ASSIGN_OR_RETURN(const MasterChoice choice, ChooseMasterFor(plan, options));
   NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options, choice));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));

@@ -50,6 +50,9 @@ Status SimulationGrid::Validate() const {
   if (rows < 0 || nnz_per_row < 0) return InvalidArgument("--rows and --nnz-per-row: must be >= 1");
   if (iterations < 0) return InvalidArgument("--iterations: must be >= 1");
   if (relay_fanout < 0 || relay_fanout == 1) return InvalidArgument("--relay-fanout: must be 0 (the star) or >= 2");
+  if (storage_reduction && relay_fanout > 0) {
+    return InvalidArgument("--reduce storage: the workers sum through storage, not relays (--relay-fanout)");
+  }
   return Status::Ok();
 }
 
@@ -91,6 +94,7 @@ Result<SimulationOutput> SimulateGrid(const Profile& profile, const Platform& pl
       scenario.seed = size.seed;
       scenario.relays = static_cast<int>(RelaysUnder(k, size.relay_fanout));
       scenario.relay_fanout = static_cast<int>(size.relay_fanout);
+      scenario.storage_reduction = size.storage_reduction;
       if (k > size.rows) continue;
       Result<Prediction> p = Simulate(profile, platform, scenario, prices);
       if (!p.ok()) return p.status();
@@ -117,11 +121,12 @@ Result<SimulationOutput> SimulateGrid(const Profile& profile, const Platform& pl
                      "\"round_seconds\": %.9g, \"total_seconds\": %.9g, \"speedup\": %.9g, \"efficiency\": %.9g, "
                      "\"round_speedup\": %.9g, \"round_efficiency\": %.9g, \"communication_share\": %.9g, "
                      "\"compute_share\": %.9g, \"cold_start_share\": %.9g, \"load_seconds\": %.9g, \"dollars\": %.9g, "
-                     "\"bytes_per_round\": %lld, \"relay_hosts\": %d}",
+                     "\"bytes_per_round\": %lld, \"relay_hosts\": %d, \"storage_requests_per_round\": %lld}",
                      static_cast<long long>(d), static_cast<long long>(k), p->iterations, p->rounds, p->setup_seconds,
                      p->round_seconds, p->total_seconds, speedup, efficiency, round_speedup, round_efficiency,
                      p->communication_share, p->compute_share, p->cold_start_share, p->load_seconds, p->dollars,
-                     static_cast<long long>(p->bytes_per_round), p->relay_hosts);
+                     static_cast<long long>(p->bytes_per_round), p->relay_hosts,
+                     static_cast<long long>(p->storage_requests_per_round));
       first_json = false;
     }
     table += "\n";

@@ -147,6 +147,44 @@ double TreeReplyReady(const Platform& platform, const std::vector<double>& compu
   return free_at + node.own_seconds;
 }
 
+// The storage reduction's transfers: the round's vector on the whole model, which the master
+// puts once and every worker gets; a worker's reply (on its support), which it puts in K
+// slices; the sum of the replies on the whole model, in K slices, one a worker.
+struct StorageSizes {
+  double request = 0;
+  double worker_reply = 0;
+  double sum = 0;
+  // A round's PUTs, GETs and polls (LIST or HEAD): the master's PUT, K GETs, K^2 slices put and
+  // got, K polls, K sums put, the master's poll and K GETs.
+  static int64_t RequestsPerRound(int64_t k) { return 2 * k * k + 4 * k + 2; }
+};
+
+// One round of the storage reduction (ScatterReduce) where every worker has its own CPU. A
+// storage request waits the storage latency; a worker's transfers go at its storage bandwidth
+// (or its link's, the slower), the master's through its link. Requests issued together run in
+// parallel. The master puts the vector and sends each worker a ROUND naming it; worker i gets
+// it, computes and puts its reply's K slices; worker j polls until every worker's slice j is
+// in, gets them, sums and puts slice j of the sum; the master polls until every slice of the
+// sum is in and gets them.
+double StorageRoundEnd(const Platform& platform, const std::vector<double>& compute, const StorageSizes& sizes,
+                       bool free_messages) {
+  const double k = static_cast<double>(compute.size());
+  const double latency = free_messages ? 0 : platform.latency_seconds;
+  const double request = free_messages ? 0 : platform.storage_latency_seconds;
+  const double worker_bandwidth = std::min(platform.storage_bandwidth, platform.worker_bandwidth);
+  auto at_worker = [&](double bytes) { return free_messages ? 0 : bytes / worker_bandwidth; };
+  auto at_master = [&](double bytes) { return free_messages ? 0 : bytes / platform.master_bandwidth; };
+  const double put = request + at_master(sizes.request);
+  double scattered = 0;
+  for (std::size_t i = 0; i < compute.size(); ++i) {
+    const double notified = put + static_cast<double>(i + 1) * at_master(kMessageOverheadBytes) + latency;
+    scattered = std::max(scattered, notified + request + at_worker(sizes.request) + compute[i] + request +
+                                        at_worker(sizes.worker_reply));
+  }
+  const double reduced = scattered + request + request + at_worker(sizes.worker_reply) + request + at_worker(sizes.sum / k);
+  return reduced + request + request + at_master(sizes.sum);
+}
+
 // Weighted processor sharing on `cores` CPUs, of jobs that start as others end or after a
 // delay. A running job of weight w gets w min(1, cores / W) CPUs, W the running jobs' total
 // weight; so all progress alike in work per weight, and a job ends when the service per
@@ -357,10 +395,18 @@ class SharedRound {
   double end_ = 0;
 };
 
-// One round, on the platform's shared cores or on a CPU per worker.
+// One round, on the platform's shared cores or on a CPU per worker; through relays or the
+// storage reduction where given (own CPUs).
 RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& compute, const MessageSizes& messages,
-                         double master_per_reply, double master_fixed, bool free_messages, const TreeNode* relays) {
+                         double master_per_reply, double master_fixed, bool free_messages, const TreeNode* relays,
+                         const StorageSizes* storage) {
   RoundTimes times;
+  if (storage != nullptr) {  // the master gets one sum: its work is the rest of its round
+    times.end = StorageRoundEnd(platform, compute, *storage, free_messages) + master_fixed;
+    for (const double c : compute) times.mean_compute += c / static_cast<double>(compute.size());
+    times.master = master_fixed;
+    return times;
+  }
   if (relays != nullptr) {  // own CPUs (Simulate refuses relays on shared cores)
     times.end = TreeReplyReady(platform, compute, *relays, 0, free_messages);
     for (const double c : compute) times.mean_compute += c / static_cast<double>(compute.size());
@@ -454,8 +500,9 @@ Status Profile::Validate() const {
     if (p.iterations < 1) return InvalidArgument(where + "iterations must be >= 1");
     if (newton() && p.rounds < 1) return InvalidArgument(where + "rounds must be >= 1");
     for (const double vectors : {p.request_vectors, p.reply_vectors}) {
-      if (!(vectors >= 1) || !std::isfinite(vectors)) {
-        return InvalidArgument(where + "request_vectors and reply_vectors must be >= 1 (a message carries a vector)");
+      if (!(vectors >= 0.5) || !std::isfinite(vectors)) {
+        return InvalidArgument(where + "request_vectors and reply_vectors must be >= 0.5 (a message carries a vector, "
+                                       "float32 at least)");
       }
     }
     if (p.cg_steps < 0) return InvalidArgument(where + "cg_steps must be >= 0");
@@ -921,15 +968,16 @@ struct WorkerTimes {
 // Every round, with its messages and once more with free messages (the same draws), into the
 // prediction's solve time and shares.
 void SimulateRounds(const Platform& platform, const WorkerTimes& workers, const MessageSizes& messages,
-                    double master_per_reply, double master_fixed, const TreeNode* relays, int rounds, Draws& draws,
-                    Prediction& out) {
+                    double master_per_reply, double master_fixed, const TreeNode* relays, const StorageSizes* storage,
+                    int rounds, Draws& draws, Prediction& out) {
   std::vector<double> compute(workers.spread.size());
   double solve = 0, solve_free = 0, compute_total = 0, master_total = 0;
   for (int round = 0; round < rounds; ++round) {
     workers.Draw(platform, draws, compute);
-    const RoundTimes times = SimulateRound(platform, compute, messages, master_per_reply, master_fixed, false, relays);
+    const RoundTimes times =
+        SimulateRound(platform, compute, messages, master_per_reply, master_fixed, false, relays, storage);
     solve += times.end;
-    solve_free += SimulateRound(platform, compute, messages, master_per_reply, master_fixed, true, relays).end;
+    solve_free += SimulateRound(platform, compute, messages, master_per_reply, master_fixed, true, relays, storage).end;
     compute_total += times.mean_compute;
     master_total += times.master;
   }
@@ -969,6 +1017,10 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
     return InvalidArgument("simulate: relays are modelled where every worker has its own CPU (--platform lambda), "
                            "not on platform " + platform.name + "'s shared cores");
   }
+  if (scenario.storage_reduction && (scenario.relays > 0 || platform.cores > 0)) {
+    return InvalidArgument("simulate: the storage reduction is modelled where every worker has its own CPU "
+                           "(--platform lambda), without relays");
+  }
   std::optional<TreeNode> relays;
   if (scenario.relays > 0) relays = TreeBuilder(profile, platform, at, scenario).Master();
   const TreeNode* tree = relays ? &*relays : nullptr;
@@ -982,8 +1034,13 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   const MessageSizes messages = MessagesOf(at, local_size);
   const double master_per_reply = profile.master_seconds_per_reply_coordinate * local_size;
   const double master_fixed = profile.master_seconds_per_coordinate * profile.ModelSize(d);
+  std::optional<StorageSizes> storage;
+  if (scenario.storage_reduction) {
+    const double model = 8 * profile.ModelSize(d);
+    storage = StorageSizes{model * at.request_vectors, messages.reply, model * at.reply_vectors};
+  }
   SimulateRounds(platform, WorkerTimes(base, at.imbalance, k), messages, master_per_reply, master_fixed, tree,
-                 out.rounds, draws, out);
+                 storage ? &*storage : nullptr, out.rounds, draws, out);
   out.total_seconds = out.setup_seconds + out.solve_seconds;
   out.cold_start_share = out.total_seconds > 0 ? out.cold_start_seconds / out.total_seconds : 0;
   out.bytes_per_round = static_cast<int64_t>(k * (messages.request + messages.reply));
@@ -994,11 +1051,20 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
     }
     out.relay_hosts = CountRelays(*tree);
   }
+  double storage_dollars = 0;
+  if (storage) {
+    out.bytes_per_round = static_cast<int64_t>(storage->request + storage->sum + k * kMessageOverheadBytes);
+    out.storage_requests_per_round = StorageSizes::RequestsPerRound(k);
+    // Half of them PUTs (the master's, the slices and the sums), the rest GETs and polls.
+    const double puts = 1 + static_cast<double>(k) * k + k;
+    storage_dollars = out.rounds * (puts * prices.s3_put + (static_cast<double>(out.storage_requests_per_round) - puts) *
+                                                               prices.s3_get);
+  }
 
   const int64_t s3_requests = k * (1 + ShardLoadRequests(static_cast<int64_t>(ShardBytesOf(scenario))));
   // Each relay host is priced as the master's, for the whole run.
   const Cost cost = EstimateCost(prices, k, k * out.total_seconds, s3_requests, (1 + out.relay_hosts) * out.total_seconds);
-  out.dollars = cost.total_dollars();
+  out.dollars = cost.total_dollars() + storage_dollars;
   out.gb_seconds = cost.function_gb_seconds;
   return out;
 }

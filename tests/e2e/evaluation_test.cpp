@@ -294,6 +294,19 @@ TEST(Evaluation, CalibrateRecordsEachKsShareOfTheModelAndAWorkerProcesssStart) {
   EXPECT_GT(profile["process_start_seconds"].get<double>(), 0);
   EXPECT_GT(profile["prepare_seconds_per_nnz"].get<double>(), 0);
   EXPECT_GT(profile["shard_load_bandwidth"].get<double>(), 0);
+
+  // With --message-precision float32, Newton's products travel as float32: those rounds' vectors
+  // count half, its evaluations' (exact) whole.
+  const CommandResult lean =
+      RunNimbus({"simulate", "calibrate", "--data", dir.File("halves.svm"), "--l2", "1e-2", "--workers", "1",
+                 "--repeat", "1", "--quiet", "--message-precision", "float32", "--out", dir.File("lean.json")});
+  ASSERT_EQ(lean.exit_code, 0) << lean.err;
+  const Json lean_point = Json::parse(ReadTextFile(dir.File("lean.json")))["points"][0];
+  const Json exact_point = profile["points"][0];
+  for (const char* vectors : {"request_vectors", "reply_vectors"}) {
+    EXPECT_GE(lean_point[vectors].get<double>(), 0.5) << vectors;
+    EXPECT_LT(lean_point[vectors].get<double>(), 0.9 * exact_point[vectors].get<double>()) << vectors;
+  }
 }
 
 TEST(Evaluation, SimulateRefusesBadProfilesAndPlatforms) {

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <tuple>
 #include <sstream>
 
 #include "e2e_support.h"
@@ -86,6 +87,60 @@ TEST(RuntimeCli, TheAlgorithmIsChosenAndNewtonRunsOnEveryLocalRuntime) {
     }());
     EXPECT_NE(result.exit_code, 0);
     EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+  }
+}
+
+// auto with a calibrated profile of each algorithm takes the one they predict the shorter solve
+// for: with either profile's rounds made 100 times as many, the other algorithm. An option that
+// decides (--barrier) still decides, and the profiles must be one of each algorithm.
+TEST(RuntimeCli, AutoTakesTheAlgorithmItsProfilesPredictTheShorterSolveFor) {
+  TempDir dir;
+  const std::vector<std::string> problem = {"--data", HeartScalePath(), "--l1", "0.01"};
+  for (const std::string algorithm : {"newton", "admm"}) {
+    std::vector<std::string> calibrate = {"simulate", "calibrate", "--algorithm", algorithm, "--workers", "1,2",
+                                          "--repeat", "1", "--quiet", "--out", dir.File(algorithm + ".json")};
+    calibrate.insert(calibrate.end(), problem.begin(), problem.end());
+    const CommandResult calibrated = RunNimbus(calibrate);
+    ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  }
+  // The profile of `algorithm`, every point's rounds (and ADMM's iterations) 100 times as many.
+  auto slowed = [&](const std::string& algorithm) {
+    Json profile = Json::parse(ReadTextFile(dir.File(algorithm + ".json")));
+    for (Json& point : profile["points"]) {
+      point["rounds"] = 100 * point["rounds"].get<int>();
+      if (algorithm == "admm") point["iterations"] = 100 * point["iterations"].get<int>();
+    }
+    WriteTextFile(dir.File(algorithm + "-slow.json"), profile.dump());
+    return dir.File(algorithm + "-slow.json");
+  };
+  auto chosen = [&](const std::string& profiles, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = problem;
+    args.insert(args.end(), {"--workers", "2", "--runtime", "process", "--algorithm-profiles", profiles,
+                             "--summary-json", dir.File("s.json")});
+    args.insert(args.end(), extra.begin(), extra.end());
+    Train(args);
+    return Json::parse(ReadTextFile(dir.File("s.json")));
+  };
+  const Json admm = chosen(slowed("newton") + "," + dir.File("admm.json"));
+  EXPECT_EQ(admm["algorithm"], "admm");
+  EXPECT_NE(admm["algorithm_reason"].get<std::string>().find("auto: admm, predicted"), std::string::npos)
+      << admm["algorithm_reason"];
+  EXPECT_EQ(chosen(dir.File("newton.json") + "," + slowed("admm"))["algorithm"], "newton");
+  // ADMM's partial barrier decides before any prediction.
+  EXPECT_EQ(chosen(dir.File("newton.json") + "," + slowed("admm"), {"--barrier", "1"})["algorithm"], "admm");
+  for (const auto& [profiles, extra, message] :
+       std::vector<std::tuple<std::string, std::vector<std::string>, std::string>>{
+           {dir.File("newton.json") + "," + slowed("newton"), {}, "are both newton's: give one of each algorithm"},
+           {dir.File("newton.json"), {}, "give one profile of each algorithm"},
+           {dir.File("newton.json") + "," + dir.File("admm.json"), {"--algorithm", "admm"},
+            "--algorithm-profiles: for --algorithm auto"}}) {
+    std::vector<std::string> args = {"train"};
+    args.insert(args.end(), problem.begin(), problem.end());
+    args.insert(args.end(), {"--workers", "2", "--runtime", "process", "--algorithm-profiles", profiles});
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CommandResult refused = RunNimbus(args);
+    EXPECT_NE(refused.exit_code, 0) << message;
+    EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
   }
 }
 

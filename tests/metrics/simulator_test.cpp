@@ -256,6 +256,45 @@ TEST(Simulator, ARoundThroughRelaysAsWorkedOutByHand) {
   EXPECT_FALSE(Simulate(profile, platform, scenario, Prices{}).ok());
 }
 
+// The storage reduction (ScatterReduce through S3): the master puts the round's vector once and
+// gets one sum; the workers scatter their replies in K slices and each sums one.
+TEST(Simulator, ARoundThroughStorageAsWorkedOutByHand) {
+  const Profile profile = FlatProfile();
+  Platform platform = FreePlatform(0);
+  platform.latency_seconds = 0.1;
+  platform.master_bandwidth = kMessageBytes;      // 1 s per REPLY-sized message on the master's link
+  platform.worker_bandwidth = kMessageBytes / 2;  // 2 s through a worker's link, the slower
+  platform.storage_bandwidth = kMessageBytes;
+  platform.storage_latency_seconds = 0.05;
+  Scenario scenario = ScenarioOf(profile, 2);
+  scenario.storage_reduction = true;
+  // The vector (800 bytes) is put by 0.05 + 800/960; the ROUNDs (160 bytes) notify worker 2 at
+  // that + 2 * 160/960 + 0.1 = 1.3167, which gets the vector (0.05 + 800/480), computes (1) and
+  // puts its slices (0.05 + 960/480): scattered at 6.0833. A reducer polls and gets its slices
+  // (0.05 + 0.05 + 960/480) and puts its slice of the sum (0.05 + 400/480): 9.0667. The master
+  // polls and gets the sum (0.05 + 0.05 + 800/960): 10.
+  Result<Prediction> p = Simulate(profile, platform, scenario, Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_NEAR(p->round_seconds, 10.0, 1e-12);
+  EXPECT_NEAR(p->communication_share, 1 - 1.0 / 10, 1e-12);  // free: the compute alone
+  EXPECT_EQ(p->bytes_per_round, 800 + 800 + 2 * 160);
+  EXPECT_EQ(p->storage_requests_per_round, 2 * 4 + 4 * 2 + 2);
+  // Each round's 7 PUTs (the vector, 4 slices, 2 sums) and 11 GETs and polls are priced too.
+  const Prices prices;
+  scenario.storage_reduction = false;
+  const double star_priced = 2 * p->total_seconds * prices.function_memory_gb * prices.lambda_gb_second +
+                             2 * prices.lambda_request + 2 * 3 * prices.s3_get +
+                             p->total_seconds / 3600 * prices.master_hour;
+  EXPECT_NEAR(p->dollars, star_priced + 10 * (7 * prices.s3_put + 11 * prices.s3_get), 1e-12);
+
+  // Not with relays, nor on shared cores.
+  scenario.storage_reduction = true;
+  scenario.relays = 1;
+  EXPECT_FALSE(Simulate(profile, platform, scenario, Prices{}).ok());
+  scenario.relays = 0;
+  EXPECT_FALSE(Simulate(profile, FreePlatform(2), scenario, Prices{}).ok());
+}
+
 TEST(Simulator, StragglersAndSharedSlowdown) {
   const Profile profile = FlatProfile();
   Platform platform = FreePlatform(0);
@@ -515,8 +554,13 @@ TEST(Profile, NewtonFieldsRoundTripAndBadOnesAreNamed) {
   EXPECT_NE(unknown.find("p.json"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("lbfgs"), std::string::npos) << unknown;
   EXPECT_NE(refused(text, "\"algorithm\": \"newton\"", "\"algorithm\": 2").find("algorithm"), std::string::npos);
-  EXPECT_NE(refused(text, "\"reply_vectors\": 1.5", "\"reply_vectors\": 0.5").find("reply_vectors"),
+  // A message carries a vector, at least as float32 (half a vector of doubles).
+  EXPECT_NE(refused(text, "\"reply_vectors\": 1.5", "\"reply_vectors\": 0.25").find("reply_vectors"),
             std::string::npos);
+  std::string lean = text;
+  const std::string doubles = "\"reply_vectors\": 1.5";
+  lean.replace(lean.find(doubles), doubles.size(), "\"reply_vectors\": 0.5");
+  EXPECT_TRUE(Profile::FromJson(lean, "p.json").ok());
   EXPECT_NE(refused(text, "\"request_vectors\": 1.0", "\"request_vectors\": \"one\"").find("request_vectors"),
             std::string::npos);
 }

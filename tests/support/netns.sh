@@ -7,12 +7,13 @@
 # workers can only dial out. Relays, like the master, accept connections.
 #
 #   netns.sh check            exit 0 if namespaces can be made here (root, ip, nft), else say why
-#   netns.sh up PREFIX K [R [MASTER_MBIT WORKER_MBIT]]
+#   netns.sh up PREFIX K [R [MASTER_MBIT WORKER_MBIT [RELAY_MBIT]]]
 #                             make PREFIX-m (master, 10.77.0.1), PREFIX-w1 .. PREFIX-wK
 #                             (10.77.0.2 ..), PREFIX-r1 .. PREFIX-rR (10.77.0.201 ..) and the
 #                             switch PREFIX-s; first remove those of test processes that are
 #                             gone. With rates, every link is capped each way (tc tbf): the
-#                             master's and the relays' at MASTER_MBIT, the workers' at WORKER_MBIT
+#                             master's at MASTER_MBIT, the workers' at WORKER_MBIT, the relays'
+#                             at RELAY_MBIT (default MASTER_MBIT)
 #   netns.sh down PREFIX      remove them, links included
 #   netns.sh demo [K]         up, a solve with the command runtime across them, down
 #
@@ -74,7 +75,7 @@ join() {
 }
 
 up() {
-  local prefix=$1 workers=$2 relays=${3:-0} master_mbit=${4:-} worker_mbit=${5:-}
+  local prefix=$1 workers=$2 relays=${3:-0} master_mbit=${4:-} worker_mbit=${5:-} relay_mbit=${6:-${4:-}}
   sweep
   ip netns add "$prefix-s"
   ip -n "$prefix-s" link set lo up
@@ -86,7 +87,7 @@ up() {
     drop_inbound "$prefix-w$k"
   done
   for ((r = 1; r <= relays; r++)); do
-    join "$prefix" "$prefix-r$r" "10.77.0.$((r + 200))" "p-r$r" "$master_mbit"
+    join "$prefix" "$prefix-r$r" "10.77.0.$((r + 200))" "p-r$r" "$relay_mbit"
   done
 }
 
@@ -120,7 +121,7 @@ demo() {
 
 case "${1:-}" in
   check) check ;;
-  up) up "$2" "$3" "${4:-0}" "${5:-}" "${6:-}" ;;
+  up) shift; up "$@" ;;
   down) down "$2" ;;
   demo) check >/dev/null && demo "${2:-3}" ;;
   *) sed -n '2,20p' "$0"; exit 2 ;;

@@ -159,6 +159,7 @@ void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary);
 struct MasterChoice {
   Algorithm algorithm = Algorithm::kAdmm;  // or kNewton, never kAuto
   std::string reason;                      // why, for the summary
+  bool by_default = false;                 // auto, and no option or the problem called for one
   AdmmOptions admm;
   NewtonOptions newton;   // the iteration cap, target and timeouts shared with admm
 
@@ -172,6 +173,10 @@ NewtonOptions NewtonOptionsOf(const SolveOptions& options);
 // began with ADMM. The options are valid (SolveOptions::Validate). A solve chooses once, and
 // its summary keeps the choice and the reason.
 MasterChoice ChooseMaster(const SolveOptions& options);
+// The same for a planned problem; where auto chose by default and options.algorithm_profiles
+// are given, the algorithm whose profile predicts the shorter time to solution for the plan's
+// rows, columns, nonzeros and workers (metrics/simulator.h).
+Result<MasterChoice> ChooseMasterFor(const Plan& plan, const SolveOptions& options);
 
 // on_trace as a sink for masters and executors; null without one.
 std::unique_ptr<TraceSink> TraceSinkOf(const SolveOptions& options);

@@ -32,6 +32,7 @@ struct SimulationGrid {
   // this many children (the master's relays at K: RelaysUnder(K, F) in wire/messages.h);
   // 0: the star.
   int64_t relay_fanout = 0;
+  bool storage_reduction = false;  // the workers sum their replies through object storage (Scenario)
 
   Status Validate() const;
 };

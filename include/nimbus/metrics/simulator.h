@@ -31,7 +31,7 @@ struct ProfilePoint {
   int iterations = 0;           // ADMM iterations, or Newton steps
   int rounds = 0;               // rounds run on the workers (ADMM: iterations + 1)
   double compute_seconds = 0;   // per worker and round, mean
-  double imbalance = 1;         // per round, the slowest worker's compute over the mean, averaged
+  double imbalance = 1;         // the slowest worker's compute over the solve, over the mean
   double data_passes = 0;       // per worker and round: passes over the shard's nonzeros
   double local_iterations = 0;  // per worker and round: the x-update's Newton (or L-BFGS) steps
   double cg_iterations = 0;     // per worker and round (a Newton master's workers make none)
@@ -41,6 +41,7 @@ struct ProfilePoint {
   // solve's messages. ADMM: z out, w back (1 and 1). Newton: the point to evaluate or the
   // direction of a product out, plus the product's point where the worker did not evaluate it
   // last (after a rejected trial); back the gradient and the Hessian's diagonal (2) or H v (1).
+  // A vector sent as float32 (--message-precision float32) counts half.
   double request_vectors = 1;
   double reply_vectors = 1;
   int cg_steps = 0;             // Newton: the master's CG steps in the solve (0 for ADMM)
@@ -174,6 +175,11 @@ struct Scenario {
   // their replies; a relay with more than relay_fanout workers has relays of its own (0: no
   // limit). 0 relays: the star. Modelled where every worker has its own CPU (not on shared cores).
   int relays = 0, relay_fanout = 0;
+  // The storage reduction instead (LambdaML's ScatterReduce, Jiang et al., SIGMOD 2021): the
+  // master puts each round's vector in object storage once, and the workers sum their replies
+  // through it, worker j the j-th of K slices of the model, so the master gets one sum. Own
+  // CPUs only; not with relays.
+  bool storage_reduction = false;
 };
 
 struct Prediction {
@@ -195,6 +201,7 @@ struct Prediction {
   double cold_start_share = 0;     // cold_start_seconds over the time to solution
   int64_t bytes_per_round = 0;     // through the master, both ways (the mean round)
   int relay_hosts = 0;             // the relays of the tree, each a host of its own (priced as the master's)
+  int64_t storage_requests_per_round = 0;  // the storage reduction's PUTs, GETs and polls
   double dollars = 0;              // per solve, at the given prices
   double gb_seconds = 0;
 };
