@@ -34,6 +34,7 @@
 #include "nimbus/nimbus.h"
 #include "nimbus/runtime/threads_executor.h"
 #include "nimbus/transport/transport.h"
+#include "nimbus/wire/codec.h"
 
 
 namespace nimbus {
@@ -55,19 +56,27 @@ struct CalibrationSetup {
 struct RecordedRound {
   double dispatch = 0, collected = 0;
   int requests = 0, replies = 0;
-  // Summed over the round's messages, in vectors of doubles: a lean one (float32) counts half.
+  // Summed over the round's messages, in vectors of doubles as they go on the wire: a lean one
+  // (float32) counts half, a mostly-zero one its nonzeros' share (VectorFrameBytes).
   double request_vectors = 0, reply_vectors = 0;
-  double value_weight = 1;
+  bool lean = false;
   std::vector<double> computes;
   std::vector<int> computed_by;  // the worker of each of computes
   double data_passes = 0, local_iterations = 0, cg_iterations = 0;  // summed over its workers
 };
 
+// `values` (`vectors` vectors end to end) in vectors of doubles, as they go on the wire.
+double WireVectors(const SharedVector& values, bool lean, int vectors) {
+  if (values.empty()) return vectors;
+  return static_cast<double>(vectors) * static_cast<double>(VectorFrameBytes(values, lean)) /
+         (static_cast<double>(values.size()) * sizeof(double));
+}
+
 // Sits between a master and its executor and records every round without changing it. The
 // threads runtime moves no bytes, so the messages are counted as a runtime with a wire sends
 // them: a vector each way, the second of an evaluation's reply, and a product's point where
-// the worker did not evaluate it last (PointFor, the rule every such runtime follows). A lean
-// round's vectors (float32) count half.
+// the worker did not evaluate it last (PointFor, the rule every such runtime follows). Each
+// vector counts its bytes on the wire over a dense vector of doubles'.
 class RoundRecorder final : public Executor {
  public:
   RoundRecorder(Executor& inner, std::size_t model_size) : inner_(inner), model_size_(model_size) {}
@@ -89,10 +98,11 @@ class RoundRecorder final : public Executor {
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override {
     RecordedRound round;
     round.dispatch = clock_.ElapsedSeconds();
-    round.value_weight = request.lean ? 0.5 : 1;
+    round.lean = request.lean;
+    const double z_vectors = WireVectors(request.z, request.lean, 1);
     for (const int worker : workers) {
       int64_t& last = last_evaluated_[static_cast<std::size_t>(worker)];
-      round.request_vectors += round.value_weight * (PointFor(request, last, nullptr).empty() ? 1 : 2);
+      round.request_vectors += z_vectors + (PointFor(request, last, nullptr).empty() ? 0 : 1);
       if (request.kind == RoundKind::kEvaluate) last = request.round;
       ++round.requests;
     }
@@ -106,7 +116,7 @@ class RoundRecorder final : public Executor {
     for (const WorkerReply& r : replies) {
       if (r.status != ReplyStatus::kOk) continue;
       ++round.replies;
-      round.reply_vectors += round.value_weight * r.w_vectors;
+      round.reply_vectors += WireVectors(r.w, round.lean, r.w_vectors);
       round.computes.push_back(r.timings.compute_seconds);
       round.computed_by.push_back(r.worker);
       round.data_passes += static_cast<double>(r.timings.data_passes);

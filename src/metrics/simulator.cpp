@@ -500,9 +500,9 @@ Status Profile::Validate() const {
     if (p.iterations < 1) return InvalidArgument(where + "iterations must be >= 1");
     if (newton() && p.rounds < 1) return InvalidArgument(where + "rounds must be >= 1");
     for (const double vectors : {p.request_vectors, p.reply_vectors}) {
-      if (!(vectors >= 0.5) || !std::isfinite(vectors)) {
-        return InvalidArgument(where + "request_vectors and reply_vectors must be >= 0.5 (a message carries a vector, "
-                                       "float32 at least)");
+      if (!(vectors > 0) || !std::isfinite(vectors)) {
+        return InvalidArgument(where + "request_vectors and reply_vectors must be > 0 (a message carries a vector, "
+                                       "in float32 or as its nonzeros perhaps)");
       }
     }
     if (p.cg_steps < 0) return InvalidArgument(where + "cg_steps must be >= 0");

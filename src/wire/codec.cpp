@@ -52,7 +52,7 @@ struct RoundFields {
   double rho, relaxation, inner_tolerance, inner_relative_tolerance;
   int64_t resume;  // 0: none, 1: u only, 2: u, x and x_relaxed, 3: the Newton point, 4: a score's query
   double rho_of_u;
-  int64_t z_entry_bytes;  // 8: doubles, 4: float32 (lean)
+  int64_t z_entry_bytes;  // VectorFrame's: 8 doubles, 4 float32 (lean); -8, -4 the same, sparse
   int64_t kind;           // RoundKind
   int64_t point_round;
   int64_t on_support;
@@ -66,7 +66,7 @@ struct ReplyFields {
   double start_wall, end_wall, receive_wall, send_wall;
   uint64_t invocation;
   int64_t round;
-  int64_t w_entry_bytes;  // 8: doubles, 4: float32 (lean)
+  int64_t w_entry_bytes;  // VectorFrame's: 8 doubles, 4 float32 (lean); -8, -4 the same, sparse
   int64_t w_vectors;      // w holds this many model-sized vectors (2: a gradient and a diagonal; 0: any length)
 };
 struct HeartbeatFields {
@@ -137,25 +137,131 @@ Result<SharedVector> ViewDoubles(const Frame& frame, std::size_t count, MessageT
   return SharedVector(std::move(values));
 }
 
+// Whether a vector's value fits float32's range (else it goes as doubles, lean or not).
+bool FitsFloat(double value) { return !std::isinf(static_cast<float>(value)) || std::isinf(value); }
+
+// A sparse vector frame: the count of its nonzero entries (8 bytes), their positions (uint32,
+// ascending), then their values (doubles, or float32 when lean). Active-set Newton's products
+// and points are nonzero on the working set alone: a few percent of a worker's support on text.
+// A value as it arrives: rounded to float32 when the vector goes so.
+double Arriving(double value, std::size_t value_bytes) {
+  return value_bytes == sizeof(float) ? static_cast<double>(static_cast<float>(value)) : value;
+}
+// Whether it arrives other than +0.0 (the one value a sparse frame leaves out).
+bool Kept(double arriving) { return arriving != 0 || std::signbit(arriving); }
+
+Frame SparseFrame(const SharedVector& values, std::size_t nonzeros, std::size_t value_bytes) {
+  std::string bytes(sizeof(uint64_t) + nonzeros * (sizeof(uint32_t) + value_bytes), '\0');
+  const uint64_t count = nonzeros;
+  std::memcpy(bytes.data(), &count, sizeof count);
+  char* position = bytes.data() + sizeof count;
+  char* value = position + nonzeros * sizeof(uint32_t);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!Kept(Arriving(values[i], value_bytes))) continue;
+    const auto at = static_cast<uint32_t>(i);
+    std::memcpy(position, &at, sizeof at);
+    position += sizeof at;
+    if (value_bytes == sizeof(float)) {
+      const auto rounded = static_cast<float>(values[i]);
+      std::memcpy(value, &rounded, sizeof rounded);
+    } else {
+      const double exact = values[i];
+      std::memcpy(value, &exact, sizeof exact);
+    }
+    value += value_bytes;
+  }
+  return Frame::Adopt(std::move(bytes));
+}
+
 // A model-sized vector as a frame: doubles as they lie, or rounded to float32 (lean
-// messages: half the bytes, each entry within a relative 2^-24 of its value). A vector with
-// an entry beyond float32's range goes as doubles. *entry_bytes says which it became.
-Frame VectorFrame(const SharedVector& values, bool lean, int64_t* entry_bytes) {
-  *entry_bytes = sizeof(double);
-  if (!lean) return Frame::Share(values);
+// messages: half the bytes, each entry within a relative 2^-24 of its value); and where its
+// nonzero entries' positions and values take under 3/4 of that, those alone (SparseFrame).
+// Every entry comes back as it went, or as its float32 (+0.0 is the only entry left out). A
+// vector with an entry beyond float32's range goes as doubles. *entry_bytes says which it
+// became (RoundFields).
+// Without `may_be_sparse`, dense only (a score's figures, whose count the frame's size gives).
+struct VectorEncoding {
+  std::size_t value_bytes = sizeof(double);
+  std::size_t nonzeros = 0;
+  bool sparse = false;
+  std::size_t bytes = 0;  // of the frame
+};
+
+VectorEncoding EncodingOf(const SharedVector& values, bool lean, bool may_be_sparse) {
+  VectorEncoding e;
+  bool fits_float = lean;
+  for (std::size_t i = 0; i < values.size() && fits_float; ++i) fits_float = FitsFloat(values[i]);
+  e.value_bytes = fits_float ? sizeof(float) : sizeof(double);
+  // Counted as they arrive: a double below float32's range arrives as zero.
+  for (std::size_t i = 0; i < values.size(); ++i) e.nonzeros += Kept(Arriving(values[i], e.value_bytes));
+  const std::size_t sparse_bytes = sizeof(uint64_t) + e.nonzeros * (sizeof(uint32_t) + e.value_bytes);
+  e.sparse = may_be_sparse && 4 * sparse_bytes < 3 * values.size() * e.value_bytes && values.size() <= UINT32_MAX;
+  e.bytes = e.sparse ? sparse_bytes : values.size() * e.value_bytes;
+  return e;
+}
+
+Frame VectorFrame(const SharedVector& values, bool lean, int64_t* entry_bytes, bool may_be_sparse = true) {
+  const VectorEncoding e = EncodingOf(values, lean, may_be_sparse);
+  *entry_bytes = static_cast<int64_t>(e.value_bytes);
+  if (e.sparse) {
+    *entry_bytes = -*entry_bytes;
+    return SparseFrame(values, e.nonzeros, e.value_bytes);
+  }
+  if (e.value_bytes == sizeof(double)) return Frame::Share(values);
   std::string bytes(values.size() * sizeof(float), '\0');
   for (std::size_t i = 0; i < values.size(); ++i) {
     const auto value = static_cast<float>(values[i]);
-    if (std::isinf(value) && !std::isinf(values[i])) return Frame::Share(values);
     std::memcpy(bytes.data() + i * sizeof(float), &value, sizeof(float));
   }
-  *entry_bytes = sizeof(float);
   return Frame::Adopt(std::move(bytes));
+}
+
+}  // namespace
+
+std::size_t VectorFrameBytes(const SharedVector& values, bool lean) { return EncodingOf(values, lean, true).bytes; }
+
+namespace {
+
+// A SparseFrame read back as `count` doubles: positions ascending and below count.
+Result<SharedVector> ReadSparseVector(const Frame& frame, std::size_t count, std::size_t value_bytes, MessageType type,
+                                      const char* what) {
+  uint64_t nonzeros = 0;
+  const std::size_t entry_bytes = sizeof(uint32_t) + value_bytes;
+  if (frame.size() < sizeof nonzeros) return BadBody(type, std::string(what) + ": a sparse vector without its count");
+  std::memcpy(&nonzeros, frame.data(), sizeof nonzeros);
+  const std::size_t body = frame.size() - sizeof nonzeros;
+  if (body % entry_bytes != 0 || body / entry_bytes != nonzeros || nonzeros > count) {
+    return BadBody(type, std::string(what) + ": a sparse vector of " + std::to_string(nonzeros) + " entries in " +
+                             std::to_string(frame.size()) + " bytes, of a vector of " + std::to_string(count));
+  }
+  std::vector<double> values(count, 0.0);
+  const std::byte* positions = frame.data() + sizeof nonzeros;
+  const std::byte* stored = positions + nonzeros * sizeof(uint32_t);
+  int64_t last = -1;
+  for (uint64_t k = 0; k < nonzeros; ++k) {
+    uint32_t at = 0;
+    std::memcpy(&at, positions + k * sizeof at, sizeof at);
+    if (static_cast<int64_t>(at) <= last || at >= count) {
+      return BadBody(type, std::string(what) + ": sparse positions not ascending below " + std::to_string(count));
+    }
+    last = at;
+    if (value_bytes == sizeof(float)) {
+      float value = 0;
+      std::memcpy(&value, stored + k * sizeof value, sizeof value);
+      values[at] = value;
+    } else {
+      std::memcpy(&values[at], stored + k * sizeof(double), sizeof(double));
+    }
+  }
+  return SharedVector(std::move(values));
 }
 
 // A VectorFrame read back as `count` doubles.
 Result<SharedVector> ReadVector(const Frame& frame, std::size_t count, int64_t entry_bytes, MessageType type,
                                 const char* what) {
+  if (entry_bytes == -static_cast<int64_t>(sizeof(double)) || entry_bytes == -static_cast<int64_t>(sizeof(float))) {
+    return ReadSparseVector(frame, count, static_cast<std::size_t>(-entry_bytes), type, what);
+  }
   if (entry_bytes == sizeof(double)) return ViewDoubles(frame, count, type, what);
   if (entry_bytes != sizeof(float)) {
     return BadBody(type, std::string(what) + " has entries of " + std::to_string(entry_bytes) + " bytes (4 or 8)");
@@ -709,7 +815,7 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   request.relaxation = f.relaxation;
   request.inner_tolerance = f.inner_tolerance;
   request.inner_relative_tolerance = f.inner_relative_tolerance;
-  request.lean = f.z_entry_bytes == sizeof(float);
+  request.lean = f.z_entry_bytes == sizeof(float) || f.z_entry_bytes == -static_cast<int64_t>(sizeof(float));
   if (f.kind < 0 || f.kind > static_cast<int64_t>(RoundKind::kScore)) {
     return BadBody(MessageType::kRound, "unknown round kind " + std::to_string(f.kind));
   }
@@ -772,7 +878,9 @@ WireMessage PackReply(const Envelope& envelope, const WorkerReply& reply, bool l
                       0,
                       // A Newton evaluation answers with a gradient and a diagonal, a score with figures.
                       reply.w_vectors == 2 ? 2 : reply.w_vectors == 0 ? 0 : 1};
-  Frame w = VectorFrame(reply.w, lean, &f.w_entry_bytes);
+  // A score's figures (w_vectors 0) go as whole doubles, lean or not: they hold counts.
+  const bool figures = reply.w_vectors == 0;
+  Frame w = VectorFrame(reply.w, lean && !figures, &f.w_entry_bytes, /*may_be_sparse=*/!figures);
   std::vector<Frame> payload{FieldsFrame(f), std::move(w)};
   if (!reply.error.empty()) payload.push_back(Frame::Copy(reply.error));
   return Make(envelope, MessageType::kReply, std::move(payload));

@@ -84,8 +84,13 @@ int main(int argc, char** argv) {
   assign.text = part;
   WriteMessage(corpus + "/wire/assign-text", PackAssign(envelope, assign));
   assign.text.reset();
-  assign.relay = RelayGroup{{{"shard-00000.bin", 7, 10, 30, 4096}, {"shard-00001.bin", 0, 12, 33, 4096}}, false, 2,
-                            "tcp://127.0.0.1:0"};
+  RelayGroup group;
+  group.shards = {{"shard-00000.bin", 7, 10, 30, 4096}, {"shard-00001.bin", 0, 12, 33, 4096}};
+  group.fanout = 2;
+  group.listen = "tcp://0.0.0.0:0";
+  group.launch = "ssh {host} nimbus worker {args}";
+  group.hosts = {"w1", "w2"};
+  assign.relay = group;
   WriteMessage(corpus + "/wire/assign-relay", PackAssign(envelope, assign));
   assign.relay.reset();
   ScannedBody scanned;
@@ -108,11 +113,24 @@ int main(int argc, char** argv) {
   resume->u = {1, 2, 3};
   round.resume = resume;
   WriteMessage(corpus + "/wire/round-lean-resume", PackRound(envelope, round));
+  RoundRequest sparse;  // mostly zeros: its nonzero entries alone
+  sparse.kind = RoundKind::kHessianVector;
+  std::vector<double> few(40, 0.0);
+  few[7] = 0.5;
+  few[31] = -2.0;
+  sparse.z = few;
+  WriteMessage(corpus + "/wire/round-sparse", PackRound(envelope, sparse));
+  sparse.lean = true;
+  WriteMessage(corpus + "/wire/round-sparse-lean", PackRound(envelope, sparse));
   WorkerReply reply;
   reply.w = std::vector<double>{0.25, 0.5, -4.0};
   reply.scalars.valid = true;
   WriteMessage(corpus + "/wire/reply", PackReply(envelope, reply));
   WriteMessage(corpus + "/wire/reply-lean", PackReply(envelope, reply, true));
+  WorkerReply sparse_reply;
+  sparse_reply.w = few;
+  sparse_reply.scalars.valid = true;
+  WriteMessage(corpus + "/wire/reply-sparse", PackReply(envelope, sparse_reply));
   WorkerReply failed;
   failed.status = ReplyStatus::kFailed;
   failed.error = "cannot resume";

@@ -237,8 +237,13 @@ TEST(CodecTest, ScoreRoundsAndTheirFiguresRoundTrip) {
   const WorkerReply reply = UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), figures)), 3).value();
   EXPECT_EQ(reply.w, figures.w);
   EXPECT_EQ(reply.w_vectors, 0);
-  // Lean figures would lose counts: refused.
-  EXPECT_FALSE(UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), figures, /*lean=*/true)), 3).ok());
+  // Figures never go lean (float32 would lose counts), even when the round was: found by
+  // fuzz_wire, an empty score reply packed lean could not be read back (regressions/wire).
+  const WorkerReply asked_lean =
+      UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), figures, /*lean=*/true)), 3).value();
+  EXPECT_EQ(asked_lean.w, figures.w);
+  figures.w = SharedVector();
+  EXPECT_TRUE(UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), figures, /*lean=*/true)), 3).ok());
 }
 
 TEST(CodecTest, LeanVectorsHalveTheBytesAndStayWithinFloatRounding) {
@@ -274,6 +279,70 @@ TEST(CodecTest, LeanVectorsHalveTheBytesAndStayWithinFloatRounding) {
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.status().message().find("z has 12 bytes, expected 16 (float32)"), std::string::npos)
       << wrong.status().message();
+}
+
+// A vector that is mostly zeros (active-set Newton's products and points) travels as its
+// nonzero entries' positions and values, and comes back bit for bit (-0.0 and NaN too); lean,
+// as float32 values. A score's figures stay dense. A damaged sparse vector is refused.
+TEST(CodecTest, MostlyZeroVectorsTravelAsTheirNonzerosExactly) {
+  std::vector<double> sparse(1000, 0.0);
+  sparse[3] = 1.0 / 3.0;
+  sparse[500] = -0.0;
+  sparse[999] = std::nan("");
+  RoundRequest request;
+  request.kind = RoundKind::kHessianVector;
+  request.z = Vector(sparse);
+  const WireMessage message = PackRound(TestEnvelope(MessageType::kRound), request);
+  EXPECT_EQ(message.payload[1].size(), 8 + 3 * (4 + 8));  // the count, then positions and doubles
+  const RoundRequest back = UnpackRound(Transmit(message), 1000).value();
+  EXPECT_FALSE(back.lean);
+  EXPECT_EQ(std::memcmp(back.z.data(), sparse.data(), sparse.size() * sizeof(double)), 0);
+
+  request.lean = true;
+  const WireMessage lean = PackRound(TestEnvelope(MessageType::kRound), request);
+  EXPECT_EQ(lean.payload[1].size(), 8 + 3 * (4 + 4));
+  const RoundRequest lean_back = UnpackRound(Transmit(lean), 1000).value();
+  EXPECT_TRUE(lean_back.lean);
+  EXPECT_EQ(lean_back.z[3], static_cast<double>(static_cast<float>(1.0 / 3.0)));
+  EXPECT_TRUE(std::signbit(lean_back.z[500]));
+  EXPECT_TRUE(std::isnan(lean_back.z[999]));
+  EXPECT_EQ(lean_back.z[4], 0.0);
+  // A double below float32's range arrives as zero, so it is not sent at all (found by
+  // fuzz_wire: counted as nonzero, it made a second packing differ from the first).
+  std::vector<double> tiny = sparse;
+  tiny[10] = 1e-50;
+  request.z = Vector(tiny);
+  EXPECT_EQ(PackRound(TestEnvelope(MessageType::kRound), request).payload[1].size(), 8 + 3 * (4 + 4));
+  EXPECT_EQ(UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), request)), 1000).value().z[10], 0.0);
+  request.lean = false;
+  EXPECT_EQ(PackRound(TestEnvelope(MessageType::kRound), request).payload[1].size(), 8 + 4 * (4 + 8));
+  request.z = Vector(sparse);
+
+  WorkerReply reply;
+  reply.w = std::vector<double>(sparse.begin(), sparse.end());
+  const WireMessage sparse_reply = PackReply(TestEnvelope(MessageType::kReply), reply);
+  EXPECT_EQ(sparse_reply.payload[1].size(), 8 + 3 * (4 + 8));
+  const WorkerReply reply_back = UnpackReply(Transmit(sparse_reply), 1000).value();
+  EXPECT_EQ(std::memcmp(reply_back.w.data(), sparse.data(), sparse.size() * sizeof(double)), 0);
+  reply.w_vectors = 0;  // a score's figures: their count is the frame's size
+  const WorkerReply score_back = UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), reply)), 0).value();
+  EXPECT_EQ(score_back.w.size(), 1000u);
+
+  // Damaged: positions out of order, past the end, and a count the frame does not hold.
+  auto entry = [](uint64_t count, std::vector<uint32_t> positions, std::size_t values) {
+    std::string bytes(reinterpret_cast<const char*>(&count), sizeof count);
+    bytes.append(reinterpret_cast<const char*>(positions.data()), positions.size() * sizeof(uint32_t));
+    bytes.append(values * sizeof(double), '\0');
+    return bytes;
+  };
+  for (const std::string& bad : {entry(3, {500, 3, 999}, 3), entry(3, {3, 500, 1000}, 3), entry(4, {3, 500, 999}, 3),
+                                 std::string("1234")}) {
+    WireMessage damaged = Transmit(message);
+    damaged.payload[1] = Frame::Copy(bad);
+    Result<RoundRequest> refused = UnpackRound(damaged, 1000);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("sparse"), std::string::npos) << refused.status().message();
+  }
 }
 
 TEST(CodecTest, ReplyRoundTripsBitForBit) {

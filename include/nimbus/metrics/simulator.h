@@ -41,7 +41,8 @@ struct ProfilePoint {
   // solve's messages. ADMM: z out, w back (1 and 1). Newton: the point to evaluate or the
   // direction of a product out, plus the product's point where the worker did not evaluate it
   // last (after a rejected trial); back the gradient and the Hessian's diagonal (2) or H v (1).
-  // A vector sent as float32 (--message-precision float32) counts half.
+  // A vector counts its bytes on the wire over d doubles': half as float32 (--message-precision
+  // float32), its nonzeros' share when it goes as them (mostly zeros: wire/codec.h).
   double request_vectors = 1;
   double reply_vectors = 1;
   int cg_steps = 0;             // Newton: the master's CG steps in the solve (0 for ADMM)

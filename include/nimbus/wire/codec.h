@@ -26,7 +26,7 @@ inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read li
 // 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton);
 // 5: class weights in ASSIGN; 8: products on a direction's support; 9: a heartbeat counts
 // its worker's reconnects, HELLO says its memory limit; 12: a relay's group in ASSIGN
-inline constexpr uint16_t kWireVersion = 13;
+inline constexpr uint16_t kWireVersion = 14;
 inline constexpr std::size_t kWireHeaderBytes = 88;
 inline constexpr std::size_t kMaxPayloadFrames = 6;
 
@@ -144,7 +144,12 @@ struct HeartbeatBody {
 WireMessage PackHello(const Envelope& envelope, const HelloBody& body);
 WireMessage PackAssign(const Envelope& envelope, const AssignBody& body);
 WireMessage PackReady(const Envelope& envelope, const ReadyBody& body);
-// The z (and resume vectors) are shared, not copied.
+// A ROUND's z and a REPLY's w go as doubles, or float32 when lean; where the vector is mostly
+// zeros (active-set Newton's points and products), as its nonzero entries' positions and values
+// (when that is under 3/4 of the dense bytes). Either way each entry reads back as it went.
+// The bytes a vector so takes on the wire:
+std::size_t VectorFrameBytes(const SharedVector& values, bool lean);
+// The z (and resume vectors) are shared, not copied, when they go dense as doubles.
 WireMessage PackRound(const Envelope& envelope, const RoundRequest& request);
 // With `lean`, w goes as float32 (the worker answers a lean ROUND in kind); UnpackReply
 // reads either.
