@@ -75,8 +75,8 @@ double WireVectors(const SharedVector& values, bool lean, int vectors) {
 // Sits between a master and its executor and records every round without changing it. The
 // threads runtime moves no bytes, so the messages are counted as a runtime with a wire sends
 // them: a vector each way, the second of an evaluation's reply, and a product's point where
-// the worker did not evaluate it last (PointFor, the rule every such runtime follows). Each
-// vector counts its bytes on the wire over a dense vector of doubles'.
+// the worker did not evaluate it last (PointFor, the rule every such runtime follows); each
+// counted by its bytes on the wire (WireVectors).
 class RoundRecorder final : public Executor {
  public:
   RoundRecorder(Executor& inner, std::size_t model_size) : inner_(inner), model_size_(model_size) {}
@@ -152,8 +152,6 @@ struct Measured {
   std::vector<double> round_spans;                  // per round, dispatch to the last reply
 };
 
-// The profile's figures of K from the recorded rounds: the work per worker and round, the
-// slowest worker over the mean, the messages, and the master's time between rounds.
 // The slowest worker's compute over the solve against the mean: the lasting spread of the
 // workers' shares of the work. A round's own noise is left out: it averages away over a solve,
 // and a platform draws its own (Platform::jitter_sigma, stragglers).
@@ -167,6 +165,8 @@ double ImbalanceOf(const std::map<int, double>& worker_compute) {
   return std::max(1.0, slowest / (total / static_cast<double>(worker_compute.size())));
 }
 
+// The profile's figures of K from the recorded rounds: the work per worker and round, the
+// slowest worker over the mean, the messages, and the master's time between rounds.
 ProfilePoint PointOf(const std::vector<RecordedRound>& rounds, const Summary& summary, int k) {
   ProfilePoint point;
   point.workers = k;

@@ -690,11 +690,11 @@ void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary) {
 
 namespace {
 
+constexpr std::string_view kAutoDefault = "auto: the default; no option or regularizer calls for ADMM";
+
 // auto's choice and its reason: Newton, the default since it took less time than ADMM on the
 // benchmark suite (docs/benchmarks.md), unless an option or the problem calls for what only
 // ADMM has.
-constexpr std::string_view kAutoDefault = "auto: the default; no option or regularizer calls for ADMM";
-
 std::pair<Algorithm, std::string> AutoAlgorithm(const SolveOptions& options) {
   const AdmmOptions& admm = options.admm;
   // A resumed run goes on with the algorithm it began with (an earlier build's auto may differ).

@@ -1055,7 +1055,7 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   if (storage) {
     out.bytes_per_round = static_cast<int64_t>(storage->request + storage->sum + k * kMessageOverheadBytes);
     out.storage_requests_per_round = StorageSizes::RequestsPerRound(k);
-    // Half of them PUTs (the master's, the slices and the sums), the rest GETs and polls.
+    // PUTs: the master's, the K^2 slices and the K sums; the rest are GETs and polls.
     const double puts = 1 + static_cast<double>(k) * k + k;
     storage_dollars = out.rounds * (puts * prices.s3_put + (static_cast<double>(out.storage_requests_per_round) - puts) *
                                                                prices.s3_get);
