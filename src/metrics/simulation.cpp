@@ -51,7 +51,7 @@ Status SimulationGrid::Validate() const {
   if (iterations < 0) return InvalidArgument("--iterations: must be >= 1");
   if (relay_fanout < 0 || relay_fanout == 1) return InvalidArgument("--relay-fanout: must be 0 (the star) or >= 2");
   if (storage_reduction && relay_fanout > 0) {
-    return InvalidArgument("--reduce storage: the workers sum through storage, not relays (--relay-fanout)");
+    return InvalidArgument("--storage-reduction: the workers sum through storage, not relays (--relay-fanout)");
   }
   return Status::Ok();
 }

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "nimbus/core/file_io.h"
-#include "nimbus/wire/messages.h"
 #include "nimbus/core/json_integer.h"
+#include "nimbus/wire/messages.h"
 
 namespace nimbus {
 namespace {
@@ -401,15 +401,15 @@ RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& co
                          double master_per_reply, double master_fixed, bool free_messages, const TreeNode* relays,
                          const StorageSizes* storage) {
   RoundTimes times;
+  const double k = static_cast<double>(compute.size());
+  for (const double c : compute) times.mean_compute += c / k;
   if (storage != nullptr) {  // the master gets one sum: its work is the rest of its round
     times.end = StorageRoundEnd(platform, compute, *storage, free_messages) + master_fixed;
-    for (const double c : compute) times.mean_compute += c / static_cast<double>(compute.size());
     times.master = master_fixed;
     return times;
   }
   if (relays != nullptr) {  // own CPUs (Simulate refuses relays on shared cores)
     times.end = TreeReplyReady(platform, compute, *relays, 0, free_messages);
-    for (const double c : compute) times.mean_compute += c / static_cast<double>(compute.size());
     times.master = relays->own_seconds;
     for (const TreeNode& child : relays->children) times.master += child.sum_seconds;
     return times;
@@ -419,10 +419,8 @@ RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& co
                       master_fixed);
     times.end = round.Run();
   } else {
-    times = SimulateRoundOwnCpus(platform, compute, messages, master_per_reply, master_fixed, free_messages);
+    times.end = SimulateRoundOwnCpus(platform, compute, messages, master_per_reply, master_fixed, free_messages).end;
   }
-  const double k = static_cast<double>(compute.size());
-  for (const double c : compute) times.mean_compute += c / k;
   times.master = master_per_reply * k + master_fixed;
   return times;
 }

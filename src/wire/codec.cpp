@@ -140,9 +140,6 @@ Result<SharedVector> ViewDoubles(const Frame& frame, std::size_t count, MessageT
 // Whether a vector's value fits float32's range (else it goes as doubles, lean or not).
 bool FitsFloat(double value) { return !std::isinf(static_cast<float>(value)) || std::isinf(value); }
 
-// A sparse vector frame: the count of its nonzero entries (8 bytes), their positions (uint32,
-// ascending), then their values (doubles, or float32 when lean). Active-set Newton's products
-// and points are nonzero on the working set alone: a few percent of a worker's support on text.
 // A value as it arrives: rounded to float32 when the vector goes so.
 double Arriving(double value, std::size_t value_bytes) {
   return value_bytes == sizeof(float) ? static_cast<double>(static_cast<float>(value)) : value;
@@ -150,6 +147,9 @@ double Arriving(double value, std::size_t value_bytes) {
 // Whether it arrives other than +0.0 (the one value a sparse frame leaves out).
 bool Kept(double arriving) { return arriving != 0 || std::signbit(arriving); }
 
+// A sparse vector frame: the count of its nonzero entries (8 bytes), their positions (uint32,
+// ascending), then their values (doubles, or float32 when lean). Active-set Newton's products
+// and points are nonzero on the working set alone: a few percent of a worker's support on text.
 Frame SparseFrame(const SharedVector& values, std::size_t nonzeros, std::size_t value_bytes) {
   std::string bytes(sizeof(uint64_t) + nonzeros * (sizeof(uint32_t) + value_bytes), '\0');
   const uint64_t count = nonzeros;
@@ -173,13 +173,7 @@ Frame SparseFrame(const SharedVector& values, std::size_t nonzeros, std::size_t 
   return Frame::Adopt(std::move(bytes));
 }
 
-// A model-sized vector as a frame: doubles as they lie, or rounded to float32 (lean
-// messages: half the bytes, each entry within a relative 2^-24 of its value); and where its
-// nonzero entries' positions and values take under 3/4 of that, those alone (SparseFrame).
-// Every entry comes back as it went, or as its float32 (+0.0 is the only entry left out). A
-// vector with an entry beyond float32's range goes as doubles. *entry_bytes says which it
-// became (RoundFields).
-// Without `may_be_sparse`, dense only (a score's figures, whose count the frame's size gives).
+// How VectorFrame sends a vector, and the frame's bytes.
 struct VectorEncoding {
   std::size_t value_bytes = sizeof(double);
   std::size_t nonzeros = 0;
@@ -200,6 +194,13 @@ VectorEncoding EncodingOf(const SharedVector& values, bool lean, bool may_be_spa
   return e;
 }
 
+// A model-sized vector as a frame: doubles as they lie, or rounded to float32 (lean
+// messages: half the bytes, each entry within a relative 2^-24 of its value); and where its
+// nonzero entries' positions and values take under 3/4 of that, those alone (SparseFrame).
+// Every entry comes back as it went, or as its float32 (+0.0 is the only entry left out). A
+// vector with an entry beyond float32's range goes as doubles. *entry_bytes says which it
+// became (RoundFields). Without `may_be_sparse`, dense only (a score's figures, whose count
+// the frame's size gives).
 Frame VectorFrame(const SharedVector& values, bool lean, int64_t* entry_bytes, bool may_be_sparse = true) {
   const VectorEncoding e = EncodingOf(values, lean, may_be_sparse);
   *entry_bytes = static_cast<int64_t>(e.value_bytes);

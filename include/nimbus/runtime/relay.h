@@ -11,9 +11,9 @@
 // rounds are sums (the data terms' value, gradient, Hessian diagonal and products), so the
 // master cannot tell a relay from one worker whose shard is the group's rows. In the general
 // form a relay holds the union of its workers' supports. A relay with more shards than its
-// fanout starts relays of its own (a tree: wire/messages.h's RelaysUnder). Its workers are replaced as the master replaces
-// its own (the relay runs the same RemoteExecutor); a relay that dies is replaced by its
-// master, and its workers, which end with it, by the new relay's.
+// fanout starts relays of its own (a tree: wire/messages.h's RelaysUnder). Its workers are
+// replaced as the master replaces its own (the relay runs the same RemoteExecutor); a relay
+// that dies is replaced by its master, and its workers, which end with it, by the new relay's.
 #pragma once
 
 #include <memory>

@@ -25,7 +25,8 @@ namespace nimbus {
 inline constexpr uint32_t kWireMagic = 0x57424d4e;  // the bytes "NMBW", read little-endian
 // 2: general-form consensus (supports); 3: lean (float32) vectors; 4: round kinds (Newton);
 // 5: class weights in ASSIGN; 8: products on a direction's support; 9: a heartbeat counts
-// its worker's reconnects, HELLO says its memory limit; 12: a relay's group in ASSIGN
+// its worker's reconnects, HELLO says its memory limit; 12: a relay's group in ASSIGN; 13: the
+// group's launch command, hosts and advertised host; 14: mostly-zero vectors as their nonzeros
 inline constexpr uint16_t kWireVersion = 14;
 inline constexpr std::size_t kWireHeaderBytes = 88;
 inline constexpr std::size_t kMaxPayloadFrames = 6;
