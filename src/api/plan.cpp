@@ -582,9 +582,8 @@ Result<std::vector<ShardAssignment>> StoreAssignments(const RuntimeOptions& flag
   return shards;
 }
 
-// How the master treats remote workers; their kept state past the memory limit goes to a
-// temporary directory the runtime keeps.
-Result<RemoteOptions> RemoteOptionsOf(const RuntimeOptions& flags, bool general_form, Runtime& runtime) {
+// How the master treats remote workers; their kept state past the memory limit goes to files.
+Result<RemoteOptions> RemoteOptionsOf(const RuntimeOptions& flags, bool general_form) {
   RemoteOptions options;
   options.name = NameOf(flags.kind);
   options.listen = flags.listen;
@@ -600,9 +599,7 @@ Result<RemoteOptions> RemoteOptionsOf(const RuntimeOptions& flags, bool general_
   options.insecure = flags.insecure;
   options.memory_advice = std::string(general_form ? "" : "or the general form (--consensus general), ") +
                           (flags.kind == RuntimeKind::kLambda ? "or more memory for the function" : "or more memory per worker");
-  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory state_directory, TemporaryDirectory::Create("nimbus-state"));
-  options.spill_directory = state_directory.path();
-  runtime.state_directory = std::move(state_directory);
+  options.spill_state = true;
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   return options;
 }
@@ -669,7 +666,7 @@ Result<Runtime> MakeRuntime(const RuntimeOptions& flags, const Plan& plan, const
   if (flags.relays > 0) {
     NIMBUS_ASSIGN_OR_RETURN(shards, GroupForRelays(shards, static_cast<int>(flags.relays), RelaySettings(flags, shards)));
   }
-  NIMBUS_ASSIGN_OR_RETURN(RemoteOptions options, RemoteOptionsOf(flags, general_form, runtime));
+  NIMBUS_ASSIGN_OR_RETURN(RemoteOptions options, RemoteOptionsOf(flags, general_form));
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Launcher> launcher, LauncherOf(flags));
   auto remote = std::make_unique<RemoteExecutor>(std::move(shards), plan.spec, worker_options, options, std::move(launcher));
   runtime.remote = remote.get();

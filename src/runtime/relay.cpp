@@ -58,12 +58,8 @@ namespace {
 // The relay's group as its master would see it: one worker holding every row of the group.
 class Relay final : public RoundServer {
  public:
-  Relay(int index, std::unique_ptr<Executor> executor, std::optional<TemporaryDirectory> state_directory,
-        std::size_t model_size)
-      : index_(index),
-        executor_(std::move(executor)),
-        state_directory_(std::move(state_directory)),
-        model_size_(model_size) {}
+  Relay(int index, std::unique_ptr<Executor> executor, std::size_t model_size)
+      : index_(index), executor_(std::move(executor)), model_size_(model_size) {}
   ~Relay() override { executor_->Stop(); }
 
   // Starts the group's workers; the group's READY from theirs.
@@ -213,7 +209,6 @@ class Relay final : public RoundServer {
 
   int index_;
   std::unique_ptr<Executor> executor_;
-  std::optional<TemporaryDirectory> state_directory_;  // the group executor's kept state (outlives it)
   std::size_t model_size_;
   std::shared_ptr<const std::vector<uint32_t>> support_;  // the union of the workers'; null: dense
   std::vector<std::vector<uint32_t>> places_;             // worker g's support entries in the union
@@ -234,8 +229,7 @@ std::unique_ptr<Launcher> GroupLauncher(const RelayGroup& group, bool relays_und
 // The group's workers as processes that dial the relay (relays of their own past the fanout).
 // Workers on other hosts dial it at `advertise_host`, which its relays on this host are given.
 Result<std::unique_ptr<Executor>> GroupProcesses(const AssignBody& body, const ProblemSpec& spec,
-                                                 const WorkerOptions& options, const std::string& advertise_host,
-                                                 std::optional<TemporaryDirectory>* state) {
+                                                 const WorkerOptions& options, const std::string& advertise_host) {
   RelayGroup group = *body.relay;
   group.advertise_host = advertise_host;
   std::vector<ShardAssignment> shards;
@@ -252,9 +246,8 @@ Result<std::unique_ptr<Executor>> GroupProcesses(const AssignBody& body, const P
   remote.advertise_host = advertise_host;
   remote.heartbeat_seconds = body.heartbeat_seconds;
   remote.master_timeout_seconds = body.master_timeout_seconds;
-  NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory directory, TemporaryDirectory::Create("nimbus-relay-state"));
-  remote.spill_directory = directory.path();
-  *state = std::move(directory);
+  // No spill directory: a relay serves Newton's rounds, whose workers keep no state at the relay
+  // (a killed relay would leave the directory behind).
   NIMBUS_RETURN_IF_ERROR(remote.Validate().WithContext("the relay's options"));
   return std::unique_ptr<Executor>(std::make_unique<RemoteExecutor>(
       std::move(shards), spec, options, remote, GroupLauncher(group, relays > 0)));
@@ -282,7 +275,6 @@ Result<std::unique_ptr<RoundServer>> StartRelay(int relay, const AssignBody& bod
   WorkerOptions options;  // the relay's faults are its own: its workers get none
   options.solver = static_cast<LocalSolver>(body.local_solver);
   options.general_form = body.general_form != 0;
-  std::optional<TemporaryDirectory> state;
   // Workers on other hosts dial this relay where it reaches its master from.
   std::string advertise_host = body.relay->advertise_host;
   if (!body.relay->launch.empty() && advertise_host.empty()) {
@@ -290,8 +282,8 @@ Result<std::unique_ptr<RoundServer>> StartRelay(int relay, const AssignBody& bod
   }
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
                           body.relay->threads ? GroupThreads(body, spec, options)
-                                              : GroupProcesses(body, spec, options, advertise_host, &state));
-  auto server = std::make_unique<Relay>(relay, std::move(executor), std::move(state), spec.model_size());
+                                              : GroupProcesses(body, spec, options, advertise_host));
+  auto server = std::make_unique<Relay>(relay, std::move(executor), spec.model_size());
   NIMBUS_ASSIGN_OR_RETURN(*ready, server->Start());
   return std::unique_ptr<RoundServer>(std::move(server));
 }

@@ -652,7 +652,7 @@ Result<std::vector<WorkerReady>> RemoteExecutor::Start(Deadline deadline) {
   }
   NIMBUS_RETURN_IF_ERROR(Open());
   state_ = std::make_unique<StateKeeper>(workers(), spec_.model_size(), options_.state_memory_limit_bytes,
-                                         options_.spill_directory);
+                                         options_.spill_state);
   NIMBUS_RETURN_IF_ERROR(AwaitPhase(Phase::kIdle, deadline));
   std::vector<WorkerReady> ready;
   for (Slot& slot : slots_) {

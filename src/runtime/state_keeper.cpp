@@ -2,8 +2,6 @@
 
 #include "nimbus/executor/executor.h"
 
-#include <unistd.h>
-
 #include <cstring>
 #include <filesystem>
 
@@ -11,25 +9,17 @@
 
 namespace nimbus {
 
-StateKeeper::StateKeeper(int workers, std::size_t model_size, int64_t memory_limit_bytes, std::string spill_directory)
-    : spill_(static_cast<double>(workers) * 2.0 * static_cast<double>(model_size) * sizeof(double) >
-                 static_cast<double>(memory_limit_bytes) &&
-             !spill_directory.empty()),
-      spill_directory_(std::move(spill_directory)),
+StateKeeper::StateKeeper(int workers, std::size_t model_size, int64_t memory_limit_bytes, bool may_spill)
+    : spill_(may_spill && static_cast<double>(workers) * 2.0 * static_cast<double>(model_size) * sizeof(double) >
+                              static_cast<double>(memory_limit_bytes)),
       kept_(static_cast<std::size_t>(workers)) {}
 
-StateKeeper::~StateKeeper() {
-  if (!spill_) return;
-  for (std::size_t i = 0; i < kept_.size(); ++i) {
-    for (int64_t a = std::max<int64_t>(0, kept_[i].answers - 2); a < kept_[i].answers; ++a) {
-      ::unlink(SpillPath(static_cast<int>(i), a).c_str());
-    }
-  }
-}
+// (The spilled files go with their directory.)
+StateKeeper::~StateKeeper() = default;
 
 std::string StateKeeper::SpillPath(int worker, int64_t answer) const {
   // Two files per worker, reused in turn.
-  return spill_directory_ + "/worker-" + std::to_string(worker) + "-w" + std::to_string(answer % 2) + ".bin";
+  return spill_directory() + "/worker-" + std::to_string(worker) + "-w" + std::to_string(answer % 2) + ".bin";
 }
 
 Status StateKeeper::Record(int worker, const RoundRequest& request, const SharedVector& w) {
@@ -49,6 +39,9 @@ Status StateKeeper::Keep(int worker, KeptAnswer answer) {
   if (answer.w.size() != answer.z.size()) return InvalidArgument("reply of the wrong size for the kept state");
   Kept& kept = kept_[static_cast<std::size_t>(worker)];
   if (spill_) {
+    if (!spill_files_) {
+      NIMBUS_ASSIGN_OR_RETURN(spill_files_, TemporaryDirectory::Create("nimbus-state"));
+    }
     NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(
         SpillPath(worker, kept.answers),
         std::string_view(reinterpret_cast<const char*>(answer.w.data()), answer.w.size() * sizeof(double))));

@@ -15,6 +15,14 @@ bool FeatureHasEntry(std::span<const double> x, std::size_t j, std::size_t block
   return std::any_of(entries, entries + blocks, [](double e) { return e != 0.0; });
 }
 
+// Leaves hv only on the features where v has an entry (and the intercepts after them): all a
+// working-set solve reads, and then all that travels, as the reply goes as its nonzeros.
+void KeepOnFeaturesOf(std::span<const double> v, std::size_t features, std::size_t blocks, std::span<double> hv) {
+  for (std::size_t j = 0; j < features; ++j) {
+    if (!FeatureHasEntry(v, j, blocks)) std::fill_n(hv.data() + j * blocks, blocks, 0.0);
+  }
+}
+
 }  // namespace
 
 ShardDerivatives::ShardDerivatives(const CsrView& matrix, std::span<const double> labels, Loss loss, bool intercept,
@@ -99,6 +107,9 @@ Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const doub
       term_->AddCurvatureProductOn(columns->view, held->at, v, hv);
     } else {
       term_->AddCurvatureProduct(held->at, v, hv);
+      if (on_support) {
+        KeepOnFeaturesOf(v, static_cast<std::size_t>(term_->matrix().cols), static_cast<std::size_t>(term_->blocks()), hv);
+      }
     }
   } else {
     columns->copy->Compact(v, term_->blocks(), term_->intercept(), compact_v_);

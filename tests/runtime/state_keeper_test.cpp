@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <random>
 
 #include "nimbus/core/file_io.h"
@@ -72,11 +74,11 @@ class StateKeeperTest : public ::testing::TestWithParam<bool> {};  // spill to d
 TEST_P(StateKeeperTest, AReplacementContinuesAsTheOriginalWould) {
   const bool spill = GetParam();
   Problem p;
-  Result<TemporaryDirectory> directory = TemporaryDirectory::Create("nimbus-state-test");
-  ASSERT_TRUE(directory.ok());
   const std::size_t n = p.spec.model_size();
-  StateKeeper keeper(1, n, spill ? 0 : int64_t{1} << 30, directory->path());
+  auto keeper_holder = std::make_unique<StateKeeper>(1, n, spill ? 0 : int64_t{1} << 30, /*may_spill=*/true);
+  StateKeeper& keeper = *keeper_holder;
   EXPECT_EQ(keeper.spilling(), spill);
+  EXPECT_EQ(keeper.spill_directory(), "");  // made at the first spill, not before
 
   ShardWorker original(0, p.shard, p.spec, WorkerOptions{});
   // Rounds with rho changing, as adaptive rho does, so the kept dual must be rescaled.
@@ -109,13 +111,20 @@ TEST_P(StateKeeperTest, AReplacementContinuesAsTheOriginalWould) {
     }
   }
   EXPECT_EQ(keeper.bytes_in_memory() == 0, spill);
+  // The spilled files' directory exists while the keeper does, and goes with it.
+  const std::string directory = keeper.spill_directory();
+  EXPECT_EQ(directory.empty(), !spill);
+  keeper_holder.reset();
+  if (spill) {
+    EXPECT_FALSE(std::filesystem::exists(directory)) << directory;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(InMemoryAndSpilled, StateKeeperTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "Spilled" : "InMemory"; });
 
 TEST(StateKeeper, RefusesARecordOfTheWrongSize) {
-  StateKeeper keeper(2, 5, int64_t{1} << 30, "");
+  StateKeeper keeper(2, 5, int64_t{1} << 30, /*may_spill=*/false);
   RoundRequest request = Round(0, RandomZ(5, 1), 1.0);
   EXPECT_FALSE(keeper.Record(1, request, std::vector<double>(4)).ok());
 }

@@ -145,7 +145,8 @@ TEST(ShardDerivatives, ProductsOnTheSupportMatchTheDenseReferenceThere) { Expect
 
 TEST(ShardDerivatives, ProductsOnTheSupportInPlaceMatchTheDenseReferenceThere) { ExpectProductsOnTheSupport(true); }
 
-// Under a memory limit the copy would pass, rows the worker may not reorder are read whole.
+// Under a memory limit the copy would pass, rows the worker may not reorder are read whole;
+// the product still leaves only the direction's features (a reply that travels as its nonzeros).
 TEST(ShardDerivatives, WithoutRoomForACopyOrRowsOfItsOwnTheProductsReadTheWholeShard) {
   const auto p = MakeRandomProblem(80, 40, 4, 11, Loss::kLogistic);
   ShardDerivatives shard(std::make_shared<const DataTerm>(p.View(), p.labels, Loss::kLogistic, false),
@@ -157,7 +158,31 @@ TEST(ShardDerivatives, WithoutRoomForACopyOrRowsOfItsOwnTheProductsReadTheWholeS
   EXPECT_EQ(shard.data_passes(), 3);  // no pass to choose columns: the product read every entry
   const std::vector<double> expected = DenseProduct(RefDataHessian(p, Loss::kLogistic, false, kTotalRows,
                                                                    std::vector<double>(40, 0.0)), v);
-  EXPECT_LT(RefMaxAbsDiff(hv, expected), 1e-12);
+  for (std::size_t j = 0; j < 40; ++j) EXPECT_NEAR(hv[j], j == 3 ? expected[j] : 0.0, 1e-12) << "entry " << j;
+  EXPECT_NE(expected[5], 0.0);  // the whole product has entries the reply leaves out
+}
+
+// A direction whose features hold most of the shard's entries: the product reads the whole
+// shard (no working columns), and leaves hv on the direction's features and the intercept.
+TEST(ShardDerivatives, AProductOnAWideSupportLeavesOnlyItsFeaturesAndTheIntercept) {
+  for (const Loss& loss : kAllLosses) {
+    SCOPED_TRACE(LossName(loss));
+    const auto p = MakeRandomProblem(80, 40, 4, 11, loss);
+    ShardDerivatives shard(std::make_shared<const DataTerm>(p.View(), p.labels, loss, true),
+                           static_cast<int64_t>(kTotalRows));
+    const std::size_t n = p.Width(true);  // 40 features and the intercept
+    std::vector<double> v = RandomVector(n, 5, 1.0), hv(n), gd(2 * n);
+    for (std::size_t j = 32; j < 40; ++j) v[j] = 0.0;  // 32 of 40 features: most of the entries
+    const std::vector<double> x = RandomVector(n, 3, 0.5);
+    shard.Evaluate(0, x, gd);
+    ASSERT_TRUE(shard.HessianVector(0, {}, v, hv, true).ok());
+    EXPECT_EQ(shard.data_passes(), 3);  // the evaluation's two and one product over the whole shard
+    const std::vector<double> expected = DenseProduct(RefDataHessian(p, loss, true, kTotalRows, x), v);
+    for (std::size_t j = 0; j < n; ++j) {
+      const bool kept = j < 32 || j == 40;
+      EXPECT_NEAR(hv[j], kept ? expected[j] : 0.0, 1e-12) << "entry " << j;
+    }
+  }
 }
 
 }  // namespace

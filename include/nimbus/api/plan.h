@@ -139,7 +139,6 @@ struct Runtime {
   bool awaiting_plan = false;  // text: its workers scanned and wait for SetTextPlan
   bool general_form = false;   // the workers' form of consensus (for their memory estimates)
   std::optional<TemporaryDirectory> shard_directory;  // rows in memory, as shards for remote workers
-  std::optional<TemporaryDirectory> state_directory;  // kept worker state beyond the memory limit
 };
 // The workers' options from a solve's.
 WorkerOptions WorkerOptionsOf(const SolveOptions& options);

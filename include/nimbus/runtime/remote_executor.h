@@ -42,7 +42,7 @@ struct RemoteOptions {
   int64_t worker_memory_bytes = 0;       // each worker held to this much (launcher.h; 0: no limit)
   double master_timeout_seconds = 60.0;  // a worker leaves after this long without word
   int64_t state_memory_limit_bytes = int64_t{1} << 30;
-  std::string spill_directory;           // where kept state goes beyond the memory limit
+  bool spill_state = false;              // kept state beyond the memory limit goes to files (state_keeper.h)
   // Plaintext, no authentication: allowed only when `listen` is a loopback endpoint. By
   // default every run has CurveZMQ keys of its own (see RunKeys).
   bool insecure = false;

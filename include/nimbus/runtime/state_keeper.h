@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "nimbus/core/file_io.h"
 #include "nimbus/core/status.h"
 #include "nimbus/wire/messages.h"
 
@@ -21,9 +22,10 @@ namespace nimbus {
 class StateKeeper {
  public:
   // Keeps replies in memory while 2 * workers * model_size doubles (an upper bound in the
-  // general form) fit in
-  // `memory_limit_bytes`, and in files under `spill_directory` beyond that.
-  StateKeeper(int workers, std::size_t model_size, int64_t memory_limit_bytes, std::string spill_directory);
+  // general form) fit in `memory_limit_bytes`; beyond that, with `may_spill`, in files of a
+  // temporary directory made at the first reply kept (so a master killed before it spills
+  // leaves nothing behind), else in memory all the same.
+  StateKeeper(int workers, std::size_t model_size, int64_t memory_limit_bytes, bool may_spill);
   ~StateKeeper();
 
   // A round was answered by `worker`: `request` is what it was sent, `w` its reply (in the
@@ -37,6 +39,8 @@ class StateKeeper {
   Result<std::shared_ptr<const ResumeState>> ResumeFor(int worker) const;
 
   bool spilling() const { return spill_; }
+  // The spilled replies' directory: empty until the first is kept, and removed with the keeper.
+  std::string spill_directory() const { return spill_files_ ? spill_files_->path() : std::string(); }
   int64_t bytes_in_memory() const;
 
  private:
@@ -51,7 +55,7 @@ class StateKeeper {
   Result<SharedVector> ReplyOf(int worker, const KeptAnswer& answer, int64_t index) const;
 
   bool spill_;
-  std::string spill_directory_;
+  std::optional<TemporaryDirectory> spill_files_;
   std::vector<Kept> kept_;
 };
 

@@ -53,8 +53,8 @@ class ShardDerivatives {
   // hv = H_i v at the point of `point_round`. `point` is that point, needed only when it is
   // not one of the two held (else empty): an error if it is needed and missing.
   // With `on_support`, hv is needed only on the features where v has an entry (in some block,
-  // and the intercepts): what a solve restricted to a working set reads. Other entries may
-  // then be 0.
+  // and the intercepts): what a solve restricted to a working set reads. Other entries are
+  // then 0.
   Status HessianVector(int64_t point_round, std::span<const double> point, std::span<const double> v,
                        std::span<double> hv, bool on_support = false);
   // Whether the curvature at the point of `round` is held.
