@@ -107,15 +107,16 @@ Status ShardDerivatives::HessianVector(int64_t point_round, std::span<const doub
       term_->AddCurvatureProductOn(columns->view, held->at, v, hv);
     } else {
       term_->AddCurvatureProduct(held->at, v, hv);
-      if (on_support) {
-        KeepOnFeaturesOf(v, static_cast<std::size_t>(term_->matrix().cols), static_cast<std::size_t>(term_->blocks()), hv);
-      }
     }
   } else {
     columns->copy->Compact(v, term_->blocks(), term_->intercept(), compact_v_);
     compact_hv_.assign(compact_v_.size(), 0.0);
     term_->AddCurvatureProductOn(columns->view, held->at, compact_v_, compact_hv_);
     columns->copy->Expand(compact_hv_, term_->blocks(), term_->intercept(), hv);
+  }
+  // The whole shard's product, or working columns kept from a wider support than v's.
+  if (on_support) {
+    KeepOnFeaturesOf(v, static_cast<std::size_t>(term_->matrix().cols), static_cast<std::size_t>(term_->blocks()), hv);
   }
   ++passes_;
   return Status::Ok();

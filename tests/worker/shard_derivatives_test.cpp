@@ -126,6 +126,14 @@ void ExpectProductsOnTheSupport(bool in_place) {
     }
     EXPECT_EQ(shard.data_passes(), 4);  // the evaluation's two, the choice of the columns and the product
     EXPECT_EQ(p.col_idx != reference.col_idx, in_place);  // the rows reordered, or left alone
+    // A narrower direction inside the kept columns: no new choice, and hv on its features alone.
+    const std::vector<double> narrow = on(v, {9, 40});
+    ASSERT_TRUE(shard.HessianVector(0, {}, narrow, hv, true).ok());
+    EXPECT_EQ(shard.data_passes(), 5);
+    const std::vector<double> narrow_expected = DenseProduct(h, narrow);
+    for (std::size_t j = 0; j < n; ++j) {
+      EXPECT_NEAR(hv[j], j == 9 || j == 40 ? narrow_expected[j] : 0.0, 1e-12) << "entry " << j << ", narrower";
+    }
     // A point inside the working columns: its value and gradient, the margins from them.
     const std::vector<double> inside = on(RandomVector(n, 7, 0.5), {9, 17, 40});
     EXPECT_NEAR(shard.Evaluate(1, inside, gd), RefDataLoss(reference, loss, true, kTotalRows, inside), 1e-12);
