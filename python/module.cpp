@@ -88,6 +88,7 @@ SolveOptions OptionsOf(const py::dict& options) {
   solve.intercept = Get<bool>(options, "intercept", false);
   solve.multiclass = GetChoice(options, "multiclass", solve.multiclass);
   solve.algorithm = GetChoice(options, "algorithm", solve.algorithm);
+  solve.algorithm_profiles = Get<std::vector<std::string>>(options, "algorithm_profiles", {});
   solve.gradient_tolerance = Get<double>(options, "gradient_tolerance", solve.gradient_tolerance);
   solve.admm.max_iterations = Get<int>(options, "max_iterations", solve.admm.max_iterations);
   solve.class_weights.balanced = Get<bool>(options, "class_weight_balanced", false);
@@ -146,6 +147,8 @@ py::dict OutcomeOf(const Model& model, const Summary& s, int64_t n_features) {
   out["message"] = s.message;
   out["solve_seconds"] = s.solve_seconds;
   out["cost_dollars"] = s.cost_dollars;
+  out["algorithm"] = std::string(NameOf(s.algorithm));
+  out["algorithm_reason"] = s.algorithm_reason;
   return out;
 }
 

@@ -30,7 +30,7 @@ _RUNTIMES = ("threads", "process", "command", "lambda", "mpi")
 RUNTIME_OPTIONS = ("lambda_function", "lambda_endpoint", "lambda_pass_credentials", "shard_dir", "launch", "hosts",
                    "listen", "advertise", "insecure", "worker_program", "max_restarts", "heartbeat", "max_lifetime",
                    "round_timeout_floor", "worker_memory_mb", "relays", "relay_fanout", "relay_workers",
-                   "relay_hosts")
+                   "relay_hosts", "algorithm_profiles")
 
 
 def csr_arrays(X):
@@ -153,7 +153,7 @@ class _NimbusClassifier(LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
         self.n_iter_ = np.array([outcome["iterations"]], dtype=np.int32)
         self.objective_ = outcome["objective"]
         self.solve_summary_ = {k: outcome[k] for k in ("termination", "message", "rounds", "solve_seconds",
-                                                        "cost_dollars")}
+                                                        "cost_dollars", "algorithm", "algorithm_reason")}
         self._multinomial = bool(outcome["multinomial"])
 
     def predict_proba(self, X):

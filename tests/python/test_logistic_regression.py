@@ -4,6 +4,7 @@ Objectives are scikit-learn's, C sum_r s_r log(1 + exp(-y_r m_r)) + penalty(w), 
 here from the formula; each fit must end within 1e-5 relative of the reference solver's.
 """
 
+import json
 import os
 import pickle
 import signal
@@ -179,6 +180,45 @@ def test_process_runtime_matches_threads(heart):
     processes = nimbus.LogisticRegression(penalty="l1", C=0.5, n_workers=2, runtime="process").fit(X, y)
     np.testing.assert_allclose(processes.coef_, threads.coef_, atol=1e-8)
     assert sp.issparse(X)
+
+
+@pytest.mark.skipif(not os.path.exists(nimbus.linear_model.WORKER_PROGRAM), reason="no worker program")
+def test_auto_takes_the_algorithm_its_profiles_predict_faster(heart, tmp_path):
+    """solver='auto' with runtime_options={'algorithm_profiles': [...]}: the profiles (nimbus
+    simulate calibrate on the same data) predict each algorithm's solve; with one of them made
+    100 times slower by its rounds, auto takes the other, and the summary says why."""
+    X, y = heart
+    from conftest import HEART_SCALE
+    profiles = {}
+    for algorithm in ("newton", "admm"):
+        profiles[algorithm] = str(tmp_path / (algorithm + ".json"))
+        subprocess.run([nimbus.linear_model.WORKER_PROGRAM, "simulate", "calibrate", "--data", HEART_SCALE,
+                        "--l1", "0.01", "--algorithm", algorithm, "--workers", "1,2", "--repeat", "1", "--quiet",
+                        "--out", profiles[algorithm]], check=True, timeout=300)
+
+    def slowed(algorithm):
+        with open(profiles[algorithm]) as f:
+            profile = json.load(f)
+        for point in profile["points"]:
+            point["rounds"] *= 100
+            if algorithm == "admm":
+                point["iterations"] *= 100
+        path = str(tmp_path / (algorithm + "-slow.json"))
+        with open(path, "w") as f:
+            json.dump(profile, f)
+        return path
+
+    def chosen(paths):
+        model = nimbus.LogisticRegression(penalty="l1", C=0.5, n_workers=2, runtime="process",
+                                          runtime_options={"algorithm_profiles": paths}).fit(X, y)
+        return model.solve_summary_
+
+    admm = chosen([slowed("newton"), profiles["admm"]])
+    assert admm["algorithm"] == "admm", admm
+    assert "auto: admm, predicted" in admm["algorithm_reason"], admm["algorithm_reason"]
+    assert chosen([profiles["newton"], slowed("admm")])["algorithm"] == "newton"
+    with pytest.raises(ValueError, match="give one profile of each algorithm"):
+        chosen([profiles["newton"]])
 
 
 INTERRUPTED_FIT = """
