@@ -112,7 +112,6 @@ declare -A real_l1=([fashion]=1e-3 [debian]=1e-5 [zipf]=1e-5)
 if [ "$quick" = 1 ]; then real_sets=(zipf); real_ks=1,2,4,8; real_repeat=1
 else real_sets=(fashion debian zipf); real_ks=1,2,4,8,16; real_repeat=$repeat; fi
 lambda_ks=1,2,4,8,16,32,64,128,256
-profile_field() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" | head -1; }
 # The features a LIBSVM file uses (cached beside it in FILE.used).
 used_features() {
   [ -s "$1.used" ] && [ "$1.used" -nt "$1" ] ||
@@ -172,7 +171,7 @@ for name in "${real_sets[@]}"; do
       echo "-- $name, $algorithm: predicted against nimbus scale --runtime process at K = $real_ks"
       validate_real "$name" "$data" "$l1" "$algorithm" "$profile"
     fi
-    rows=$(profile_field "$profile" rows) cols=$(profile_field "$profile" cols) nnz=$(profile_field "$profile" nnz)
+    rows=$(suite_json_field "$profile" rows) cols=$(suite_json_field "$profile" cols) nnz=$(suite_json_field "$profile" nnz)
     per_row=$(awk "BEGIN { printf \"%.6f\", $nnz / $rows }")
     used=$(used_features "$data")
     dims=("$cols")

@@ -22,7 +22,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/data/build.sh"
 declare -A l1=([debian]=1e-5 [zipf]=1e-5)
 ks=1,2,4,8,16,32,64,128,256,512,1024
-profile_field() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" | head -1; }
 
 table="| data | rows | fanout | K=1 s | K=16 s, eff. | K=64 s, eff., comm. | K=256 s, eff. | K=1024 s | fastest K | speedup at 64 | \$/solve K=64 |
 |---|---|---|---|---|---|---|---|---|---|---|"
@@ -43,7 +42,7 @@ for name in debian zipf; do
   profile=$work/$name-newton-profile.json
   [ -s "$profile" ] || "$nimbus" simulate calibrate --data "$data" --l1 "${l1[$name]}" --algorithm newton \
     --workers 1,2,4,8,16 --repeat 2 --out "$profile"
-  rows=$(profile_field "$profile" rows) cols=$(profile_field "$profile" cols) nnz=$(profile_field "$profile" nnz)
+  rows=$(suite_json_field "$profile" rows) cols=$(suite_json_field "$profile" cols) nnz=$(suite_json_field "$profile" nnz)
   per_row=$(awk "BEGIN { printf \"%.6f\", $nnz / $rows }")
   for times in 100 1000; do
     best=""

@@ -4,7 +4,8 @@
 # each way by tc tbf (the master's at MASTER_MBIT, each worker's at WORKER_MBIT, each relay's at
 # RELAY_MBIT).
 # The star and each relay topology train the same shards of a suite set nimbus did not make
-# (Debian package descriptions, bench/data/build.sh) with the defaults (distributed Newton);
+# (SET: debian, the default, Debian package descriptions; or zipf, two Zipf topics;
+# bench/data/build.sh) with the defaults (distributed Newton);
 # `nimbus simulate` predicts the same runs from the set's Newton profile on the same links
 # (calibrated at each message precision). Prints ms per round measured and predicted, and the
 # bytes through the master's link.
@@ -27,11 +28,12 @@ l1=1e-5
 mkdir -p "$work"
 # shellcheck source=data/build.sh
 source "$here/data/build.sh"
-suite_build_data "$solvers_dir" debian "$nimbus"
-data=$(suite_data_file "$solvers_dir" debian)
+set_name=${SET:-debian}
+suite_build_data "$solvers_dir" "$set_name" "$nimbus"
+data=$(suite_data_file "$solvers_dir" "$set_name")
 profile_of() {  # PRECISION: the set's Newton profile with messages at that precision
-  local profile=$work/debian-newton-profile.json
-  [ "$1" = float64 ] || profile=$work/debian-newton-$1-profile.json
+  local profile=$work/$set_name-newton-profile.json
+  [ "$1" = float64 ] || profile=$work/$set_name-newton-$1-profile.json
   [ -s "$profile" ] || "$nimbus" simulate calibrate --data "$data" --l1 "$l1" --algorithm newton \
     --message-precision "$1" --workers 1,2,4,8,16 --repeat 2 --out "$profile" >&2
   echo "$profile"
@@ -45,7 +47,6 @@ trap '"$here/../tests/support/netns.sh" down "$prefix"; rm -rf "$run"' EXIT
 "$nimbus" split --data "$data" --shards "$k" --out "$run/shards" > /dev/null
 hosts=$(seq -s, -f "$prefix-w%g" 1 "$k")
 relay_hosts=$(seq -s, -f "$prefix-r%g" 1 "$max_relays")
-field() { /usr/bin/python3 -c "import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 
 echo "nimbus relays on capped links: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores; $data, l1 $l1; K = $k worker"
 echo "processes; links each way: master $master_mbit Mbit/s, relays $relay_mbit Mbit/s, workers $worker_mbit Mbit/s (tc tbf)"
@@ -68,20 +69,19 @@ for relays in $topologies; do
     --runtime command --hosts "$hosts" --launch "ip netns exec {host} $nimbus worker {args}" \
     --listen tcp://10.77.0.1:5601 --message-precision "$precision" --summary-json "$run/$relays.json" \
     --out "$run/$relays.model"
-  rounds=$(field "$run/$relays.json" rounds)
-  measured=$(awk -v s="$(field "$run/$relays.json" solve_seconds)" -v r="$rounds" 'BEGIN { printf "%.1f", 1e3 * s / r }')
-  bytes=$(awk -v a="$(field "$run/$relays.json" bytes_sent)" -v b="$(field "$run/$relays.json" bytes_received)" \
+  rounds=$(suite_json_field "$run/$relays.json" rounds)
+  measured=$(awk -v s="$(suite_json_field "$run/$relays.json" solve_seconds)" -v r="$rounds" 'BEGIN { printf "%.1f", 1e3 * s / r }')
+  bytes=$(awk -v a="$(suite_json_field "$run/$relays.json" bytes_sent)" -v b="$(suite_json_field "$run/$relays.json" bytes_received)" \
     -v r="$rounds" 'BEGIN { printf "%.2f", (a + b) / r / 1e6 }')
   "$nimbus" simulate --profile "$profile" --platform lambda --master-gbps "$(awk "BEGIN { print $master_mbit / 1000 }")" \
     --worker-mbps "$worker_mbit" --relay-host-gbps "$(awk "BEGIN { print $relay_mbit / 1000 }")" --latency-ms 0.05 \
     --jitter 0 --straggler-probability 0 --workers "$k" --relay-fanout "$fanout" \
-    --features "$(sed -n 's/^  "cols": \([0-9]*\),$/\1/p' "$profile" | head -1)" \
-    --rows "$(sed -n 's/^  "rows": \([0-9]*\),$/\1/p' "$profile" | head -1)" --out "$run/sim$relays" --no-plots --quiet
+    --features "$(suite_json_field "$profile" cols)" --rows "$(suite_json_field "$profile" rows)" --out "$run/sim$relays" --no-plots --quiet
   predicted=$(/usr/bin/python3 -c "import json, sys; print('%.1f' % (1e3 * json.load(open(sys.argv[1]))[0]['round_seconds']))" \
     "$run/sim$relays/simulate.json")
   star_ms=${star_ms:-$measured}
   error=$(awk -v m="$measured" -v p="$predicted" 'BEGIN { printf "%+.0f%%", 100 * (p - m) / m }')
   echo "| $name | $precision | $rounds | $measured | $predicted | $error |" \
-    "$(awk -v m="$measured" -v s="$star_ms" 'BEGIN { printf "%.2f", m / s }') | $bytes | $(field "$run/$relays.json" objective) |"
+    "$(awk -v m="$measured" -v s="$star_ms" 'BEGIN { printf "%.2f", m / s }') | $bytes | $(suite_json_field "$run/$relays.json" objective) |"
 done
 done

@@ -5,6 +5,8 @@
 #   suite_data_file DIR NAME            the file NAME lives in: DIR/fashion-train.svm, ...
 #   suite_build_data DIR NAME NIMBUS    builds it unless it is there (its builder's report in
 #                                       FILE.log); non-zero status if it cannot be built
+#   suite_json_field FILE KEY           a top-level field of a JSON object (a profile, a
+#                                       --summary-json), printed as it is
 #
 # NAME is one of fashion (Fashion-MNIST, binary: classes 0, 2, 4, 6 against the rest),
 # fashion10 (Fashion-MNIST's 10 classes, labels 0..9; bench/multiclass.sh), debian
@@ -13,6 +15,10 @@
 
 suite_data_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 suite_python=/usr/bin/python3   # Debian's, with python3-numpy (scripts/install-deps)
+
+suite_json_field() {  # FILE KEY
+  "$suite_python" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
 
 suite_data_file() {  # DIR NAME
   case $2 in
