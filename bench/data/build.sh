@@ -1,5 +1,6 @@
 # The benchmark suite's data sets, built once into a cache directory and reused: sourced by
-# bench/solvers.sh and bench/evaluation.sh, so that both measure the same bytes.
+# the benchmarks (bench/solvers.sh, evaluation.sh, relays.sh, ...), so that all measure the
+# same bytes.
 #
 #   source bench/data/build.sh
 #   suite_data_file DIR NAME            the file NAME lives in: DIR/fashion-train.svm, ...
