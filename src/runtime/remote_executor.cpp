@@ -511,8 +511,12 @@ void RemoteExecutor::CheckWorkers() {
 
 void RemoteExecutor::Pump(Deadline until) {
   const double slice = std::min(until.RemainingSeconds(), options_.heartbeat_seconds / 2);
-  Result<Incoming> incoming = transport_->Receive(Deadline::After(std::max(0.0, slice)));
-  if (incoming.ok()) Handle(std::move(incoming).value());
+  // Everything waiting is handled before anyone is judged silent: after a stall of the master's
+  // own, its queue holds the heartbeats of that time. (ZeroMQ's high-water mark bounds the queue.)
+  for (Result<Incoming> incoming = transport_->Receive(Deadline::After(std::max(0.0, slice))); incoming.ok();
+       incoming = transport_->Receive(Deadline::After(0))) {
+    Handle(std::move(incoming).value());
+  }
   CheckWorkers();
   const double now = MonotonicSeconds();
   if (now - last_heartbeat_ >= options_.heartbeat_seconds) {

@@ -50,18 +50,20 @@ Status SendCopy(void* socket, const std::string& bytes, bool more) {
 }
 
 // Waits for the socket to become readable until the deadline.
+// A deadline already past still takes a message that is waiting (a poll that does not wait):
+// after a stall of this process its queue holds what came meanwhile, heartbeats included.
 Status WaitReadable(void* socket, Deadline deadline) {
   while (true) {
     zmq_pollitem_t item{socket, 0, ZMQ_POLLIN, 0};
     const double remaining = deadline.RemainingSeconds();
-    if (remaining <= 0) return DeadlineExceeded("no message before the deadline");
-    const long timeout_ms = static_cast<long>(std::min(remaining * 1000.0 + 1, 3600.0 * 1000));
+    const long timeout_ms = remaining <= 0 ? 0 : static_cast<long>(std::min(remaining * 1000.0 + 1, 3600.0 * 1000));
     const int ready = zmq_poll(&item, 1, timeout_ms);
     if (ready < 0) {
       if (zmq_errno() == EINTR) continue;
       return ZmqError("poll");
     }
     if (ready > 0) return Status::Ok();
+    if (remaining <= 0) return DeadlineExceeded("no message before the deadline");
   }
 }
 

@@ -8,9 +8,11 @@
 #include <sys/stat.h>
 #include <zmq.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "nimbus/solve/admm/admm_master.h"
 #include "nimbus/solve/newton/newton_master.h"
@@ -161,6 +163,17 @@ TEST_F(RemoteExecutorTest, AHungWorkerIsReplacedAndEnded) {
   EXPECT_GE(solution->summary.worker_restarts, 1);
   ASSERT_GT(stopped, 0);
   EXPECT_NE(::kill(static_cast<pid_t>(stopped), 0), 0) << "the hung worker was left running";
+}
+
+// The master stops for twice its workers' silence limit (5 heartbeats of 0.2 s: a stopped
+// process, a starved core) while their heartbeats keep arriving. It reads what is waiting
+// before it judges anyone silent, and keeps them all.
+TEST_F(RemoteExecutorTest, AMasterThatStallsKeepsItsWorkers) {
+  Result<Solution> solution = SolveRemote(FastOptions(), {}, [](int iteration, RemoteExecutor&) {
+    if (iteration == 3) std::this_thread::sleep_for(std::chrono::seconds(2));
+  });
+  ExpectSameAnswer(solution, 1e-8);
+  EXPECT_EQ(solution->summary.worker_restarts, 0);
 }
 
 TEST_F(RemoteExecutorTest, TheLifetimeCapHandsOverMidRun) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zmq.h>
 
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -75,6 +76,22 @@ TEST_F(TransportTest, ReceiveEndsAtItsDeadline) {
   EXPECT_EQ(nothing.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_GE(watch.ElapsedSeconds(), 0.19);
   EXPECT_LT(watch.ElapsedSeconds(), 2.0);
+}
+
+// A deadline already past still takes what is waiting, without waiting for more: after a stall
+// the queue holds the heartbeats of that time (remote_executor_test: a master that stalls).
+TEST_F(TransportTest, APastDeadlineTakesWhatIsWaitingAndNothingMore) {
+  auto dealer = Dealer("w0.1");
+  ASSERT_TRUE(dealer->Send("", PackHello(Hello(0), {1, 2, 3})).ok());
+  bool taken = false;  // looked for every 10 ms, for at most 5 s: it is waiting once it has come
+  for (int look = 0; look < 500 && !taken; ++look) {
+    taken = router_->Receive(Deadline::After(0)).ok();
+    if (!taken) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(taken);
+  const Stopwatch watch;
+  EXPECT_EQ(router_->Receive(Deadline::After(0)).status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_LT(watch.ElapsedSeconds(), 1.0);
 }
 
 TEST_F(TransportTest, SendingToAPeerThatIsNotThereFails) {
