@@ -49,9 +49,9 @@ Status SendCopy(void* socket, const std::string& bytes, bool more) {
   return Status::Ok();
 }
 
-// Waits for the socket to become readable until the deadline.
-// A deadline already past still takes a message that is waiting (a poll that does not wait):
-// after a stall of this process its queue holds what came meanwhile, heartbeats included.
+// Waits for the socket to become readable until the deadline. A deadline already past still
+// finds a message that is waiting (a poll that does not wait): after a stall of this process
+// its queue holds what came meanwhile, heartbeats included.
 Status WaitReadable(void* socket, Deadline deadline) {
   while (true) {
     zmq_pollitem_t item{socket, 0, ZMQ_POLLIN, 0};
