@@ -28,6 +28,7 @@ demo: configure
 	scripts/demo $(BUILD_DIR)/apps/nimbus
 
 bench: build
+	scripts/install-deps --bench
 	bench/foundation.sh $(BUILD_DIR)/apps/nimbus
 	$(BUILD_DIR)/bench/runtime_overhead $(BUILD_DIR)/apps/nimbus 200000 40 10
 	bench/evaluation.sh $(BUILD_DIR)/apps/nimbus
@@ -36,6 +37,7 @@ bench: build
 	bench/solvers.sh $(BUILD_DIR)/apps/nimbus
 	bench/link.sh $(BUILD_DIR)/apps/nimbus $(BUILD_DIR)/tests/nimbus-fault-proxy
 	bench/relays.sh $(BUILD_DIR)/apps/nimbus
+	bench/glmnet.sh $(BUILD_DIR)/apps/nimbus
 	if [ -x $(BUILD_DIR)/bench/channel ]; then $(BUILD_DIR)/bench/channel; fi
 	if tests/support/netns.sh check > /dev/null; then bench/relays_netns.sh $(BUILD_DIR)/apps/nimbus; \
 	else echo "bench/relays_netns.sh: skipped: $$(tests/support/netns.sh check)"; fi
