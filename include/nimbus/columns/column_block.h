@@ -1,0 +1,76 @@
+// A block of columns and the coordinate descent on it: the part of the column method (issue 32)
+// that a worker holding those columns does each iteration.
+//
+// At the model x with margins m = A x (+ b), each row r has the loss's derivatives
+// g_r = c_r loss'(y_r, m_r) / N and h_r = c_r loss''(y_r, m_r) / N. The block B's quadratic model
+// of F in a change delta of its own coordinates, the others held, is
+//
+//   q(delta) = sum_r [g_r (A_B delta)_r + sigma h_r (A_B delta)_r^2 / 2] + sum_{j in B} g_j(x_j + delta_j)
+//
+// with g_j the regularizer (l1 |.| + l2/2 (.)^2; the intercept's is zero). MinimizeBlockModel
+// runs cyclic coordinate descent on q, as newGLMNET's inner loop does (Yuan, Ho and Lin 2012),
+// keeping r = A_B delta so that a coordinate's step costs one pass over its column.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nimbus/core/csr.h"
+
+namespace nimbus {
+
+// Columns [begin, end) of a row-major matrix, stored column by column (CSC), with an optional
+// column of ones (the intercept) after them.
+struct ColumnBlock {
+  uint32_t begin = 0, end = 0;
+  int64_t rows = 0;
+  bool intercept = false;
+  std::vector<int64_t> col_ptr{0};  // end - begin + 1 entries
+  std::vector<uint32_t> row_idx;
+  std::vector<double> values;
+
+  // The block's columns of `matrix`, in one pass over its rows.
+  static ColumnBlock Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept);
+  // The block's coordinates: its columns, and the intercept last.
+  std::size_t size() const { return end - begin + (intercept ? 1 : 0); }
+  int64_t nnz() const { return col_ptr.back(); }
+};
+
+// The rows' derivatives at the margins: first[r] = g_r, second[r] = h_r.
+struct RowDerivatives {
+  std::vector<double> first, second;
+};
+
+struct BlockModelOptions {
+  double l1 = 0, l2 = 0;
+  // The passes over the block's active coordinates at most, and the model's own stop: a pass
+  // whose largest model subgradient is at most inner_ratio x the largest of F's at x ends it.
+  int max_passes = 20;
+  double inner_ratio = 0.1;
+  // sigma: the model's curvature from the loss times this (>= 1). Blocks that each take their
+  // own model's full step overshoot together, where their columns share rows; sigma = K, the
+  // number of blocks, is CoCoA+'s safe bound (Smith et al.), 1 trusts the blocks alone.
+  double curvature_scale = 1;
+};
+
+// The block's change, and what the master needs to combine it.
+struct BlockStep {
+  std::vector<double> delta;          // on the block's coordinates
+  std::vector<double> margin_change;  // A_B delta (+ the intercept's change), one per row
+  // F's minimum-norm subgradient over the block's coordinates at x, before the step: its
+  // squared norm and its largest magnitude (the stop test and the model's own).
+  double subgradient_squared = 0;
+  double subgradient_max = 0;
+  int passes = 0;             // over the active coordinates
+  int64_t entries_read = 0;   // matrix entries read, the first pass over all included
+  std::size_t active = 0;     // the coordinates the passes visited
+};
+
+// Coordinate descent on the block's model at x (x_block: the block's coordinates of x).
+// Coordinates at zero whose gradient is inside [-l1, l1] are left out of the passes: their
+// step would be zero at delta = 0.
+BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
+                             const BlockModelOptions& options);
+
+}  // namespace nimbus

@@ -1,0 +1,62 @@
+// The column method (issue 32), d-GLMNET's outer loop (Trofimov and Genkin, "Distributed
+// coordinate descent for generalized linear models with regularization"): the features are cut
+// into blocks of columns; each iteration every block minimizes its quadratic model of F at x
+// by coordinate descent (columns/column_block.h), the blocks' changes together are one
+// direction d, and a line search along d on the margins takes the step. Distributed, a block is
+// a worker and an iteration one round: each sends A_B delta_B, an N-vector, and its delta_B.
+//
+// Here the blocks run one after another in this process: the algorithm, its rounds and its data
+// passes, before the runtimes carry it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nimbus/core/csr.h"
+#include "nimbus/core/status.h"
+#include "nimbus/problem/problem.h"
+
+namespace nimbus {
+
+struct ColumnDescentOptions {
+  int blocks = 2;                  // of about equal entries each
+  int max_iterations = 1000;       // rounds, distributed
+  double gradient_tolerance = 1e-5;  // stop: ||v(x)|| <= tolerance ||v(0)||, v the min-norm subgradient
+  int max_inner_passes = 20;       // a block's coordinate descent passes per iteration, at most
+  double inner_ratio = 0.1;        // a block's passes end when its model's subgradient is this x F's
+  // The blocks' models' curvature scale (column_block.h): 0 adapts it, doubling it (up to the
+  // number of blocks) after a step the line search cut and halving it (down to 1) after a full one.
+  double curvature_scale = 0;
+  Status Validate() const;
+};
+
+struct ColumnDescentSummary {
+  bool converged = false;
+  int iterations = 0;
+  double objective = 0;
+  double subgradient_norm = 0;  // ||v(x)|| at the end, and at x = 0
+  double initial_subgradient_norm = 0;
+  double data_passes = 0;       // matrix entries read over all blocks, in passes over the data
+  int step_halvings = 0;        // the line search's, over all iterations
+  std::string message;
+};
+
+struct ColumnDescentResult {
+  std::vector<double> x;  // d weights, then the intercept
+  ColumnDescentSummary summary;
+};
+
+// Solves spec's problem on `matrix` (every row) with its labels and row weights c_r (empty:
+// all 1), from x = 0. Binary classification and regression with l1 and l2 (no custom
+// regularizer, one class, one copy).
+Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrView& matrix,
+                                           std::span<const double> labels, std::span<const double> row_weights,
+                                           const ColumnDescentOptions& options);
+
+// Column boundaries of `blocks` blocks of about equal entries: blocks + 1 ascending values
+// from 0 to matrix.cols.
+std::vector<uint32_t> CutColumns(const CsrView& matrix, int blocks);
+
+}  // namespace nimbus

@@ -1,0 +1,155 @@
+#include "nimbus/columns/column_block.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "nimbus/problem/problem.h"
+
+namespace nimbus {
+namespace {
+
+// newGLMNET's nu: keeps a coordinate's curvature positive where its rows have none.
+constexpr double kCurvatureFloor = 1e-12;
+
+// argmin_t gradient t + curvature t^2 / 2 + l1 |w + t|: the Newton step, soft-thresholded.
+double CoordinateStep(double gradient, double curvature, double w, double l1) {
+  if (gradient + l1 <= curvature * w) return -(gradient + l1) / curvature;
+  if (gradient - l1 >= curvature * w) return -(gradient - l1) / curvature;
+  return -w;
+}
+
+// What every coordinate's passes need: its column's part of the loss's gradient at x, and its
+// curvature (the regularizer's included).
+struct Coordinate {
+  double loss_gradient = 0;
+  double curvature = 0;
+};
+
+// sum_r a_r v_r over the column's entries.
+double ColumnDot(const ColumnBlock& block, std::size_t j, std::span<const double> v) {
+  double sum = 0;
+  for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) sum += block.values[k] * v[block.row_idx[k]];
+  return sum;
+}
+
+// sum_r a_r^2 v_r over the column's entries.
+double ColumnSquaredDot(const ColumnBlock& block, std::size_t j, std::span<const double> v) {
+  double sum = 0;
+  for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) {
+    sum += block.values[k] * block.values[k] * v[block.row_idx[k]];
+  }
+  return sum;
+}
+
+double Sum(std::span<const double> v) {
+  double sum = 0;
+  for (const double x : v) sum += x;
+  return sum;
+}
+
+// sum_r a_r h_r r_r over column j's entries (the intercept's: every row with a = 1): the
+// change of the column's gradient that the block's steps so far have made.
+double ColumnDot(const ColumnBlock& block, std::size_t j, std::span<const double> h, std::span<const double> r) {
+  double sum = 0;
+  if (j == block.end - block.begin) {
+    for (std::size_t row = 0; row < r.size(); ++row) sum += h[row] * r[row];
+    return sum;
+  }
+  for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) {
+    sum += block.values[k] * h[block.row_idx[k]] * r[block.row_idx[k]];
+  }
+  return sum;
+}
+
+// r += t a_j (the intercept's column: ones).
+void AddColumn(const ColumnBlock& block, std::size_t j, double t, std::span<double> r) {
+  if (j == block.end - block.begin) {
+    for (double& x : r) x += t;
+    return;
+  }
+  for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) r[block.row_idx[k]] += t * block.values[k];
+}
+
+}  // namespace
+
+ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept) {
+  ColumnBlock block;
+  block.begin = begin;
+  block.end = end;
+  block.rows = matrix.rows;
+  block.intercept = intercept;
+  const std::size_t cols = end - begin;
+  std::vector<int64_t> counts(cols + 1, 0);
+  for (int64_t r = 0; r < matrix.rows; ++r) {
+    for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
+      const uint32_t j = matrix.col_idx[k];
+      if (j >= begin && j < end) ++counts[j - begin + 1];
+    }
+  }
+  for (std::size_t j = 0; j < cols; ++j) counts[j + 1] += counts[j];
+  block.col_ptr = counts;
+  block.row_idx.resize(static_cast<std::size_t>(counts.back()));
+  block.values.resize(static_cast<std::size_t>(counts.back()));
+  // Rows in order, so each column's rows come out ascending.
+  for (int64_t r = 0; r < matrix.rows; ++r) {
+    for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
+      const uint32_t j = matrix.col_idx[k];
+      if (j < begin || j >= end) continue;
+      const int64_t at = counts[j - begin]++;
+      block.row_idx[at] = static_cast<uint32_t>(r);
+      block.values[at] = matrix.Value(k);
+    }
+  }
+  return block;
+}
+
+BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
+                             const BlockModelOptions& options) {
+  const std::size_t columns = block.end - block.begin;
+  BlockStep step;
+  step.delta.assign(block.size(), 0.0);
+  step.margin_change.assign(static_cast<std::size_t>(block.rows), 0.0);
+  std::span<double> change = step.margin_change;  // r = A_B delta
+  // F's gradient and curvature on every coordinate at x: one pass over the block.
+  std::vector<Coordinate> coordinates(block.size());
+  std::vector<uint32_t> active;
+  for (std::size_t j = 0; j < block.size(); ++j) {
+    const bool ones = j == columns;  // the intercept: unregularized, a column of ones
+    Coordinate& c = coordinates[j];
+    c.loss_gradient = ones ? Sum(at.first) : ColumnDot(block, j, at.first);
+    const double loss_curvature = ones ? Sum(at.second) : ColumnSquaredDot(block, j, at.second);
+    c.curvature = options.curvature_scale * loss_curvature + (ones ? 0.0 : options.l2) + kCurvatureFloor;
+    const double gradient = c.loss_gradient + (ones ? 0.0 : options.l2 * x_block[j]);
+    const double v = ones ? gradient : MinimumNormSubgradient(x_block[j], gradient, options.l1);
+    step.subgradient_squared += v * v;
+    step.subgradient_max = std::max(step.subgradient_max, std::abs(v));
+    if (ones || x_block[j] != 0 || std::abs(gradient) > options.l1) active.push_back(static_cast<uint32_t>(j));
+  }
+  step.entries_read = block.nnz() + (block.intercept ? block.rows : 0);
+  step.active = active.size();
+  // Cyclic passes over the active coordinates, each step moving r along its column.
+  for (int pass = 0; pass < options.max_passes; ++pass) {
+    double largest = 0;
+    for (const uint32_t j : active) {
+      const bool ones = j == columns;
+      const Coordinate& c = coordinates[j];
+      const double w = x_block[j] + step.delta[j];
+      const double curvature_times_change = options.curvature_scale * ColumnDot(block, j, at.second, change);
+      const double gradient = c.loss_gradient + curvature_times_change + (ones ? 0.0 : options.l2 * w);
+      const double l1 = ones ? 0.0 : options.l1;
+      largest = std::max(largest, std::abs(ones ? gradient : MinimumNormSubgradient(w, gradient, l1)));
+      const double t = CoordinateStep(gradient, c.curvature, w, l1);
+      const int64_t entries = ones ? block.rows : block.col_ptr[j + 1] - block.col_ptr[j];
+      step.entries_read += entries;
+      if (t == 0) continue;
+      step.delta[j] += t;
+      step.entries_read += entries;
+      AddColumn(block, j, t, change);
+    }
+    ++step.passes;
+    if (largest <= options.inner_ratio * step.subgradient_max) break;
+  }
+  return step;
+}
+
+}  // namespace nimbus

@@ -1,0 +1,237 @@
+#include "nimbus/columns/column_descent.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "nimbus/columns/column_block.h"
+#include "nimbus/core/format.h"
+#include "nimbus/problem/loss.h"
+
+namespace nimbus {
+namespace {
+
+// Armijo's constant and the most halvings of a step (Tseng and Yun's rule, as newGLMNET's).
+constexpr double kSufficientDecrease = 0.01;
+constexpr int kMaxHalvings = 40;
+
+// What the loop reads and does not change.
+struct ColumnProblem {
+  const ProblemSpec& spec;
+  std::span<const double> labels, weights;
+  std::vector<ColumnBlock> blocks;
+  int64_t nnz = 0;
+  double scale = 0;  // 1 / N
+};
+
+// The loop's state: one struct, every step a function of it.
+struct DescentState {
+  std::vector<double> x;        // d weights, then the intercept
+  std::vector<double> margins;  // A x + b
+  RowDerivatives at;            // the loss's derivatives at the margins, times c_r / N
+  double objective = 0;         // F(x)
+  std::vector<BlockStep> steps;         // each block's at x
+  std::vector<double> direction;        // d: the blocks' deltas side by side
+  std::vector<double> margin_direction;  // A d (+ the intercept's change)
+  double decrease = 0;                  // Tseng and Yun's D: grad f . d + l1 (|x + d|_1 - |x|_1)
+  double step_size = 1;                 // alpha
+  double curvature_scale = 1;           // sigma, the blocks' models'
+  ColumnDescentSummary summary;
+};
+
+double Objective(const ColumnProblem& problem, std::span<const double> x, std::span<const double> margins) {
+  return SumLoss(problem.spec.loss, problem.labels, margins, problem.weights) * problem.scale +
+         problem.spec.regularizer.Value(x, problem.spec.regularized_size());
+}
+
+void Start(const ColumnProblem& problem, DescentState& state) {
+  state.x.assign(problem.spec.model_size(), 0.0);
+  state.margins.assign(problem.labels.size(), 0.0);
+  state.at.first.resize(problem.labels.size());
+  state.at.second.resize(problem.labels.size());
+  state.objective = Objective(problem, state.x, state.margins);
+}
+
+// g_r and h_r at the margins.
+void TakeDerivatives(const ColumnProblem& problem, DescentState& state) {
+  LossDerivatives(problem.spec.loss, problem.labels, state.margins, problem.scale, state.at.first, state.at.second,
+                  problem.weights);
+}
+
+// Each block's coordinate descent on its model at x: the workers' part of a round.
+void StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+  const BlockModelOptions model{problem.spec.regularizer.l1, problem.spec.regularizer.l2, options.max_inner_passes,
+                                options.inner_ratio, state.curvature_scale};
+  state.steps.clear();
+  double squared = 0;
+  int64_t entries = 0;
+  for (const ColumnBlock& block : problem.blocks) {
+    const std::span<const double> x_block(state.x.data() + block.begin, block.size());
+    state.steps.push_back(MinimizeBlockModel(block, state.at, x_block, model));
+    squared += state.steps.back().subgradient_squared;
+    entries += state.steps.back().entries_read;
+  }
+  state.summary.subgradient_norm = std::sqrt(squared);
+  if (state.summary.iterations == 0) state.summary.initial_subgradient_norm = state.summary.subgradient_norm;
+  state.summary.data_passes += static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(problem.nnz, 1));
+}
+
+bool Converged(const ColumnDescentOptions& options, const DescentState& state) {
+  return state.summary.subgradient_norm <= options.gradient_tolerance * state.summary.initial_subgradient_norm;
+}
+
+// d and A d from the blocks' steps (the master's sum of the rounds' N-vectors), and D.
+void CombineSteps(const ColumnProblem& problem, DescentState& state) {
+  state.direction.assign(state.x.size(), 0.0);
+  state.margin_direction.assign(state.margins.size(), 0.0);
+  for (std::size_t b = 0; b < problem.blocks.size(); ++b) {
+    const BlockStep& step = state.steps[b];
+    std::copy(step.delta.begin(), step.delta.end(), state.direction.begin() + problem.blocks[b].begin);
+    for (std::size_t r = 0; r < step.margin_change.size(); ++r) state.margin_direction[r] += step.margin_change[r];
+  }
+  const Regularizer& g = problem.spec.regularizer;
+  const std::size_t regularized = problem.spec.regularized_size();
+  double decrease = 0;
+  for (std::size_t r = 0; r < state.margins.size(); ++r) decrease += state.at.first[r] * state.margin_direction[r];
+  for (std::size_t j = 0; j < regularized; ++j) {
+    const double x = state.x[j], d = state.direction[j];
+    decrease += g.l2 * x * d + g.l1 * (std::abs(x + d) - std::abs(x));
+  }
+  state.decrease = decrease;
+}
+
+// loss(y, m + step) - loss(y, m), computed as a difference, not as two values subtracted: near
+// the optimum the line search's decreases are far below F's last digit.
+double LossChange(const Loss& loss, double y, double m, double step) {
+  switch (loss.kind()) {
+    case LossKind::kLogistic: {
+      // log(1 + e^b) - log(1 + e^a) = log1p(expm1(b - a) sigma(a)), a = -y m, b = -y (m + step)
+      const double a = -y * m, change = -y * step;
+      if (std::abs(change) > 30) return LossValue(loss, y, m + step) - LossValue(loss, y, m);
+      return std::log1p(std::expm1(change) / (1 + std::exp(-a)));
+    }
+    case LossKind::kSquared: return step * ((m - y) + step / 2);
+    case LossKind::kSquaredHinge:
+    case LossKind::kCustom: break;
+  }
+  return LossValue(loss, y, m + step) - LossValue(loss, y, m);
+}
+
+// F(x + alpha d) - F(x), on the margins: no data pass.
+double ObjectiveChange(const ColumnProblem& problem, const DescentState& state, double alpha) {
+  double loss = 0;
+  for (std::size_t r = 0; r < state.margins.size(); ++r) {
+    const double c = problem.weights.empty() ? 1.0 : problem.weights[r];
+    loss += c * LossChange(problem.spec.loss, problem.labels[r], state.margins[r], alpha * state.margin_direction[r]);
+  }
+  const Regularizer& g = problem.spec.regularizer;
+  double regularizer = 0;
+  for (std::size_t j = 0; j < problem.spec.regularized_size(); ++j) {
+    const double x = state.x[j], d = alpha * state.direction[j];
+    if (d != 0) regularizer += g.l1 * (std::abs(x + d) - std::abs(x)) + g.l2 * d * (x + d / 2);
+  }
+  return loss * problem.scale + regularizer;
+}
+
+// alpha = 1, 1/2, ... until F(x + alpha d) - F(x) <= sigma alpha D (Tseng and Yun's rule).
+Status SearchLine(const ColumnProblem& problem, DescentState& state) {
+  if (!(state.decrease < 0)) {
+    return FailedPrecondition("the blocks' direction does not descend (D = " + Format("%.3g", state.decrease) + ")");
+  }
+  state.step_size = 1;
+  for (int halving = 0; halving <= kMaxHalvings; ++halving) {
+    if (ObjectiveChange(problem, state, state.step_size) <= kSufficientDecrease * state.step_size * state.decrease) {
+      for (std::size_t j = 0; j < state.x.size(); ++j) state.x[j] += state.step_size * state.direction[j];
+      for (std::size_t r = 0; r < state.margins.size(); ++r) {
+        state.margins[r] += state.step_size * state.margin_direction[r];
+      }
+      state.objective = Objective(problem, state.x, state.margins);
+      return Status::Ok();
+    }
+    state.step_size /= 2;
+    ++state.summary.step_halvings;
+  }
+  return FailedPrecondition("the line search found no decrease in " + std::to_string(kMaxHalvings) + " halvings");
+}
+
+// sigma x 2 after a cut step (the blocks overshot together), / 2 after a full one.
+void AdaptCurvature(const ColumnProblem& problem, DescentState& state) {
+  const double most = static_cast<double>(problem.blocks.size());
+  state.curvature_scale = state.step_size < 1 ? std::min(2 * state.curvature_scale, most)
+                                              : std::max(state.curvature_scale / 2, 1.0);
+}
+
+Status CheckProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                    std::span<const double> row_weights) {
+  NIMBUS_RETURN_IF_ERROR(spec.Validate());
+  if (spec.blocks() != 1 || spec.regularizer.custom) {
+    return InvalidArgument("the column method solves one binary or regression problem with l1 and l2 (no classes, "
+                           "folds or custom regularizer yet)");
+  }
+  if (static_cast<int64_t>(labels.size()) != matrix.rows || (!row_weights.empty() && row_weights.size() != labels.size())) {
+    return InvalidArgument("the column method: one label (and weight) per row");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ColumnDescentOptions::Validate() const {
+  if (blocks < 1) return InvalidArgument("blocks: at least 1");
+  if (max_iterations < 1) return InvalidArgument("max iterations: at least 1");
+  if (!(gradient_tolerance > 0 && gradient_tolerance < 1)) return InvalidArgument("gradient tolerance: in (0, 1)");
+  if (max_inner_passes < 1) return InvalidArgument("inner passes: at least 1");
+  if (!(inner_ratio >= 0 && inner_ratio < 1)) return InvalidArgument("inner ratio: in [0, 1)");
+  if (!(curvature_scale == 0 || curvature_scale >= 1)) return InvalidArgument("curvature scale: 0 (adapt) or at least 1");
+  return Status::Ok();
+}
+
+std::vector<uint32_t> CutColumns(const CsrView& matrix, int blocks) {
+  std::vector<int64_t> per_column(static_cast<std::size_t>(matrix.cols), 0);
+  for (int64_t r = 0; r < matrix.rows; ++r) {
+    for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) ++per_column[matrix.col_idx[k]];
+  }
+  const double total = static_cast<double>(matrix.nnz());
+  std::vector<uint32_t> cuts{0};
+  int64_t seen = 0;
+  for (uint32_t j = 0; j < per_column.size() && static_cast<int>(cuts.size()) < blocks; ++j) {
+    seen += per_column[j];
+    if (static_cast<double>(seen) >= total * static_cast<double>(cuts.size()) / blocks) cuts.push_back(j + 1);
+  }
+  while (static_cast<int>(cuts.size()) <= blocks) cuts.push_back(static_cast<uint32_t>(matrix.cols));
+  cuts.back() = static_cast<uint32_t>(matrix.cols);
+  return cuts;
+}
+
+Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrView& matrix,
+                                           std::span<const double> labels, std::span<const double> row_weights,
+                                           const ColumnDescentOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
+  ColumnProblem problem{spec, labels, row_weights, {}, matrix.nnz(), 1.0 / static_cast<double>(spec.rows)};
+  const std::vector<uint32_t> cuts = CutColumns(matrix, options.blocks);
+  for (int b = 0; b < options.blocks; ++b) {
+    problem.blocks.push_back(ColumnBlock::Of(matrix, cuts[b], cuts[b + 1], spec.intercept && b + 1 == options.blocks));
+  }
+  DescentState state;
+  Start(problem, state);
+  state.curvature_scale = options.curvature_scale > 0 ? options.curvature_scale : 1;
+  for (; state.summary.iterations < options.max_iterations; ++state.summary.iterations) {
+    TakeDerivatives(problem, state);
+    StepEachBlock(problem, options, state);
+    if (Converged(options, state)) break;
+    CombineSteps(problem, state);
+    if (Status moved = SearchLine(problem, state); !moved.ok()) {
+      state.summary.message = moved.message();
+      break;
+    }
+    if (options.curvature_scale == 0) AdaptCurvature(problem, state);
+  }
+  state.summary.converged = Converged(options, state);
+  state.summary.objective = state.objective;
+  if (state.summary.message.empty()) {
+    state.summary.message = state.summary.converged ? "converged" : "stopped at the iteration cap";
+  }
+  return ColumnDescentResult{std::move(state.x), state.summary};
+}
+
+}  // namespace nimbus

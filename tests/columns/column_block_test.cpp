@@ -1,0 +1,138 @@
+#include "nimbus/columns/column_block.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "local/sparse_test_problem.h"
+#include "nimbus/problem/problem.h"
+
+namespace nimbus {
+namespace {
+
+using testing::MakeRandomProblem;
+using testing::RandomVector;
+using testing::RefDataGradient;
+using testing::RefDataHessian;
+using testing::RefLossFirst;
+using testing::RefLossSecond;
+using testing::RefMargins;
+using testing::SolveDense;
+using testing::SparseProblem;
+
+// The rows' derivatives at x, from the test's own formulas: g_r = loss'/N, h_r = loss''/N.
+RowDerivatives DerivativesAt(const SparseProblem& p, Loss loss, bool intercept, const std::vector<double>& x) {
+  const std::vector<double> m = RefMargins(p, intercept, x);
+  RowDerivatives at;
+  for (std::size_t r = 0; r < m.size(); ++r) {
+    at.first.push_back(RefLossFirst(loss, p.labels[r], m[r]) / static_cast<double>(p.rows));
+    at.second.push_back(RefLossSecond(loss, p.labels[r], m[r]) / static_cast<double>(p.rows));
+  }
+  return at;
+}
+
+// The model's gradient at delta: grad f(x) + H delta + l2 (x + delta) on the features.
+std::vector<double> ModelGradient(const SparseProblem& p, Loss loss, bool intercept, const std::vector<double>& x,
+                                  const std::vector<double>& delta, double l2) {
+  std::vector<double> g = RefDataGradient(p, loss, intercept, static_cast<double>(p.rows), x);
+  const std::vector<double> h = RefDataHessian(p, loss, intercept, static_cast<double>(p.rows), x);
+  const std::size_t n = g.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) g[i] += h[i * n + j] * delta[j];
+    if (!(intercept && i + 1 == n)) g[i] += l2 * (x[i] + delta[i]);
+  }
+  return g;
+}
+
+TEST(ColumnBlock, HoldsItsRangeOfColumnsColumnByColumn) {
+  const SparseProblem p = MakeRandomProblem(30, 9, 4, 1, Loss::kLogistic);
+  const ColumnBlock block = ColumnBlock::Of(p.View(), 3, 7, /*intercept=*/false);
+  const std::vector<double> dense = p.Dense(false);
+  ASSERT_EQ(block.size(), 4u);
+  std::vector<double> seen(30 * 9, 0.0);
+  int64_t inside = 0;
+  for (std::size_t r = 0; r < 30; ++r) {
+    for (std::size_t j = 3; j < 7; ++j) inside += dense[r * 9 + j] != 0;
+  }
+  EXPECT_EQ(block.nnz(), inside);
+  for (std::size_t j = 0; j < 4; ++j) {
+    for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) {
+      if (k > block.col_ptr[j]) {
+        EXPECT_LT(block.row_idx[k - 1], block.row_idx[k]);
+      }
+      EXPECT_EQ(block.values[k], dense[block.row_idx[k] * 9 + 3 + j]);
+    }
+  }
+}
+
+TEST(ColumnBlock, WithoutL1ItsPassesSolveTheNewtonSystem) {
+  for (const bool intercept : {false, true}) {
+    for (const double sigma : {1.0, 3.0}) {
+      const SparseProblem p = MakeRandomProblem(50, 7, 3, 2, Loss::kLogistic);
+      const double l2 = 0.05;
+      const std::vector<double> x = RandomVector(7 + intercept, 3, 0.5);
+      const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 7, intercept);
+      const BlockStep step = MinimizeBlockModel(block, DerivativesAt(p, Loss::kLogistic, intercept, x), x,
+                                                {0.0, l2, 5000, 0.0, sigma});
+      // (sigma H + l2 I) delta = -(grad f + l2 x), the intercept unregularized.
+      std::vector<double> h = RefDataHessian(p, Loss::kLogistic, intercept, 50.0, x);
+      std::vector<double> rhs = RefDataGradient(p, Loss::kLogistic, intercept, 50.0, x);
+      const std::size_t n = rhs.size();
+      for (double& v : h) v *= sigma;
+      for (std::size_t j = 0; j < 7; ++j) {
+        h[j * n + j] += l2;
+        rhs[j] += l2 * x[j];
+      }
+      for (double& v : rhs) v = -v;
+      const std::vector<double> expected = SolveDense(h, rhs);
+      for (std::size_t j = 0; j < n; ++j) EXPECT_NEAR(step.delta[j], expected[j], 1e-8) << "coordinate " << j;
+      // And r = A delta.
+      const std::vector<double> change = RefMargins(p, intercept, step.delta);
+      for (std::size_t r = 0; r < change.size(); ++r) EXPECT_NEAR(step.margin_change[r], change[r], 1e-12);
+    }
+  }
+}
+
+TEST(ColumnBlock, WithL1ItReachesTheModelsMinimum) {
+  for (const Loss& loss : {Loss::kLogistic, Loss::kSquared}) {
+    const SparseProblem p = MakeRandomProblem(60, 8, 3, 4, loss);
+    const double l1 = 0.02, l2 = 0.01;
+    std::vector<double> x = RandomVector(8, 5, 0.5);
+    x[2] = x[5] = 0;  // some coordinates start at zero
+    const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 8, false);
+    const BlockStep step = MinimizeBlockModel(block, DerivativesAt(p, loss, false, x), x, {l1, l2, 5000, 0.0});
+    const std::vector<double> gradient = ModelGradient(p, loss, false, x, step.delta, l2);
+    for (std::size_t j = 0; j < 8; ++j) {
+      EXPECT_NEAR(MinimumNormSubgradient(x[j] + step.delta[j], gradient[j], l1), 0.0, 1e-9)
+          << LossName(loss) << " coordinate " << j;
+    }
+  }
+}
+
+TEST(ColumnBlock, ReportsFsSubgradientAtXAndLeavesOptimalZerosOut) {
+  const SparseProblem p = MakeRandomProblem(40, 6, 3, 6, Loss::kLogistic);
+  const double l1 = 0.03;
+  std::vector<double> x(6, 0.0);
+  x[1] = 0.4;
+  const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 6, false);
+  const BlockStep step = MinimizeBlockModel(block, DerivativesAt(p, Loss::kLogistic, false, x), x, {l1, 0.0, 1, 0.0});
+  const std::vector<double> gradient = RefDataGradient(p, Loss::kLogistic, false, 40.0, x);
+  double squared = 0;
+  std::size_t active = 0;
+  for (std::size_t j = 0; j < 6; ++j) {
+    const double v = MinimumNormSubgradient(x[j], gradient[j], l1);
+    squared += v * v;
+    active += x[j] != 0 || std::abs(gradient[j]) > l1;
+    if (x[j] == 0 && std::abs(gradient[j]) <= l1) {
+      EXPECT_EQ(step.delta[j], 0.0) << "coordinate " << j;
+    }
+  }
+  EXPECT_NEAR(step.subgradient_squared, squared, 1e-15);
+  EXPECT_EQ(step.active, active);
+  EXPECT_LT(step.active, 6u);  // this problem has zeros that are optimal under the l1
+  EXPECT_EQ(step.passes, 1);
+}
+
+}  // namespace
+}  // namespace nimbus

@@ -1,0 +1,158 @@
+#include "nimbus/columns/column_descent.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "local/sparse_test_problem.h"
+#include "nimbus/data/libsvm_reader.h"
+#include "nimbus/model/model.h"
+#include "support/test_support.h"
+
+namespace nimbus {
+namespace {
+
+using testing::HeartScalePath;
+using testing::MakeRandomProblem;
+using testing::RefDataGradient;
+using testing::SparseProblem;
+using testing::TempDir;
+using testing::TrainLiblinear;
+
+Dataset ReadHeartScale() {
+  Result<Dataset> data = ReadLibsvmFile(HeartScalePath(), LibsvmReadOptions{});
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  return std::move(data).value();
+}
+
+ProblemSpec SpecOf(const Dataset& data, double l1, double l2, bool intercept = false) {
+  ProblemSpec spec;
+  spec.rows = data.rows();
+  spec.cols = data.cols();
+  spec.regularizer = Regularizer(l1, l2);
+  spec.intercept = intercept;
+  return spec;
+}
+
+// liblinear's optimum F* on heart_scale (-s 6: L1 logistic; -s 0: L2 logistic), to 1e-8.
+double LiblinearOptimum(int solver, const ProblemSpec& spec, const Dataset& data) {
+  TempDir dir;
+  const double lambda = solver == 6 ? spec.regularizer.l1 : spec.regularizer.l2;
+  const std::string path =
+      TrainLiblinear(solver, 1.0 / (static_cast<double>(data.rows()) * lambda), 1e-8, HeartScalePath(), dir.File("m"));
+  Result<Model> model = ReadModel(path);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return EvaluateObjective(spec, data.matrix, data.labels, model->WeightsFor(data.cols()));
+}
+
+ColumnDescentOptions Tight(int blocks) {
+  ColumnDescentOptions options;
+  options.blocks = blocks;
+  options.gradient_tolerance = 1e-8;
+  return options;
+}
+
+TEST(ColumnDescent, ReachesLiblinearsL1OptimumWithAnyNumberOfBlocks) {
+  const Dataset data = ReadHeartScale();
+  const ProblemSpec spec = SpecOf(data, 0.01, 0.0);
+  const double optimum = LiblinearOptimum(6, spec, data);
+  for (const int blocks : {1, 2, 5, 13}) {
+    for (const bool safe : {false, true}) {  // sigma adapted, or CoCoA+'s K
+      ColumnDescentOptions options = Tight(blocks);
+      if (safe) options.curvature_scale = blocks;
+      Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, data.labels, {}, options);
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      EXPECT_TRUE(result->summary.converged) << result->summary.message;
+      const double objective = EvaluateObjective(spec, data.matrix, data.labels, result->x);
+      EXPECT_NEAR(objective, optimum, 1e-7 * optimum) << blocks << " blocks, sigma " << options.curvature_scale;
+      EXPECT_NEAR(result->summary.objective, objective, 1e-12);
+    }
+  }
+}
+
+TEST(ColumnDescent, ReachesLiblinearsL2Optimum) {
+  const Dataset data = ReadHeartScale();
+  const ProblemSpec spec = SpecOf(data, 0.0, 0.02);
+  const double optimum = LiblinearOptimum(0, spec, data);
+  for (const int blocks : {1, 4}) {
+    Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, data.labels, {}, Tight(blocks));
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_NEAR(EvaluateObjective(spec, data.matrix, data.labels, result->x), optimum, 1e-7 * optimum);
+  }
+}
+
+// F's minimum-norm subgradient at x (the intercept's entry: its derivative), from the test's own
+// formulas, with row weights c_r.
+std::vector<double> SubgradientAt(const SparseProblem& p, Loss loss, const std::vector<double>& weights, double l1,
+                                  double l2, const std::vector<double>& x) {
+  const std::size_t width = p.Width(true);
+  const std::vector<double> margins = testing::RefMargins(p, true, x);
+  const std::vector<double> dense = p.Dense(true);
+  std::vector<double> gradient(width, 0.0);
+  for (std::size_t r = 0; r < margins.size(); ++r) {
+    const double d = weights[r] * testing::RefLossFirst(loss, p.labels[r], margins[r]) / static_cast<double>(p.rows);
+    for (std::size_t j = 0; j < width; ++j) gradient[j] += dense[r * width + j] * d;
+  }
+  for (std::size_t j = 0; j + 1 < width; ++j) gradient[j] = MinimumNormSubgradient(x[j], gradient[j] + l2 * x[j], l1);
+  return gradient;
+}
+
+// With an intercept and row weights (liblinear has neither as nimbus has them): the optimality
+// conditions, from the test's own gradient: ||v(x)|| at most the stop test's 1e-8 ||v(0)||.
+TEST(ColumnDescent, WithAnInterceptAndRowWeightsMeetsTheOptimalityConditions) {
+  for (const Loss& loss : {Loss::kLogistic, Loss::kSquared}) {
+    SparseProblem p = MakeRandomProblem(200, 12, 4, 7, loss);
+    std::vector<double> weights(200);
+    for (std::size_t r = 0; r < weights.size(); ++r) weights[r] = 0.5 + static_cast<double>(r % 3);
+    ProblemSpec spec;
+    spec.loss = loss;
+    spec.rows = 200;
+    spec.cols = 12;
+    spec.intercept = true;
+    spec.regularizer = Regularizer(0.01, 0.001);
+    Result<ColumnDescentResult> result = SolveByColumns(spec, p.View(), p.labels, weights, Tight(3));
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    ASSERT_TRUE(result->summary.converged) << result->summary.message;
+    const double at_zero = testing::RefNorm(SubgradientAt(p, loss, weights, 0.01, 0.001, std::vector<double>(13, 0.0)));
+    const double at_end = testing::RefNorm(SubgradientAt(p, loss, weights, 0.01, 0.001, result->x));
+    EXPECT_GT(at_zero, 0.01) << LossName(loss);
+    EXPECT_LE(at_end, 1.01e-8 * at_zero) << LossName(loss);
+    // Without the weights the answer is another one: they count.
+    const double unweighted =
+        testing::RefNorm(SubgradientAt(p, loss, std::vector<double>(200, 1.0), 0.01, 0.001, result->x));
+    EXPECT_GT(unweighted, 1e-4) << LossName(loss);
+  }
+}
+
+TEST(ColumnDescent, CutsColumnsIntoBlocksOfAboutEqualEntries) {
+  const Dataset data = ReadHeartScale();
+  const std::vector<uint32_t> cuts = CutColumns(data.matrix, 3);
+  ASSERT_EQ(cuts.size(), 4u);
+  EXPECT_EQ(cuts.front(), 0u);
+  EXPECT_EQ(cuts.back(), static_cast<uint32_t>(data.cols()));
+  for (std::size_t b = 0; b + 1 < cuts.size(); ++b) EXPECT_LT(cuts[b], cuts[b + 1]);
+  // More blocks than columns: the rest are empty, and the solve still works.
+  const std::vector<uint32_t> many = CutColumns(data.matrix, 20);
+  ASSERT_EQ(many.size(), 21u);
+  EXPECT_EQ(many.back(), static_cast<uint32_t>(data.cols()));
+  Result<ColumnDescentResult> result = SolveByColumns(SpecOf(data, 0.01, 0.0), data.matrix, data.labels, {}, Tight(20));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->summary.converged);
+}
+
+TEST(ColumnDescent, RefusesWhatItCannotSolveYet) {
+  const Dataset data = ReadHeartScale();
+  ProblemSpec spec = SpecOf(data, 0.01, 0.0);
+  ColumnDescentOptions options;
+  options.blocks = 0;
+  EXPECT_FALSE(SolveByColumns(spec, data.matrix, data.labels, {}, options).ok());
+  spec.copies = 2;
+  spec.copy_scales = {1.0, 1.0};
+  Result<ColumnDescentResult> copies = SolveByColumns(spec, data.matrix, data.labels, {}, ColumnDescentOptions{});
+  ASSERT_FALSE(copies.ok());
+  EXPECT_NE(copies.status().message().find("column method"), std::string::npos) << copies.status().message();
+}
+
+}  // namespace
+}  // namespace nimbus
