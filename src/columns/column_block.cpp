@@ -25,15 +25,22 @@ struct Coordinate {
   double curvature = 0;
 };
 
-// sum_r a_r v_r over the column's entries.
+bool IsIntercept(const ColumnBlock& block, std::size_t j) { return j == block.end - block.begin; }
+
+// sum_r a_r v_r over column j's entries (the intercept's: every row, with a = 1).
 double ColumnDot(const ColumnBlock& block, std::size_t j, std::span<const double> v) {
   double sum = 0;
+  if (IsIntercept(block, j)) {
+    for (const double x : v) sum += x;
+    return sum;
+  }
   for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) sum += block.values[k] * v[block.row_idx[k]];
   return sum;
 }
 
-// sum_r a_r^2 v_r over the column's entries.
+// sum_r a_r^2 v_r over column j's entries.
 double ColumnSquaredDot(const ColumnBlock& block, std::size_t j, std::span<const double> v) {
+  if (IsIntercept(block, j)) return ColumnDot(block, j, v);
   double sum = 0;
   for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) {
     sum += block.values[k] * block.values[k] * v[block.row_idx[k]];
@@ -41,17 +48,11 @@ double ColumnSquaredDot(const ColumnBlock& block, std::size_t j, std::span<const
   return sum;
 }
 
-double Sum(std::span<const double> v) {
-  double sum = 0;
-  for (const double x : v) sum += x;
-  return sum;
-}
-
-// sum_r a_r h_r r_r over column j's entries (the intercept's: every row with a = 1): the
-// change of the column's gradient that the block's steps so far have made.
+// sum_r a_r h_r r_r over column j's entries: the change of the column's gradient that the
+// block's steps so far have made.
 double ColumnDot(const ColumnBlock& block, std::size_t j, std::span<const double> h, std::span<const double> r) {
   double sum = 0;
-  if (j == block.end - block.begin) {
+  if (IsIntercept(block, j)) {
     for (std::size_t row = 0; row < r.size(); ++row) sum += h[row] * r[row];
     return sum;
   }
@@ -61,13 +62,18 @@ double ColumnDot(const ColumnBlock& block, std::size_t j, std::span<const double
   return sum;
 }
 
-// r += t a_j (the intercept's column: ones).
+// r += t a_j.
 void AddColumn(const ColumnBlock& block, std::size_t j, double t, std::span<double> r) {
-  if (j == block.end - block.begin) {
+  if (IsIntercept(block, j)) {
     for (double& x : r) x += t;
     return;
   }
   for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) r[block.row_idx[k]] += t * block.values[k];
+}
+
+// The entries of column j.
+int64_t ColumnEntries(const ColumnBlock& block, std::size_t j) {
+  return IsIntercept(block, j) ? block.rows : block.col_ptr[j + 1] - block.col_ptr[j];
 }
 
 }  // namespace
@@ -105,45 +111,46 @@ ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end,
 
 BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
                              const BlockModelOptions& options) {
-  const std::size_t columns = block.end - block.begin;
   BlockStep step;
   step.delta.assign(block.size(), 0.0);
   step.margin_change.assign(static_cast<std::size_t>(block.rows), 0.0);
   std::span<double> change = step.margin_change;  // r = A_B delta
+  // The intercept is unregularized: its l1 and l2 are zero.
+  const auto l1_of = [&](std::size_t j) { return IsIntercept(block, j) ? 0.0 : options.l1; };
+  const auto l2_of = [&](std::size_t j) { return IsIntercept(block, j) ? 0.0 : options.l2; };
   // F's gradient and curvature on every coordinate at x: one pass over the block.
   std::vector<Coordinate> coordinates(block.size());
   std::vector<uint32_t> active;
   for (std::size_t j = 0; j < block.size(); ++j) {
-    const bool ones = j == columns;  // the intercept: unregularized, a column of ones
     Coordinate& c = coordinates[j];
-    c.loss_gradient = ones ? Sum(at.first) : ColumnDot(block, j, at.first);
-    const double loss_curvature = ones ? Sum(at.second) : ColumnSquaredDot(block, j, at.second);
-    c.curvature = options.curvature_scale * loss_curvature + (ones ? 0.0 : options.l2) + kCurvatureFloor;
-    const double gradient = c.loss_gradient + (ones ? 0.0 : options.l2 * x_block[j]);
-    const double v = ones ? gradient : MinimumNormSubgradient(x_block[j], gradient, options.l1);
+    c.loss_gradient = ColumnDot(block, j, at.first);
+    c.curvature = options.curvature_scale * ColumnSquaredDot(block, j, at.second) + l2_of(j) + options.damping +
+                  kCurvatureFloor;
+    const double gradient = c.loss_gradient + l2_of(j) * x_block[j];
+    const double v = MinimumNormSubgradient(x_block[j], gradient, l1_of(j));
     step.subgradient_squared += v * v;
     step.subgradient_max = std::max(step.subgradient_max, std::abs(v));
-    if (ones || x_block[j] != 0 || std::abs(gradient) > options.l1) active.push_back(static_cast<uint32_t>(j));
+    if (IsIntercept(block, j) || x_block[j] != 0 || std::abs(gradient) > l1_of(j)) {
+      active.push_back(static_cast<uint32_t>(j));
+    }
   }
   step.entries_read = block.nnz() + (block.intercept ? block.rows : 0);
   step.active = active.size();
-  // Cyclic passes over the active coordinates, each step moving r along its column.
+  // Cyclic passes over the active coordinates, each step moving r along its column. The
+  // model's gradient on coordinate j: g_j + sigma (A_B^T H r)_j + l2 w_j + mu delta_j.
   for (int pass = 0; pass < options.max_passes; ++pass) {
     double largest = 0;
     for (const uint32_t j : active) {
-      const bool ones = j == columns;
       const Coordinate& c = coordinates[j];
       const double w = x_block[j] + step.delta[j];
-      const double curvature_times_change = options.curvature_scale * ColumnDot(block, j, at.second, change);
-      const double gradient = c.loss_gradient + curvature_times_change + (ones ? 0.0 : options.l2 * w);
-      const double l1 = ones ? 0.0 : options.l1;
-      largest = std::max(largest, std::abs(ones ? gradient : MinimumNormSubgradient(w, gradient, l1)));
-      const double t = CoordinateStep(gradient, c.curvature, w, l1);
-      const int64_t entries = ones ? block.rows : block.col_ptr[j + 1] - block.col_ptr[j];
-      step.entries_read += entries;
+      const double gradient = c.loss_gradient + options.curvature_scale * ColumnDot(block, j, at.second, change) +
+                              l2_of(j) * w + options.damping * step.delta[j];
+      largest = std::max(largest, std::abs(MinimumNormSubgradient(w, gradient, l1_of(j))));
+      const double t = CoordinateStep(gradient, c.curvature, w, l1_of(j));
+      step.entries_read += ColumnEntries(block, j);
       if (t == 0) continue;
       step.delta[j] += t;
-      step.entries_read += entries;
+      step.entries_read += ColumnEntries(block, j);
       AddColumn(block, j, t, change);
     }
     ++step.passes;

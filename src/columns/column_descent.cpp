@@ -35,6 +35,9 @@ struct DescentState {
   double decrease = 0;                  // Tseng and Yun's D: grad f . d + l1 (|x + d|_1 - |x|_1)
   double step_size = 1;                 // alpha
   double curvature_scale = 1;           // sigma, the blocks' models'
+  double damping = 0;                   // mu, the blocks' models'
+  std::vector<double> last_step;        // s = alpha d of the last iteration, and A s
+  std::vector<double> last_margin_step;
   ColumnDescentSummary summary;
 };
 
@@ -60,7 +63,7 @@ void TakeDerivatives(const ColumnProblem& problem, DescentState& state) {
 // Each block's coordinate descent on its model at x: the workers' part of a round.
 void StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
   const BlockModelOptions model{problem.spec.regularizer.l1, problem.spec.regularizer.l2, options.max_inner_passes,
-                                options.inner_ratio, state.curvature_scale};
+                                options.inner_ratio, state.curvature_scale, state.damping};
   state.steps.clear();
   double squared = 0;
   int64_t entries = 0;
@@ -79,24 +82,123 @@ bool Converged(const ColumnDescentOptions& options, const DescentState& state) {
   return state.summary.subgradient_norm <= options.gradient_tolerance * state.summary.initial_subgradient_norm;
 }
 
-// d and A d from the blocks' steps (the master's sum of the rounds' N-vectors), and D.
-void CombineSteps(const ColumnProblem& problem, DescentState& state) {
+// A direction the step is made of: coordinates from `offset` on, and its change of the margins.
+struct Direction {
+  std::size_t offset = 0;
+  std::span<const double> coordinates, margins;
+};
+
+// The blocks' steps, then the last step (once there is one).
+std::vector<Direction> Directions(const ColumnProblem& problem, const DescentState& state) {
+  std::vector<Direction> directions;
+  for (std::size_t b = 0; b < problem.blocks.size(); ++b) {
+    directions.push_back({problem.blocks[b].begin, state.steps[b].delta, state.steps[b].margin_change});
+  }
+  if (!state.last_step.empty()) directions.push_back({0, state.last_step, state.last_margin_step});
+  return directions;
+}
+
+// sum_j u_j v_j over the regularized coordinates both directions have (the l2 term's part).
+double CoordinateDot(const Direction& u, const Direction& v, std::size_t regularized) {
+  const std::size_t begin = std::max(u.offset, v.offset);
+  const std::size_t end = std::min({u.offset + u.coordinates.size(), v.offset + v.coordinates.size(), regularized});
+  double sum = 0;
+  for (std::size_t j = begin; j < end; ++j) sum += u.coordinates[j - u.offset] * v.coordinates[j - v.offset];
+  return sum;
+}
+
+// Solves (M + ridge I) w = b, M symmetric positive semidefinite and small, by Cholesky; the
+// ridge (1e-10 of M's mean diagonal) keeps parallel directions from making it singular.
+std::vector<double> SolveSmallSystem(std::vector<double> m, std::vector<double> b) {
+  const std::size_t n = b.size();
+  double trace = 0;
+  for (std::size_t i = 0; i < n; ++i) trace += m[i * n + i];
+  for (std::size_t i = 0; i < n; ++i) m[i * n + i] += 1e-10 * trace / static_cast<double>(n) + 1e-300;
+  for (std::size_t i = 0; i < n; ++i) {  // m's lower triangle becomes L, m = L L^T
+    for (std::size_t k = 0; k <= i; ++k) {
+      double v = m[i * n + k];
+      for (std::size_t t = 0; t < k; ++t) v -= m[i * n + t] * m[k * n + t];
+      m[i * n + k] = i == k ? std::sqrt(std::max(v, 1e-300)) : v / m[k * n + k];
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {  // L y = b
+    for (std::size_t t = 0; t < i; ++t) b[i] -= m[i * n + t] * b[t];
+    b[i] /= m[i * n + i];
+  }
+  for (std::size_t i = n; i-- > 0;) {  // L^T w = y
+    for (std::size_t t = i + 1; t < n; ++t) b[i] -= m[t * n + i] * b[t];
+    b[i] /= m[i * n + i];
+  }
+  return b;
+}
+
+// The weights w minimizing F's quadratic model at x over d = sum_i w_i p_i:
+//   c^T w + w^T M w / 2,  c_i = g . A p_i + (l2 x + l1 xi) . p_i,  M_ik = (A p_i)^T H (A p_k) + l2 p_i . p_k,
+// with l1 |.| taken as linear on the orthant xi: x's signs, and where x_j = 0 the blocks' step's.
+std::vector<double> WeighDirections(const ColumnProblem& problem, const DescentState& state,
+                                    const std::vector<Direction>& directions) {
+  const Regularizer& g = problem.spec.regularizer;
+  const std::size_t regularized = problem.spec.regularized_size(), n = directions.size();
+  std::vector<double> orthant(regularized, 0.0);
+  for (std::size_t b = 0; b < problem.blocks.size(); ++b) {
+    for (std::size_t k = 0; k < directions[b].coordinates.size() && directions[b].offset + k < regularized; ++k) {
+      const std::size_t j = directions[b].offset + k;
+      const double sign_of = state.x[j] != 0 ? state.x[j] : directions[b].coordinates[k];
+      orthant[j] = sign_of > 0 ? 1.0 : sign_of < 0 ? -1.0 : 0.0;
+    }
+  }
+  std::vector<double> linear(n, 0.0), hessian(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Direction& p = directions[i];
+    double c = 0;
+    for (std::size_t r = 0; r < p.margins.size(); ++r) c += state.at.first[r] * p.margins[r];
+    for (std::size_t k = 0; k < p.coordinates.size() && p.offset + k < regularized; ++k) {
+      const std::size_t j = p.offset + k;
+      c += (g.l2 * state.x[j] + g.l1 * orthant[j]) * p.coordinates[k];
+    }
+    linear[i] = -c;
+    for (std::size_t k = 0; k <= i; ++k) {
+      double curvature = g.l2 * CoordinateDot(p, directions[k], regularized);
+      for (std::size_t r = 0; r < p.margins.size(); ++r) {
+        curvature += state.at.second[r] * p.margins[r] * directions[k].margins[r];
+      }
+      hessian[i * n + k] = hessian[k * n + i] = curvature;
+    }
+  }
+  return SolveSmallSystem(std::move(hessian), std::move(linear));
+}
+
+// d = sum_i w_i p_i and A d, and Tseng and Yun's D = grad f . d + l1 (|x + d|_1 - |x|_1).
+void Assemble(const ColumnProblem& problem, const std::vector<Direction>& directions,
+              const std::vector<double>& weights, DescentState& state) {
   state.direction.assign(state.x.size(), 0.0);
   state.margin_direction.assign(state.margins.size(), 0.0);
-  for (std::size_t b = 0; b < problem.blocks.size(); ++b) {
-    const BlockStep& step = state.steps[b];
-    std::copy(step.delta.begin(), step.delta.end(), state.direction.begin() + problem.blocks[b].begin);
-    for (std::size_t r = 0; r < step.margin_change.size(); ++r) state.margin_direction[r] += step.margin_change[r];
+  for (std::size_t i = 0; i < directions.size(); ++i) {
+    const Direction& p = directions[i];
+    for (std::size_t k = 0; k < p.coordinates.size(); ++k) state.direction[p.offset + k] += weights[i] * p.coordinates[k];
+    for (std::size_t r = 0; r < p.margins.size(); ++r) state.margin_direction[r] += weights[i] * p.margins[r];
   }
   const Regularizer& g = problem.spec.regularizer;
-  const std::size_t regularized = problem.spec.regularized_size();
   double decrease = 0;
   for (std::size_t r = 0; r < state.margins.size(); ++r) decrease += state.at.first[r] * state.margin_direction[r];
-  for (std::size_t j = 0; j < regularized; ++j) {
+  for (std::size_t j = 0; j < problem.spec.regularized_size(); ++j) {
     const double x = state.x[j], d = state.direction[j];
     decrease += g.l2 * x * d + g.l1 * (std::abs(x + d) - std::abs(x));
   }
   state.decrease = decrease;
+}
+
+// d from the blocks' steps (the master's part of a round): weighed, or summed (also where the
+// weighed direction does not descend, the orthant's linear l1 having misjudged it).
+void CombineSteps(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+  const std::vector<Direction> directions = Directions(problem, state);
+  if (options.combination == BlockCombination::kWeighted) {
+    Assemble(problem, directions, WeighDirections(problem, state, directions), state);
+    if (state.decrease < 0) return;
+  }
+  std::vector<double> sum(directions.size(), 1.0);
+  if (!state.last_step.empty()) sum.back() = 0;
+  Assemble(problem, directions, sum, state);
 }
 
 // loss(y, m + step) - loss(y, m), computed as a difference, not as two values subtracted: near
@@ -145,6 +247,10 @@ Status SearchLine(const ColumnProblem& problem, DescentState& state) {
         state.margins[r] += state.step_size * state.margin_direction[r];
       }
       state.objective = Objective(problem, state.x, state.margins);
+      state.last_step = state.direction;
+      state.last_margin_step = state.margin_direction;
+      for (double& s : state.last_step) s *= state.step_size;
+      for (double& s : state.last_margin_step) s *= state.step_size;
       return Status::Ok();
     }
     state.step_size /= 2;
@@ -153,11 +259,20 @@ Status SearchLine(const ColumnProblem& problem, DescentState& state) {
   return FailedPrecondition("the line search found no decrease in " + std::to_string(kMaxHalvings) + " halvings");
 }
 
-// sigma x 2 after a cut step (the blocks overshot together), / 2 after a full one.
-void AdaptCurvature(const ColumnProblem& problem, DescentState& state) {
-  const double most = static_cast<double>(problem.blocks.size());
-  state.curvature_scale = state.step_size < 1 ? std::min(2 * state.curvature_scale, most)
-                                              : std::max(state.curvature_scale / 2, 1.0);
+// After a cut step (the blocks' models overshot) sigma x 2, up to the number of blocks, if it
+// adapts, and mu x 4 (from options.damping); after a full one, sigma / 2 down to 1 and mu / 4,
+// to 0 below options.damping.
+void AdaptModels(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+  const bool cut = state.step_size < 1;
+  if (options.curvature_scale == 0) {
+    const double most = static_cast<double>(problem.blocks.size());
+    state.curvature_scale = cut ? std::min(2 * state.curvature_scale, most) : std::max(state.curvature_scale / 2, 1.0);
+  }
+  if (cut) {
+    state.damping = std::max(4 * state.damping, options.damping);
+  } else {
+    state.damping = state.damping / 4 < options.damping ? 0.0 : state.damping / 4;
+  }
 }
 
 Status CheckProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
@@ -182,6 +297,7 @@ Status ColumnDescentOptions::Validate() const {
   if (max_inner_passes < 1) return InvalidArgument("inner passes: at least 1");
   if (!(inner_ratio >= 0 && inner_ratio < 1)) return InvalidArgument("inner ratio: in [0, 1)");
   if (!(curvature_scale == 0 || curvature_scale >= 1)) return InvalidArgument("curvature scale: 0 (adapt) or at least 1");
+  if (!(damping >= 0 && std::isfinite(damping))) return InvalidArgument("damping: at least 0");
   return Status::Ok();
 }
 
@@ -219,12 +335,12 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
     TakeDerivatives(problem, state);
     StepEachBlock(problem, options, state);
     if (Converged(options, state)) break;
-    CombineSteps(problem, state);
+    CombineSteps(problem, options, state);
     if (Status moved = SearchLine(problem, state); !moved.ok()) {
       state.summary.message = moved.message();
       break;
     }
-    if (options.curvature_scale == 0) AdaptCurvature(problem, state);
+    AdaptModels(problem, options, state);
   }
   state.summary.converged = Converged(options, state);
   state.summary.objective = state.objective;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "local/sparse_test_problem.h"
@@ -68,25 +69,29 @@ TEST(ColumnBlock, HoldsItsRangeOfColumnsColumnByColumn) {
 
 TEST(ColumnBlock, WithoutL1ItsPassesSolveTheNewtonSystem) {
   for (const bool intercept : {false, true}) {
-    for (const double sigma : {1.0, 3.0}) {
+    for (const auto& [sigma, mu] : {std::pair{1.0, 0.0}, std::pair{3.0, 0.0}, std::pair{1.0, 0.2}}) {
       const SparseProblem p = MakeRandomProblem(50, 7, 3, 2, Loss::kLogistic);
       const double l2 = 0.05;
       const std::vector<double> x = RandomVector(7 + intercept, 3, 0.5);
       const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 7, intercept);
       const BlockStep step = MinimizeBlockModel(block, DerivativesAt(p, Loss::kLogistic, intercept, x), x,
-                                                {0.0, l2, 5000, 0.0, sigma});
-      // (sigma H + l2 I) delta = -(grad f + l2 x), the intercept unregularized.
+                                                {0.0, l2, 5000, 0.0, sigma, mu});
+      // (sigma H + l2 I + mu I) delta = -(grad f + l2 x), the intercept unregularized (its
+      // damping included: mu holds back every coordinate's step).
       std::vector<double> h = RefDataHessian(p, Loss::kLogistic, intercept, 50.0, x);
       std::vector<double> rhs = RefDataGradient(p, Loss::kLogistic, intercept, 50.0, x);
       const std::size_t n = rhs.size();
       for (double& v : h) v *= sigma;
+      for (std::size_t j = 0; j < n; ++j) h[j * n + j] += mu;
       for (std::size_t j = 0; j < 7; ++j) {
         h[j * n + j] += l2;
         rhs[j] += l2 * x[j];
       }
       for (double& v : rhs) v = -v;
       const std::vector<double> expected = SolveDense(h, rhs);
-      for (std::size_t j = 0; j < n; ++j) EXPECT_NEAR(step.delta[j], expected[j], 1e-8) << "coordinate " << j;
+      for (std::size_t j = 0; j < n; ++j) {
+        EXPECT_NEAR(step.delta[j], expected[j], 1e-8) << "coordinate " << j << ", sigma " << sigma << ", mu " << mu;
+      }
       // And r = A delta.
       const std::vector<double> change = RefMargins(p, intercept, step.delta);
       for (std::size_t r = 0; r < change.size(); ++r) EXPECT_NEAR(step.margin_change[r], change[r], 1e-12);

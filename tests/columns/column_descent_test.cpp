@@ -58,14 +58,17 @@ TEST(ColumnDescent, ReachesLiblinearsL1OptimumWithAnyNumberOfBlocks) {
   const ProblemSpec spec = SpecOf(data, 0.01, 0.0);
   const double optimum = LiblinearOptimum(6, spec, data);
   for (const int blocks : {1, 2, 5, 13}) {
-    for (const bool safe : {false, true}) {  // sigma adapted, or CoCoA+'s K
+    // The blocks' steps weighed (sigma 1), summed with sigma adapted (d-GLMNET), or summed with
+    // CoCoA+'s sigma = K.
+    for (const double sigma : {1.0, 0.0, static_cast<double>(blocks)}) {
       ColumnDescentOptions options = Tight(blocks);
-      if (safe) options.curvature_scale = blocks;
+      options.curvature_scale = sigma;
+      if (sigma != 1) options.combination = BlockCombination::kSum;
       Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, data.labels, {}, options);
       ASSERT_TRUE(result.ok()) << result.status().ToString();
       EXPECT_TRUE(result->summary.converged) << result->summary.message;
       const double objective = EvaluateObjective(spec, data.matrix, data.labels, result->x);
-      EXPECT_NEAR(objective, optimum, 1e-7 * optimum) << blocks << " blocks, sigma " << options.curvature_scale;
+      EXPECT_NEAR(objective, optimum, 1e-7 * optimum) << blocks << " blocks, sigma " << sigma;
       EXPECT_NEAR(result->summary.objective, objective, 1e-12);
     }
   }

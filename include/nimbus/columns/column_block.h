@@ -6,6 +6,7 @@
 // of F in a change delta of its own coordinates, the others held, is
 //
 //   q(delta) = sum_r [g_r (A_B delta)_r + sigma h_r (A_B delta)_r^2 / 2] + sum_{j in B} g_j(x_j + delta_j)
+//              + mu ||delta||^2 / 2
 //
 // with g_j the regularizer (l1 |.| + l2/2 (.)^2; the intercept's is zero). MinimizeBlockModel
 // runs cyclic coordinate descent on q, as newGLMNET's inner loop does (Yuan, Ho and Lin 2012),
@@ -52,6 +53,10 @@ struct BlockModelOptions {
   // own model's full step overshoot together, where their columns share rows; sigma = K, the
   // number of blocks, is CoCoA+'s safe bound (Smith et al.), 1 trusts the blocks alone.
   double curvature_scale = 1;
+  // mu: a proximal term (mu/2) ||delta||^2 in the model. Where the rows' curvature is nearly
+  // zero (weak regularization, rows almost separated) the model's minimum lies far beyond where
+  // the loss is quadratic; mu bounds the step there (Levenberg and Marquardt's damping).
+  double damping = 0;
 };
 
 // The block's change, and what the master needs to combine it.

@@ -2,8 +2,9 @@
 // coordinate descent for generalized linear models with regularization"): the features are cut
 // into blocks of columns; each iteration every block minimizes its quadratic model of F at x
 // by coordinate descent (columns/column_block.h), the blocks' changes together are one
-// direction d, and a line search along d on the margins takes the step. Distributed, a block is
-// a worker and an iteration one round: each sends A_B delta_B, an N-vector, and its delta_B.
+// direction d (summed, or weighed by F's quadratic model on their span and the last step's),
+// and a line search along d on the margins takes the step. Distributed, a block is a worker and
+// an iteration one round: each sends A_B delta_B, an N-vector, and its delta_B.
 //
 // Here the blocks run one after another in this process: the algorithm, its rounds and its data
 // passes, before the runtimes carry it.
@@ -20,15 +21,30 @@
 
 namespace nimbus {
 
+// How the blocks' steps become one direction.
+enum class BlockCombination {
+  kSum,        // d = sum_b delta_b: d-GLMNET's
+  // d = sum_b w_b delta_b + w_0 s, s the last step: the weights minimize F's quadratic model on
+  // that span (the master has each A_B delta_B and A s, so its Hessian there is exact: U^T H U).
+  // Blocks that overlap in their rows share the step; s carries the last rounds' progress
+  // across the blocks' boundaries (the "common directions" of Lee, Wang and Lin).
+  kWeighted,
+};
+
 struct ColumnDescentOptions {
   int blocks = 2;                  // of about equal entries each
   int max_iterations = 1000;       // rounds, distributed
   double gradient_tolerance = 1e-5;  // stop: ||v(x)|| <= tolerance ||v(0)||, v the min-norm subgradient
   int max_inner_passes = 20;       // a block's coordinate descent passes per iteration, at most
   double inner_ratio = 0.1;        // a block's passes end when its model's subgradient is this x F's
-  // The blocks' models' curvature scale (column_block.h): 0 adapts it, doubling it (up to the
-  // number of blocks) after a step the line search cut and halving it (down to 1) after a full one.
-  double curvature_scale = 0;
+  BlockCombination combination = BlockCombination::kWeighted;
+  // The blocks' models' curvature scale sigma (column_block.h); 0 adapts it, doubling it (up to
+  // the number of blocks) after a step the line search cut and halving it (down to 1) after a
+  // full one.
+  double curvature_scale = 1;
+  // The blocks' models' damping mu (column_block.h) starts here after a cut step, grows 4x after
+  // each cut one and shrinks 4x after each full one, to 0 below this.
+  double damping = 1e-6;
   Status Validate() const;
 };
 
