@@ -109,8 +109,14 @@ ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end,
   return block;
 }
 
+std::vector<double> BlockLossGradient(const ColumnBlock& block, std::span<const double> row_gradient) {
+  std::vector<double> gradient(block.size());
+  for (std::size_t j = 0; j < block.size(); ++j) gradient[j] = ColumnDot(block, j, row_gradient);
+  return gradient;
+}
+
 BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
-                             const BlockModelOptions& options) {
+                             const BlockModelOptions& options, std::span<const uint8_t> eligible) {
   BlockStep step;
   step.delta.assign(block.size(), 0.0);
   step.margin_change.assign(static_cast<std::size_t>(block.rows), 0.0);
@@ -122,6 +128,8 @@ BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at,
   std::vector<Coordinate> coordinates(block.size());
   std::vector<uint32_t> active;
   for (std::size_t j = 0; j < block.size(); ++j) {
+    if (!eligible.empty() && !eligible[j]) continue;  // held at zero, its column not read
+    step.entries_read += ColumnEntries(block, j);
     Coordinate& c = coordinates[j];
     c.loss_gradient = ColumnDot(block, j, at.first);
     c.curvature = options.curvature_scale * ColumnSquaredDot(block, j, at.second) + l2_of(j) + options.damping +
@@ -134,7 +142,6 @@ BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at,
       active.push_back(static_cast<uint32_t>(j));
     }
   }
-  step.entries_read = block.nnz() + (block.intercept ? block.rows : 0);
   step.active = active.size();
   // Cyclic passes over the active coordinates, each step moving r along its column. The
   // model's gradient on coordinate j: g_j + sigma (A_B^T H r)_j + l2 w_j + mu delta_j.

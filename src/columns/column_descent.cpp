@@ -14,13 +14,15 @@ namespace {
 constexpr double kSufficientDecrease = 0.01;
 constexpr int kMaxHalvings = 40;
 
-// What the loop reads and does not change.
+// What the loop reads and does not change (a path changes spec's l1 and the eligible set
+// between its points).
 struct ColumnProblem {
-  const ProblemSpec& spec;
+  ProblemSpec spec;
   std::span<const double> labels, weights;
   std::vector<ColumnBlock> blocks;
   int64_t nnz = 0;
-  double scale = 0;  // 1 / N
+  double scale = 0;               // 1 / N
+  std::vector<uint8_t> eligible;  // per coordinate: 0 held at zero by the strong rules (empty: none)
 };
 
 // The loop's state: one struct, every step a function of it.
@@ -38,6 +40,7 @@ struct DescentState {
   double damping = 0;                   // mu, the blocks' models'
   std::vector<double> last_step;        // s = alpha d of the last iteration, and A s
   std::vector<double> last_margin_step;
+  double subgradient_reference = 0;  // the stop test's ||v||: the first iteration's, or a path's ||v(0)||
   ColumnDescentSummary summary;
 };
 
@@ -69,17 +72,22 @@ void StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& opt
   int64_t entries = 0;
   for (const ColumnBlock& block : problem.blocks) {
     const std::span<const double> x_block(state.x.data() + block.begin, block.size());
-    state.steps.push_back(MinimizeBlockModel(block, state.at, x_block, model));
+    const std::span<const uint8_t> eligible =
+        problem.eligible.empty() ? std::span<const uint8_t>{} : std::span(problem.eligible).subspan(block.begin, block.size());
+    state.steps.push_back(MinimizeBlockModel(block, state.at, x_block, model, eligible));
     squared += state.steps.back().subgradient_squared;
     entries += state.steps.back().entries_read;
   }
   state.summary.subgradient_norm = std::sqrt(squared);
-  if (state.summary.iterations == 0) state.summary.initial_subgradient_norm = state.summary.subgradient_norm;
+  if (state.summary.iterations == 0) {
+    state.summary.initial_subgradient_norm = state.summary.subgradient_norm;
+    if (state.subgradient_reference == 0) state.subgradient_reference = state.summary.subgradient_norm;
+  }
   state.summary.data_passes += static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(problem.nnz, 1));
 }
 
 bool Converged(const ColumnDescentOptions& options, const DescentState& state) {
-  return state.summary.subgradient_norm <= options.gradient_tolerance * state.summary.initial_subgradient_norm;
+  return state.summary.subgradient_norm <= options.gradient_tolerance * state.subgradient_reference;
 }
 
 // A direction the step is made of: coordinates from `offset` on, and its change of the margins.
@@ -318,18 +326,20 @@ std::vector<uint32_t> CutColumns(const CsrView& matrix, int blocks) {
   return cuts;
 }
 
-Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrView& matrix,
-                                           std::span<const double> labels, std::span<const double> row_weights,
-                                           const ColumnDescentOptions& options) {
-  NIMBUS_RETURN_IF_ERROR(options.Validate());
-  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
-  ColumnProblem problem{spec, labels, row_weights, {}, matrix.nnz(), 1.0 / static_cast<double>(spec.rows)};
-  const std::vector<uint32_t> cuts = CutColumns(matrix, options.blocks);
-  for (int b = 0; b < options.blocks; ++b) {
-    problem.blocks.push_back(ColumnBlock::Of(matrix, cuts[b], cuts[b + 1], spec.intercept && b + 1 == options.blocks));
+namespace {
+
+ColumnProblem MakeProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                          std::span<const double> row_weights, int blocks) {
+  ColumnProblem problem{spec, labels, row_weights, {}, matrix.nnz(), 1.0 / static_cast<double>(spec.rows), {}};
+  const std::vector<uint32_t> cuts = CutColumns(matrix, blocks);
+  for (int b = 0; b < blocks; ++b) {
+    problem.blocks.push_back(ColumnBlock::Of(matrix, cuts[b], cuts[b + 1], spec.intercept && b + 1 == blocks));
   }
-  DescentState state;
-  Start(problem, state);
+  return problem;
+}
+
+// The loop, from state.x: one round per iteration, distributed.
+void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
   state.curvature_scale = options.curvature_scale > 0 ? options.curvature_scale : 1;
   for (; state.summary.iterations < options.max_iterations; ++state.summary.iterations) {
     TakeDerivatives(problem, state);
@@ -347,6 +357,131 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
   if (state.summary.message.empty()) {
     state.summary.message = state.summary.converged ? "converged" : "stopped at the iteration cap";
   }
+}
+
+// grad_j f at x on every column (the loss's, plus l2 x_j), the intercept's last: a pass over
+// the data, from derivatives taken at x.
+std::vector<double> FullGradient(const ColumnProblem& problem, DescentState& state) {
+  TakeDerivatives(problem, state);
+  std::vector<double> gradient(state.x.size());
+  for (const ColumnBlock& block : problem.blocks) {
+    const std::vector<double> part = BlockLossGradient(block, state.at.first);
+    std::copy(part.begin(), part.end(), gradient.begin() + block.begin);
+  }
+  for (std::size_t j = 0; j < problem.spec.regularized_size(); ++j) gradient[j] += problem.spec.regularizer.l2 * state.x[j];
+  state.summary.data_passes += 1;
+  return gradient;
+}
+
+// ||v(0)|| at this l1: every regularized gradient soft-thresholded, the intercept's as it is.
+double SubgradientNormAtZero(const ColumnProblem& problem, std::span<const double> gradient_at_zero) {
+  double squared = 0;
+  for (std::size_t j = 0; j < gradient_at_zero.size(); ++j) {
+    const double l1 = j < problem.spec.regularized_size() ? problem.spec.regularizer.l1 : 0.0;
+    const double v = MinimumNormSubgradient(0.0, gradient_at_zero[j], l1);
+    squared += v * v;
+  }
+  return std::sqrt(squared);
+}
+
+// The sequential strong rule: x_j != 0, or |grad_j| >= 2 l1 - last_l1 (the intercept always).
+std::vector<uint8_t> StrongRuleSet(const ColumnProblem& problem, std::span<const double> x,
+                                   std::span<const double> gradient, double last_l1) {
+  const double l1 = problem.spec.regularizer.l1;
+  std::vector<uint8_t> eligible(x.size(), 1);
+  for (std::size_t j = 0; j < problem.spec.regularized_size(); ++j) {
+    eligible[j] = x[j] != 0 || std::abs(gradient[j]) >= 2 * l1 - last_l1;
+  }
+  return eligible;
+}
+
+// The KKT check: a column left out whose |grad_j| exceeds l1 would move; it becomes eligible.
+int AddViolators(ColumnProblem& problem, std::span<const double> gradient) {
+  int added = 0;
+  for (std::size_t j = 0; j < problem.eligible.size(); ++j) {
+    if (!problem.eligible[j] && std::abs(gradient[j]) > problem.spec.regularizer.l1) {
+      problem.eligible[j] = 1;
+      ++added;
+    }
+  }
+  return added;
+}
+
+// A point's solves from the last point's answer: descend, check, and again while the check adds.
+ColumnPathPoint SolvePoint(ColumnProblem& problem, const ColumnPathOptions& options, double reference,
+                           std::vector<double>& gradient, DescentState& state) {
+  ColumnPathPoint point;
+  point.l1 = problem.spec.regularizer.l1;
+  ColumnDescentSummary total;
+  for (;;) {
+    state.summary = {};
+    state.subgradient_reference = reference;
+    state.damping = 0;
+    state.last_step.clear();
+    state.last_margin_step.clear();
+    state.objective = Objective(problem, state.x, state.margins);
+    Descend(problem, options.descent, state);
+    gradient = FullGradient(problem, state);
+    total.iterations += state.summary.iterations;
+    total.data_passes += state.summary.data_passes;
+    total.step_halvings += state.summary.step_halvings;
+    const int added = problem.eligible.empty() ? 0 : AddViolators(problem, gradient);
+    point.strong_rule_violations += added;
+    if (added == 0) break;
+  }
+  total.converged = state.summary.converged;
+  total.objective = state.objective;
+  total.subgradient_norm = state.summary.subgradient_norm;
+  total.initial_subgradient_norm = reference;
+  total.message = state.summary.message;
+  point.summary = total;
+  point.eligible = problem.eligible.empty() ? static_cast<int64_t>(state.x.size())
+                                            : std::count(problem.eligible.begin(), problem.eligible.end(), 1);
+  point.x = state.x;
+  return point;
+}
+
+}  // namespace
+
+Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec, const CsrView& matrix,
+                                                        std::span<const double> labels,
+                                                        std::span<const double> row_weights,
+                                                        std::span<const double> l1_values,
+                                                        const ColumnPathOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
+  for (std::size_t k = 0; k < l1_values.size(); ++k) {
+    if (!(l1_values[k] > 0) || (k > 0 && !(l1_values[k] < l1_values[k - 1]))) {
+      return InvalidArgument("the path's l1 values: positive and descending (value " + std::to_string(k + 1) + ")");
+    }
+  }
+  ColumnProblem problem = MakeProblem(spec, matrix, labels, row_weights, options.descent.blocks);
+  DescentState state;
+  Start(problem, state);
+  std::vector<double> gradient = FullGradient(problem, state);
+  const std::vector<double> gradient_at_zero = gradient;
+  // The last point's l1 starts as l1_max, where x = 0 becomes optimal.
+  double last_l1 = 0;
+  for (std::size_t j = 0; j < problem.spec.regularized_size(); ++j) last_l1 = std::max(last_l1, std::abs(gradient[j]));
+  std::vector<ColumnPathPoint> points;
+  for (const double l1 : l1_values) {
+    problem.spec.regularizer = Regularizer(l1, spec.regularizer.l2);
+    if (options.strong_rules) problem.eligible = StrongRuleSet(problem, state.x, gradient, std::max(last_l1, l1));
+    points.push_back(SolvePoint(problem, options, SubgradientNormAtZero(problem, gradient_at_zero), gradient, state));
+    last_l1 = l1;
+  }
+  return points;
+}
+
+Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrView& matrix,
+                                           std::span<const double> labels, std::span<const double> row_weights,
+                                           const ColumnDescentOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
+  const ColumnProblem problem = MakeProblem(spec, matrix, labels, row_weights, options.blocks);
+  DescentState state;
+  Start(problem, state);
+  Descend(problem, options, state);
   return ColumnDescentResult{std::move(state.x), state.summary};
 }
 

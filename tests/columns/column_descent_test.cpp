@@ -144,6 +144,89 @@ TEST(ColumnDescent, CutsColumnsIntoBlocksOfAboutEqualEntries) {
   EXPECT_TRUE(result->summary.converged);
 }
 
+// l1_max = max_j |grad_j f(0)| on heart_scale's logistic loss (labels +-1): the least l1
+// where x = 0 is optimal.
+double HeartScaleL1Max(const Dataset& data) {
+  std::vector<double> gradient(static_cast<std::size_t>(data.cols()), 0.0);
+  for (int64_t r = 0; r < data.rows(); ++r) {
+    for (int64_t k = data.matrix.row_ptr[r]; k < data.matrix.RowEnd(r); ++k) {
+      gradient[data.matrix.col_idx[k]] += data.matrix.Value(k) * -data.labels[r] / 2 / static_cast<double>(data.rows());
+    }
+  }
+  double most = 0;
+  for (const double g : gradient) most = std::max(most, std::abs(g));
+  return most;
+}
+
+// `points` l1 values from `top` down to ratio x top, evenly on a log scale.
+std::vector<double> Grid(double top, double ratio, int points) {
+  std::vector<double> l1_values;
+  for (int k = 0; k < points; ++k) l1_values.push_back(top * std::pow(ratio, static_cast<double>(k) / (points - 1)));
+  return l1_values;
+}
+
+TEST(ColumnPath, EachPointReachesLiblinearsOptimumAndTheStrongRulesLeaveColumnsOut) {
+  const Dataset data = ReadHeartScale();
+  const std::vector<double> l1_values = Grid(HeartScaleL1Max(data), 0.01, 8);
+  for (const int blocks : {1, 3}) {
+    ColumnPathOptions options;
+    options.descent = Tight(blocks);
+    Result<std::vector<ColumnPathPoint>> path =
+        SolvePathByColumns(SpecOf(data, 0.0, 0.0), data.matrix, data.labels, {}, l1_values, options);
+    ASSERT_TRUE(path.ok()) << path.status().ToString();
+    ASSERT_EQ(path->size(), l1_values.size());
+    for (const ColumnPathPoint& point : *path) {
+      const ProblemSpec spec = SpecOf(data, point.l1, 0.0);
+      const double optimum = LiblinearOptimum(6, spec, data);
+      EXPECT_TRUE(point.summary.converged) << point.summary.message;
+      EXPECT_NEAR(EvaluateObjective(spec, data.matrix, data.labels, point.x), optimum, 1e-7 * optimum)
+          << "l1 " << point.l1 << ", " << blocks << " blocks";
+    }
+    // Near l1_max few columns can enter: the first point's solves read only those.
+    EXPECT_LT(path->front().eligible, data.cols() / 2);
+  }
+}
+
+// Random problems where a column's gradient grows faster than l1 falls between points: the
+// strong rule leaves it out, the KKT check puts it back, and every point meets the optimality
+// conditions (the test's own gradient, with an intercept).
+TEST(ColumnPath, TheKktCheckPutsBackColumnsTheStrongRuleMisjudged) {
+  int violations = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const SparseProblem p = MakeRandomProblem(80, 30, 4, seed, Loss::kLogistic);
+    ProblemSpec spec;
+    spec.rows = 80;
+    spec.cols = 30;
+    spec.intercept = true;
+    std::vector<double> at_zero = RefDataGradient(p, Loss::kLogistic, true, 80.0, std::vector<double>(31, 0.0));
+    at_zero.pop_back();  // the intercept's
+    double top = 0;
+    for (const double g : at_zero) top = std::max(top, std::abs(g));
+    ColumnPathOptions options;
+    options.descent = Tight(2);
+    Result<std::vector<ColumnPathPoint>> path =
+        SolvePathByColumns(spec, p.View(), p.labels, {}, Grid(top, 0.01, 10), options);
+    ASSERT_TRUE(path.ok()) << path.status().ToString();
+    for (const ColumnPathPoint& point : *path) {
+      violations += point.strong_rule_violations;
+      const std::vector<double> ones(80, 1.0);
+      const double norm = testing::RefNorm(SubgradientAt(p, Loss::kLogistic, ones, point.l1, 0.0, point.x));
+      const double at_start = testing::RefNorm(SubgradientAt(p, Loss::kLogistic, ones, point.l1, 0.0, std::vector<double>(31, 0.0)));
+      EXPECT_LE(norm, 1.01e-8 * at_start) << "seed " << seed << ", l1 " << point.l1;
+    }
+  }
+  EXPECT_GT(violations, 0);
+}
+
+TEST(ColumnPath, RefusesAGridThatDoesNotDescend) {
+  const Dataset data = ReadHeartScale();
+  const std::vector<double> rising{0.01, 0.02};
+  Result<std::vector<ColumnPathPoint>> path =
+      SolvePathByColumns(SpecOf(data, 0.0, 0.0), data.matrix, data.labels, {}, rising, ColumnPathOptions{});
+  ASSERT_FALSE(path.ok());
+  EXPECT_NE(path.status().message().find("value 2"), std::string::npos) << path.status().message();
+}
+
 TEST(ColumnDescent, RefusesWhatItCannotSolveYet) {
   const Dataset data = ReadHeartScale();
   ProblemSpec spec = SpecOf(data, 0.01, 0.0);

@@ -68,14 +68,18 @@ struct BlockStep {
   double subgradient_squared = 0;
   double subgradient_max = 0;
   int passes = 0;             // over the active coordinates
-  int64_t entries_read = 0;   // matrix entries read, the first pass over all included
+  int64_t entries_read = 0;   // matrix entries read, the first pass over the eligible columns included
   std::size_t active = 0;     // the coordinates the passes visited
 };
 
 // Coordinate descent on the block's model at x (x_block: the block's coordinates of x).
 // Coordinates at zero whose gradient is inside [-l1, l1] are left out of the passes: their
-// step would be zero at delta = 0.
+// step would be zero at delta = 0. So are those `eligible` marks 0 (a path's strong rules: held
+// at zero, their columns not read; empty: every coordinate is eligible).
 BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
-                             const BlockModelOptions& options);
+                             const BlockModelOptions& options, std::span<const uint8_t> eligible = {});
+
+// The loss's gradient on the block's coordinates, sum_r a_rj g_r (one pass over the block).
+std::vector<double> BlockLossGradient(const ColumnBlock& block, std::span<const double> row_gradient);
 
 }  // namespace nimbus
