@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "nimbus/columns/column_block.h"
 #include "nimbus/core/format.h"
@@ -63,20 +64,33 @@ void TakeDerivatives(const ColumnProblem& problem, DescentState& state) {
                   problem.weights);
 }
 
-// Each block's coordinate descent on its model at x: the workers' part of a round.
+// Each block's coordinate descent on its model at x: the workers' part of a round, here on
+// `threads` threads of this process (block b on thread b mod threads).
 void StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
   const BlockModelOptions model{problem.spec.regularizer.l1, problem.spec.regularizer.l2, options.max_inner_passes,
                                 options.inner_ratio, state.curvature_scale, state.damping};
-  state.steps.clear();
+  const std::size_t blocks = problem.blocks.size();
+  state.steps.assign(blocks, BlockStep{});
+  const auto step_blocks = [&](std::size_t first, std::size_t stride) {
+    for (std::size_t b = first; b < blocks; b += stride) {
+      const ColumnBlock& block = problem.blocks[b];
+      const std::span<const double> x_block(state.x.data() + block.begin, block.size());
+      const std::span<const uint8_t> eligible = problem.eligible.empty()
+                                                    ? std::span<const uint8_t>{}
+                                                    : std::span(problem.eligible).subspan(block.begin, block.size());
+      state.steps[b] = MinimizeBlockModel(block, state.at, x_block, model, eligible);
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(static_cast<std::size_t>(options.threads), blocks);
+  std::vector<std::thread> others;
+  for (std::size_t t = 1; t < threads; ++t) others.emplace_back(step_blocks, t, threads);
+  step_blocks(0, std::max<std::size_t>(threads, 1));
+  for (std::thread& thread : others) thread.join();
   double squared = 0;
   int64_t entries = 0;
-  for (const ColumnBlock& block : problem.blocks) {
-    const std::span<const double> x_block(state.x.data() + block.begin, block.size());
-    const std::span<const uint8_t> eligible =
-        problem.eligible.empty() ? std::span<const uint8_t>{} : std::span(problem.eligible).subspan(block.begin, block.size());
-    state.steps.push_back(MinimizeBlockModel(block, state.at, x_block, model, eligible));
-    squared += state.steps.back().subgradient_squared;
-    entries += state.steps.back().entries_read;
+  for (const BlockStep& step : state.steps) {
+    squared += step.subgradient_squared;
+    entries += step.entries_read;
   }
   state.summary.subgradient_norm = std::sqrt(squared);
   if (state.summary.iterations == 0) {
@@ -306,6 +320,7 @@ Status ColumnDescentOptions::Validate() const {
   if (!(inner_ratio >= 0 && inner_ratio < 1)) return InvalidArgument("inner ratio: in [0, 1)");
   if (!(curvature_scale == 0 || curvature_scale >= 1)) return InvalidArgument("curvature scale: 0 (adapt) or at least 1");
   if (!(damping >= 0 && std::isfinite(damping))) return InvalidArgument("damping: at least 0");
+  if (threads < 1) return InvalidArgument("threads: at least 1");
   return Status::Ok();
 }
 

@@ -50,6 +50,7 @@ ColumnDescentOptions Tight(int blocks) {
   ColumnDescentOptions options;
   options.blocks = blocks;
   options.gradient_tolerance = 1e-8;
+  options.threads = 2;  // blocks stepped at once (one block: one thread)
   return options;
 }
 

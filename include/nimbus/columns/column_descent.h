@@ -45,6 +45,7 @@ struct ColumnDescentOptions {
   // The blocks' models' damping mu (column_block.h) starts here after a cut step, grows 4x after
   // each cut one and shrinks 4x after each full one, to 0 below this.
   double damping = 1e-6;
+  int threads = 1;  // the blocks stepped at once, on threads of this process (the answer is the same)
   Status Validate() const;
 };
 
