@@ -422,7 +422,8 @@ int AddViolators(ColumnProblem& problem, std::span<const double> gradient) {
   return added;
 }
 
-// A point's solves from the last point's answer: descend, check, and again while the check adds.
+// A point's solves from the last point's answer: descend, check, and again while the check adds
+// (each time a column, so at most once per column).
 ColumnPathPoint SolvePoint(ColumnProblem& problem, const ColumnPathOptions& options, double reference,
                            std::vector<double>& gradient, DescentState& state) {
   ColumnPathPoint point;
