@@ -300,9 +300,9 @@ void AdaptModels(const ColumnProblem& problem, const ColumnDescentOptions& optio
 Status CheckProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                     std::span<const double> row_weights) {
   NIMBUS_RETURN_IF_ERROR(spec.Validate());
-  if (spec.blocks() != 1 || spec.regularizer.custom) {
-    return InvalidArgument("the column method solves one binary or regression problem with l1 and l2 (no classes, "
-                           "folds or custom regularizer yet)");
+  if (spec.copies != 1 || spec.multinomial || spec.regularizer.custom) {
+    return InvalidArgument("the column method solves binary, one-vs-rest and regression problems with l1 and l2 "
+                           "(no softmax, folds or custom regularizer yet)");
   }
   if (static_cast<int64_t>(labels.size()) != matrix.rows || (!row_weights.empty() && row_weights.size() != labels.size())) {
     return InvalidArgument("the column method: one label (and weight) per row");
@@ -457,6 +457,62 @@ ColumnPathPoint SolvePoint(ColumnProblem& problem, const ColumnPathOptions& opti
   return point;
 }
 
+// The binary problem the column method solves for class c of one-vs-rest (its rows +1, the
+// others -1; its rows weigh W_c s_r, the others s_r: liblinear's -wi), or for a binary or
+// regression problem itself (c = 0: its labels, each row W_{class r} s_r).
+struct BinaryRows {
+  std::vector<double> labels, weights;  // weights empty: every row 1
+};
+
+BinaryRows RowsOfClass(const ProblemSpec& spec, std::span<const double> labels, std::span<const double> row_weights,
+                       int64_t c) {
+  BinaryRows rows;
+  const auto class_weight = [&](std::size_t index) {
+    return index < spec.class_weights.size() ? spec.class_weights[index] : 1.0;
+  };
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    const double s = row_weights.empty() ? 1.0 : row_weights[r];
+    const std::size_t index = ClassIndex(labels[r]);
+    if (spec.one_vs_rest()) {
+      const bool own = static_cast<int64_t>(index) == c;
+      rows.labels.push_back(own ? 1.0 : -1.0);
+      rows.weights.push_back(own ? class_weight(index) * s : s);
+    } else {
+      rows.labels.push_back(labels[r]);
+      rows.weights.push_back(IsClassification(spec.loss) ? class_weight(index) * s : s);
+    }
+  }
+  return rows;
+}
+
+// spec with one block of weights: one-vs-rest's classes are solved one after another.
+ProblemSpec BinarySpec(const ProblemSpec& spec) {
+  ProblemSpec binary = spec;
+  binary.classes = 1;
+  binary.class_weights.clear();
+  return binary;
+}
+
+// Class c's answer into one-vs-rest's model (feature j's weight at j C + c, the intercepts last),
+// and its summary into the whole's.
+void AddClass(const ProblemSpec& spec, int64_t c, const DescentState& state, ColumnDescentResult& result) {
+  const auto classes = static_cast<std::size_t>(spec.classes), cols = static_cast<std::size_t>(spec.cols);
+  for (std::size_t j = 0; j < cols; ++j) result.x[j * classes + static_cast<std::size_t>(c)] = state.x[j];
+  if (spec.intercept) result.x[cols * classes + static_cast<std::size_t>(c)] = state.x[cols];
+  ColumnDescentSummary& whole = result.summary;
+  const ColumnDescentSummary& part = state.summary;
+  if (c == 0 || (whole.converged && !part.converged)) {
+    whole.message = spec.classes > 1 && !part.converged ? "class " + std::to_string(c) + ": " + part.message : part.message;
+  }
+  whole.converged = (c == 0 || whole.converged) && part.converged;
+  whole.iterations += part.iterations;
+  whole.objective += part.objective;
+  whole.subgradient_norm = std::hypot(whole.subgradient_norm, part.subgradient_norm);
+  whole.initial_subgradient_norm = std::hypot(whole.initial_subgradient_norm, part.initial_subgradient_norm);
+  whole.data_passes += part.data_passes;
+  whole.step_halvings += part.step_halvings;
+}
+
 }  // namespace
 
 Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec, const CsrView& matrix,
@@ -471,7 +527,9 @@ Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec,
       return InvalidArgument("the path's l1 values: positive and descending (value " + std::to_string(k + 1) + ")");
     }
   }
-  ColumnProblem problem = MakeProblem(spec, matrix, labels, row_weights, options.descent.blocks);
+  if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
+  const BinaryRows rows = RowsOfClass(spec, labels, row_weights, 0);
+  ColumnProblem problem = MakeProblem(BinarySpec(spec), matrix, rows.labels, rows.weights, options.descent.blocks);
   DescentState state;
   Start(problem, state);
   std::vector<double> gradient = FullGradient(problem, state);
@@ -494,11 +552,21 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
                                            const ColumnDescentOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
-  const ColumnProblem problem = MakeProblem(spec, matrix, labels, row_weights, options.blocks);
-  DescentState state;
-  Start(problem, state);
-  Descend(problem, options, state);
-  return ColumnDescentResult{std::move(state.x), state.summary};
+  // The blocks' columns once; each class's rows in turn (one-vs-rest's classes are independent).
+  ColumnProblem problem = MakeProblem(BinarySpec(spec), matrix, {}, {}, options.blocks);
+  ColumnDescentResult result;
+  result.x.assign(spec.model_size(), 0.0);
+  for (int64_t c = 0; c < (spec.one_vs_rest() ? spec.classes : 1); ++c) {
+    const BinaryRows rows = RowsOfClass(spec, labels, row_weights, c);
+    problem.labels = rows.labels;
+    problem.weights = rows.weights;
+    DescentState state;
+    Start(problem, state);
+    Descend(problem, options, state);
+    if (!spec.one_vs_rest()) return ColumnDescentResult{std::move(state.x), state.summary};
+    AddClass(spec, c, state, result);
+  }
+  return result;
 }
 
 }  // namespace nimbus

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "local/sparse_test_problem.h"
@@ -84,6 +86,67 @@ TEST(ColumnDescent, ReachesLiblinearsL2Optimum) {
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     EXPECT_NEAR(EvaluateObjective(spec, data.matrix, data.labels, result->x), optimum, 1e-7 * optimum);
   }
+}
+
+// One-vs-rest with class weights is liblinear's: C binary problems, class c's rows +1 weighing
+// W_c (-w1 W_c), the others -1 weighing 1. Three classes from heart_scale's rows (+1 rows class
+// 0, -1 rows class 1 or 2 by the row's parity); the whole model's F (the model's layout: feature
+// j's weight in class c at j C + c) against the sum of liblinear's optima.
+TEST(ColumnDescent, OneVsRestWithClassWeightsSolvesLiblinearsBinaryProblems) {
+  const Dataset data = ReadHeartScale();
+  std::vector<double> classes;
+  for (int64_t r = 0; r < data.rows(); ++r) classes.push_back(data.labels[r] > 0 ? 0.0 : 1.0 + static_cast<double>(r % 2));
+  ProblemSpec spec = SpecOf(data, 0.01, 0.0, /*intercept=*/false);
+  spec.classes = 3;
+  spec.class_weights = {1.0, 2.0, 0.5};
+  Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, classes, {}, Tight(2));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->summary.converged) << result->summary.message;
+  TempDir dir;
+  std::istringstream lines(testing::ReadTextFile(HeartScalePath()));
+  std::vector<std::string> features;  // each line without its label
+  for (std::string line; std::getline(lines, line);) features.push_back(line.substr(line.find(' ')));
+  double liblinear_sum = 0;
+  for (int c = 0; c < 3; ++c) {
+    std::string text;
+    std::vector<double> labels;
+    for (std::size_t r = 0; r < features.size(); ++r) {
+      labels.push_back(classes[r] == c ? 1.0 : -1.0);
+      text += (classes[r] == c ? "+1" : "-1") + features[r] + "\n";
+    }
+    testing::WriteTextFile(dir.File("class.svm"), text);
+    const double weight = spec.class_weights[static_cast<std::size_t>(c)];
+    const testing::CommandResult trained =
+        testing::RunCommand({"liblinear-train", "-s", "6", "-c", std::to_string(1.0 / (270 * 0.01)), "-w1",
+                             std::to_string(weight), "-e", "1e-10", "-q", dir.File("class.svm"), dir.File("class.model")});
+    ASSERT_EQ(trained.exit_code, 0) << trained.err;
+    Result<Model> model = ReadModel(dir.File("class.model"));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    ProblemSpec binary = SpecOf(data, 0.01, 0.0);
+    binary.class_weights = {1.0, weight};
+    liblinear_sum += EvaluateObjective(binary, data.matrix, labels, model->WeightsFor(data.cols()));
+  }
+  const double ours = EvaluateObjective(spec, data.matrix, classes, result->x);
+  EXPECT_NEAR(ours, liblinear_sum, 1e-7 * liblinear_sum);
+  EXPECT_NEAR(result->summary.objective, ours, 1e-12);
+}
+
+// A binary problem's class weights are liblinear's -w-1 and -w1.
+TEST(ColumnDescent, BinaryClassWeightsAreLiblinears) {
+  const Dataset data = ReadHeartScale();
+  ProblemSpec spec = SpecOf(data, 0.01, 0.0);
+  spec.class_weights = {0.5, 2.0};  // the -1 class's, the +1 class's
+  Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, data.labels, {}, Tight(3));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  TempDir dir;
+  const testing::CommandResult trained =
+      testing::RunCommand({"liblinear-train", "-s", "6", "-c", std::to_string(1.0 / (270 * 0.01)), "-w-1", "0.5", "-w1",
+                           "2", "-e", "1e-10", "-q", HeartScalePath(), dir.File("weighted.model")});
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  Result<Model> model = ReadModel(dir.File("weighted.model"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const double optimum = EvaluateObjective(spec, data.matrix, data.labels, model->WeightsFor(data.cols()));
+  EXPECT_NEAR(EvaluateObjective(spec, data.matrix, data.labels, result->x), optimum, 1e-7 * optimum);
 }
 
 // F's minimum-norm subgradient at x (the intercept's entry: its derivative), from the test's own

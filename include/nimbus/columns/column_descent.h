@@ -65,9 +65,10 @@ struct ColumnDescentResult {
   ColumnDescentSummary summary;
 };
 
-// Solves spec's problem on `matrix` (every row) with its labels and row weights c_r (empty:
-// all 1), from x = 0. Binary classification and regression with l1 and l2 (no custom
-// regularizer, one class, one copy).
+// Solves spec's problem on `matrix` (every row) with its labels and row weights s_r (empty:
+// all 1), from x = 0: binary classification (class weights too), one-vs-rest (its classes one
+// after another on the same blocks; the summary adds them up) and regression, with l1 and l2
+// (no softmax, custom regularizer or cross-validation's copies).
 Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrView& matrix,
                                            std::span<const double> labels, std::span<const double> row_weights,
                                            const ColumnDescentOptions& options);
@@ -92,7 +93,8 @@ struct ColumnPathPoint {
   int strong_rule_violations = 0;  // columns left out that the KKT check put back
 };
 
-// spec's problem at each of l1_values (descending, positive; spec's l2 kept, its l1 ignored).
+// spec's problem at each of l1_values (descending, positive; spec's l2 kept, its l1 ignored):
+// binary (class weights too) and regression.
 Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec, const CsrView& matrix,
                                                         std::span<const double> labels,
                                                         std::span<const double> row_weights,
