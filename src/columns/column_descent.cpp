@@ -461,7 +461,7 @@ ColumnPathPoint SolvePoint(ColumnProblem& problem, const ColumnPathOptions& opti
 // others -1; its rows weigh W_c s_r, the others s_r: liblinear's -wi), or for a binary or
 // regression problem itself (c = 0: its labels, each row W_{class r} s_r).
 struct BinaryRows {
-  std::vector<double> labels, weights;  // weights empty: every row 1
+  std::vector<double> labels, weights;  // one of each per row
 };
 
 BinaryRows RowsOfClass(const ProblemSpec& spec, std::span<const double> labels, std::span<const double> row_weights,
