@@ -457,40 +457,30 @@ ColumnPathPoint SolvePoint(ColumnProblem& problem, const ColumnPathOptions& opti
   return point;
 }
 
-// The binary problem the column method solves for class c of one-vs-rest (its rows +1, the
-// others -1; its rows weigh W_c s_r, the others s_r: liblinear's -wi), or for a binary or
-// regression problem itself (c = 0: its labels, each row W_{class r} s_r).
-struct BinaryRows {
-  std::vector<double> labels, weights;  // one of each per row
-};
-
-BinaryRows RowsOfClass(const ProblemSpec& spec, std::span<const double> labels, std::span<const double> row_weights,
-                       int64_t c) {
-  BinaryRows rows;
-  const auto class_weight = [&](std::size_t index) {
-    return index < spec.class_weights.size() ? spec.class_weights[index] : 1.0;
-  };
-  for (std::size_t r = 0; r < labels.size(); ++r) {
-    const double s = row_weights.empty() ? 1.0 : row_weights[r];
-    const std::size_t index = ClassIndex(labels[r]);
-    if (spec.one_vs_rest()) {
-      const bool own = static_cast<int64_t>(index) == c;
-      rows.labels.push_back(own ? 1.0 : -1.0);
-      rows.weights.push_back(own ? class_weight(index) * s : s);
-    } else {
-      rows.labels.push_back(labels[r]);
-      rows.weights.push_back(IsClassification(spec.loss) ? class_weight(index) * s : s);
-    }
-  }
-  return rows;
-}
-
 // spec with one block of weights: one-vs-rest's classes are solved one after another.
 ProblemSpec BinarySpec(const ProblemSpec& spec) {
   ProblemSpec binary = spec;
   binary.classes = 1;
   binary.class_weights.clear();
   return binary;
+}
+
+// The rows of the binary problem the column method solves: a binary or regression problem's
+// own (c_r = W_{class r} s_r), or class c's of one-vs-rest, itself a binary problem: its rows
+// +1, the others -1, the +1 class weighing W_c (liblinear's -wi).
+struct BinaryRows {
+  std::vector<double> labels, weights;  // weights empty: every row 1
+};
+
+BinaryRows RowsOfClass(const ProblemSpec& spec, std::span<const double> labels, std::span<const double> row_weights,
+                       int64_t c) {
+  if (!spec.one_vs_rest()) return {{labels.begin(), labels.end()}, RowWeights(spec, labels, row_weights)};
+  ProblemSpec binary = BinarySpec(spec);
+  if (!spec.class_weights.empty()) binary.class_weights = {1.0, spec.class_weights[static_cast<std::size_t>(c)]};
+  BinaryRows rows;
+  for (const double label : labels) rows.labels.push_back(static_cast<int64_t>(ClassIndex(label)) == c ? 1.0 : -1.0);
+  rows.weights = RowWeights(binary, rows.labels, row_weights);
+  return rows;
 }
 
 // Class c's answer into one-vs-rest's model (feature j's weight at j C + c, the intercepts last),
