@@ -14,9 +14,10 @@ namespace nimbus::cli {
 namespace {
 
 // "\r iter  12  objective 0.4123456789  primal 1.2e-03/4.5e-05  dual ...  rho ...  1.3 s" (ADMM),
-// "\r iter   4  objective 0.4123456789  subgradient 1.2e-03/4.5e-07  1.3 s" (Newton steps).
+// "\r iter   4  objective 0.4123456789  subgradient 1.2e-03/4.5e-07  1.3 s" (Newton steps, the
+// column method's iterations).
 IterationCallback ProgressPrinter(Algorithm algorithm) {
-  if (algorithm == Algorithm::kNewton) {
+  if (TestsSubgradient(algorithm)) {
     return [](const IterationInfo& info) {
       std::fprintf(stderr, "\r  iter %4d  objective %.10g  subgradient %.2e/%.2e  %.1f s   ", info.iteration,
                    info.objective, info.gradient_norm, info.gradient_tolerance, info.elapsed_seconds);

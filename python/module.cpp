@@ -172,9 +172,10 @@ IterationCallback InterruptibleProgress(int verbose, bool* interrupted) {
       return false;
     }
     if (verbose > 0) {
-      const bool newton = info.algorithm == Algorithm::kNewton;
+      const bool subgradient = TestsSubgradient(info.algorithm);
       py::print("nimbus: iteration", info.iteration, "objective", info.objective,
-                newton ? "gradient norm" : "primal residual", newton ? info.gradient_norm : info.primal_residual,
+                subgradient ? "gradient norm" : "primal residual",
+                subgradient ? info.gradient_norm : info.primal_residual,
                 "seconds", info.elapsed_seconds, py::arg("flush") = true);
     }
     return true;

@@ -19,9 +19,10 @@ namespace nimbus {
 
 // Where the workers run.
 enum class RuntimeKind { kThreads, kProcess, kCommand, kLambda, kMpi };
-// The master's algorithm: distributed Newton-CG, consensus ADMM, or the one the options and the
-// problem call for (ChooseMaster's reason says why).
-enum class Algorithm { kAuto, kNewton, kAdmm };
+// The master's algorithm: distributed Newton-CG, consensus ADMM, coordinate descent on blocks of
+// columns (columns/column_descent.h), or the one the options and the problem call for
+// (ChooseMaster's reason says why).
+enum class Algorithm { kAuto, kNewton, kAdmm, kColumns };
 // MPI's: a master rank and K worker ranks, or every rank a worker that sums with the others.
 enum class Topology { kStar, kAllreduce };
 // ADMM's consensus: every worker holds all of z, or only the features its shard touches.
@@ -50,7 +51,7 @@ struct ChoiceNames;
 NIMBUS_CHOICE(RuntimeKind, "--runtime", {RuntimeKind::kThreads, "threads"}, {RuntimeKind::kProcess, "process"},
               {RuntimeKind::kCommand, "command"}, {RuntimeKind::kLambda, "lambda"}, {RuntimeKind::kMpi, "mpi"})
 NIMBUS_CHOICE(Algorithm, "--algorithm", {Algorithm::kNewton, "newton"}, {Algorithm::kAdmm, "admm"},
-              {Algorithm::kAuto, "auto"})
+              {Algorithm::kColumns, "columns"}, {Algorithm::kAuto, "auto"})
 NIMBUS_CHOICE(Topology, "--topology", {Topology::kStar, "star"}, {Topology::kAllreduce, "allreduce"})
 NIMBUS_CHOICE(ConsensusForm, "--consensus", {ConsensusForm::kGeneral, "general"}, {ConsensusForm::kDense, "dense"})
 NIMBUS_CHOICE(Multiclass, "--multiclass", {Multiclass::kOvr, "ovr"}, {Multiclass::kMultinomial, "multinomial"},

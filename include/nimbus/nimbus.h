@@ -183,7 +183,9 @@ struct SolveOptions {
   // scikit-learn's C: the problem's are l1 / (C N) and l2 / (C N), once the data's N is known
   // (text the workers read). 0: l1 and l2 as given.
   double liblinear_c = 0;
-  // The algorithm: newton, admm, or auto (newton unless an ADMM-only option is set; the
+  // The algorithm: newton, admm, columns (coordinate descent on blocks of columns: this
+  // process holds the rows and steps runtime.workers blocks on its threads, one block by
+  // default; threads runtime only), or auto (newton unless an ADMM-only option is set; the
   // summary says which and why).
   Algorithm algorithm = Algorithm::kAuto;
   // auto: calibrated profiles of this kind of problem, one with each algorithm (`nimbus
@@ -217,6 +219,7 @@ struct SolveOptions {
 
   // Every option and every combination, in one place. Errors name the option.
   Status Validate() const;
+  Status ValidateColumns() const;  // --algorithm columns' part
 };
 
 // How far the workers' reading of LIBSVM text has come (on_load).
@@ -232,7 +235,7 @@ struct SolveStart {
   int64_t source_cols = 0;   // the data's features: its largest index
   int workers = 0;
   std::string runtime;     // the executor's name
-  Algorithm algorithm = Algorithm::kNewton;  // newton or admm (never auto)
+  Algorithm algorithm = Algorithm::kNewton;  // newton, admm or columns (never auto)
   std::string algorithm_reason;  // why (the summary's)
 };
 

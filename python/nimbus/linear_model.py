@@ -24,7 +24,7 @@ WORKER_PROGRAM = os.path.join(_PACKAGE_DIR, "bin", "nimbus")
 
 _PENALTIES = ("l1", "l2", "elasticnet")
 _MULTI_CLASS = ("auto", "ovr", "multinomial")
-_SOLVERS = ("auto", "newton", "admm")
+_SOLVERS = ("auto", "newton", "admm", "columns")
 _RUNTIMES = ("threads", "process", "command", "lambda", "mpi")
 # runtime_options' keys: RuntimeOptions' fields (docs/python.md says what each does).
 RUNTIME_OPTIONS = ("lambda_function", "lambda_endpoint", "lambda_pass_credentials", "shard_dir", "launch", "hosts",
@@ -182,7 +182,9 @@ class LogisticRegression(_NimbusClassifier):
     tol : float in (0, 1), the stop test: the norm of the minimum subgradient relative to
         its value at the start (nimbus's --gradient-tolerance)
     max_iter : int, Newton steps (or ADMM iterations)
-    solver : 'auto' (distributed Newton), 'newton' or 'admm' (consensus ADMM)
+    solver : 'auto' (distributed Newton), 'newton', 'admm' (consensus ADMM) or 'columns'
+        (coordinate descent on n_workers blocks of columns in this process, liblinear's
+        newGLMNET's kind: for weakly regularized L1; threads runtime, one-vs-rest, no warm start)
     class_weight : None, a dict {label: weight} or 'balanced'
     multi_class : 'auto' (multinomial for three classes or more), 'ovr' or 'multinomial'
     warm_start : bool, start from the previous fit's coef_ and intercept_ (same classes and

@@ -666,6 +666,7 @@ Result<Profile> Calibrate(const TrainingData& data, const SolveOptions& options,
   SolveOptions checked = options;
   checked.admm.message_precision = MessagePrecision::kFloat64;
   NIMBUS_RETURN_IF_ERROR(checked.Validate());
+  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "nimbus simulate calibrate"));
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanForEveryK(data, options, calibration.workers.front()));
   CalibrationSetup setup;
   setup.workers = calibration.workers;

@@ -205,6 +205,7 @@ Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, con
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(path.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckPathOptions(options, path));
+  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "paths and cross-validation"));
   SolveOptions planned = options;
   (path.penalty == Penalty::kL1 ? planned.l1 : planned.l2) = 1.0;  // a placeholder: each point sets its own
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, rows_in_memory ? PlanDataInMemory(data, options.runtime.workers, options.loss)

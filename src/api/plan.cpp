@@ -1,6 +1,7 @@
 #include "nimbus/api/plan.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -711,6 +712,12 @@ std::pair<Algorithm, std::string> AutoAlgorithm(const SolveOptions& options) {
 
 }  // namespace
 
+Status RefuseColumns(const SolveOptions& options, std::string_view command) {
+  if (options.algorithm != Algorithm::kColumns) return Status::Ok();
+  return InvalidArgument("--algorithm columns: not for " + std::string(command) +
+                         " yet (they run Newton's or ADMM's masters on workers; the column method is nimbus train's)");
+}
+
 MasterChoice ChooseMaster(const SolveOptions& options) {
   MasterChoice choice;
   if (options.algorithm == Algorithm::kAuto) {
@@ -726,6 +733,8 @@ MasterChoice ChooseMaster(const SolveOptions& options) {
 }
 
 std::unique_ptr<Master> MasterChoice::Make(const ProblemSpec& spec, Executor* executor) const {
+  // The column method has no Master: its callers refused it (RefuseColumns, SolveByColumnsHere).
+  assert(algorithm != Algorithm::kColumns);
   std::unique_ptr<Master> master;
   if (algorithm == Algorithm::kNewton) {
     master = std::make_unique<NewtonMaster>(spec, newton, executor);

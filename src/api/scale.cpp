@@ -85,6 +85,7 @@ Status ScaleOptions::Validate() const { return ValidateRepeatedSolves(workers, r
 Result<ScaleResult> MeasureScaling(const TrainingData& data, const SolveOptions& options, const ScaleOptions& scale) {
   NIMBUS_RETURN_IF_ERROR(scale.Validate());
   NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "nimbus scale"));
   const MasterChoice master = ChooseMaster(options);
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanForEveryK(data, options, scale.workers.front()));
   ScaleResult result = ResultWithoutPoints(data, options, master.algorithm, plan);

@@ -159,7 +159,7 @@ Result<Parts> PartsOf(std::string_view bytes) {
 Result<Algorithm> AlgorithmOf(const Json& json) {
   const std::string name = json.value("algorithm", std::string("admm"));
   Result<Algorithm> algorithm = ParseChoice<Algorithm>(name);
-  if (!algorithm.ok() || *algorithm == Algorithm::kAuto) return DataLoss("unknown algorithm '" + name + "'");
+  if (!algorithm.ok() || *algorithm == Algorithm::kAuto || *algorithm == Algorithm::kColumns) return DataLoss("unknown algorithm '" + name + "'");
   return algorithm;
 }
 

@@ -96,12 +96,13 @@ void StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& opt
   if (state.summary.iterations == 0) {
     state.summary.initial_subgradient_norm = state.summary.subgradient_norm;
     if (state.subgradient_reference == 0) state.subgradient_reference = state.summary.subgradient_norm;
+    state.summary.subgradient_tolerance = options.gradient_tolerance * state.subgradient_reference;
   }
   state.summary.data_passes += static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(problem.nnz, 1));
 }
 
-bool Converged(const ColumnDescentOptions& options, const DescentState& state) {
-  return state.summary.subgradient_norm <= options.gradient_tolerance * state.subgradient_reference;
+bool Converged(const DescentState& state) {
+  return state.summary.subgradient_norm <= state.summary.subgradient_tolerance;
 }
 
 // A direction the step is made of: coordinates from `offset` on, and its change of the margins.
@@ -315,7 +316,7 @@ Status CheckProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<co
 Status ColumnDescentOptions::Validate() const {
   if (blocks < 1) return InvalidArgument("blocks: at least 1");
   if (max_iterations < 1) return InvalidArgument("max iterations: at least 1");
-  if (!(gradient_tolerance > 0 && gradient_tolerance < 1)) return InvalidArgument("gradient tolerance: in (0, 1)");
+  if (!(gradient_tolerance >= 0 && gradient_tolerance < 1)) return InvalidArgument("gradient tolerance: in [0, 1)");
   if (max_inner_passes < 1) return InvalidArgument("inner passes: at least 1");
   if (!(inner_ratio >= 0 && inner_ratio < 1)) return InvalidArgument("inner ratio: in [0, 1)");
   if (!(curvature_scale == 0 || curvature_scale >= 1)) return InvalidArgument("curvature scale: 0 (adapt) or at least 1");
@@ -353,24 +354,39 @@ ColumnProblem MakeProblem(const ProblemSpec& spec, const CsrView& matrix, std::s
   return problem;
 }
 
+// The iteration's outcome to the caller (its subgradient norm is at the iteration's start, its
+// objective at its end); false: the caller stops the loop.
+bool Report(const ColumnDescentOptions& options, DescentState& state) {
+  if (!options.on_iteration) return true;
+  ColumnDescentSummary now = state.summary;
+  ++now.iterations;
+  now.objective = state.objective;
+  state.summary.stopped = !options.on_iteration(now);
+  if (state.summary.stopped) ++state.summary.iterations;  // the loop's own increment is skipped
+  return !state.summary.stopped;
+}
+
 // The loop, from state.x: one round per iteration, distributed.
 void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
   state.curvature_scale = options.curvature_scale > 0 ? options.curvature_scale : 1;
   for (; state.summary.iterations < options.max_iterations; ++state.summary.iterations) {
     TakeDerivatives(problem, state);
     StepEachBlock(problem, options, state);
-    if (Converged(options, state)) break;
+    if (Converged(state)) break;
     CombineSteps(problem, options, state);
     if (Status moved = SearchLine(problem, state); !moved.ok()) {
       state.summary.message = moved.message();
       break;
     }
     AdaptModels(problem, options, state);
+    if (!Report(options, state)) break;
   }
-  state.summary.converged = Converged(options, state);
+  state.summary.converged = Converged(state);
   state.summary.objective = state.objective;
   if (state.summary.message.empty()) {
-    state.summary.message = state.summary.converged ? "converged" : "stopped at the iteration cap";
+    state.summary.message = state.summary.converged ? "converged"
+                            : state.summary.stopped ? "stopped by the caller"
+                                                    : "stopped at the iteration cap";
   }
 }
 
@@ -449,6 +465,7 @@ ColumnPathPoint SolvePoint(ColumnProblem& problem, const ColumnPathOptions& opti
   total.objective = state.objective;
   total.subgradient_norm = state.summary.subgradient_norm;
   total.initial_subgradient_norm = reference;
+  total.subgradient_tolerance = state.summary.subgradient_tolerance;
   total.message = state.summary.message;
   point.summary = total;
   point.eligible = problem.eligible.empty() ? static_cast<int64_t>(state.x.size())
@@ -499,6 +516,8 @@ void AddClass(const ProblemSpec& spec, int64_t c, const DescentState& state, Col
   whole.objective += part.objective;
   whole.subgradient_norm = std::hypot(whole.subgradient_norm, part.subgradient_norm);
   whole.initial_subgradient_norm = std::hypot(whole.initial_subgradient_norm, part.initial_subgradient_norm);
+  whole.subgradient_tolerance = std::hypot(whole.subgradient_tolerance, part.subgradient_tolerance);
+  whole.stopped = whole.stopped || part.stopped;
   whole.data_passes += part.data_passes;
   whole.step_halvings += part.step_halvings;
 }
@@ -555,6 +574,7 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
     Descend(problem, options, state);
     if (!spec.one_vs_rest()) return ColumnDescentResult{std::move(state.x), state.summary};
     AddClass(spec, c, state, result);
+    if (state.summary.stopped) break;
   }
   return result;
 }

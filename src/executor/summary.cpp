@@ -16,8 +16,9 @@ std::string Summary::RelaysText() const {
 std::string Summary::BriefReport() const {
   const std::string resumed =
       resumed_at_round >= 0 ? Format(", resumed at round %lld", static_cast<long long>(resumed_at_round)) : "";
-  const std::string residuals = algorithm == Algorithm::kNewton
-                                    ? Format("Newton steps (%d rounds): objective %.10g, gradient norm %.3g", rounds,
+  const char* steps = algorithm == Algorithm::kNewton ? "Newton steps" : "iterations";
+  const std::string residuals = TestsSubgradient(algorithm)
+                                    ? Format("%s (%d rounds): objective %.10g, gradient norm %.3g", steps, rounds,
                                              objective, gradient_norm)
                                     : Format("iterations: objective %.10g, primal residual %.3g, dual residual %.3g",
                                              objective, primal_residual, dual_residual);
@@ -42,7 +43,7 @@ std::string Summary::FullReport() const {
   out += Format("  algorithm        %s%s\n", NameOf(algorithm).data(), why.c_str());
   out += Format("  iterations       %d (%d rounds)\n", iterations, rounds);
   out += Format("  objective        %.12g\n", objective);
-  if (algorithm == Algorithm::kNewton) {
+  if (TestsSubgradient(algorithm)) {
     out += Format("  gradient norm    %.4g (tolerance %.4g)\n", gradient_norm, gradient_tolerance);
   } else {
     out += Format("  primal residual  %.4g (tolerance %.4g)\n", primal_residual, eps_primal);

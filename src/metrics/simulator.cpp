@@ -484,7 +484,9 @@ std::vector<double> ShareCores(const std::vector<double>& arrival, const std::ve
 double ShardBytes(double rows, double nnz) { return rows * 16 + nnz * 12; }
 
 Status Profile::Validate() const {
-  if (algorithm == Algorithm::kAuto) return InvalidArgument("profile: algorithm must be admm or newton, got 'auto'");
+  if (algorithm != Algorithm::kAdmm && algorithm != Algorithm::kNewton) {
+    return InvalidArgument("profile: algorithm must be admm or newton, got '" + std::string(NameOf(algorithm)) + "'");
+  }
   if (points.empty()) return InvalidArgument("profile: has no calibration points");
   if (rows <= 0 || cols <= 0 || nnz <= 0) return InvalidArgument("profile: rows, cols and nnz must be positive");
   if (cores < 1) return InvalidArgument("profile: cores must be >= 1, got " + std::to_string(cores));

@@ -39,7 +39,7 @@ TEST(Choices, AnUnknownNameIsRefusedNamingTheOptionAndTheChoices) {
   } cases[] = {
       {ParseChoice<RuntimeKind>("cloud").status(), "--runtime: 'cloud' is not threads, process, command, lambda or mpi"},
       {ParseChoice<Topology>("ring").status(), "--topology: 'ring' is not star or allreduce"},
-      {ParseChoice<Algorithm>("sgd").status(), "--algorithm: 'sgd' is not newton, admm or auto"},
+      {ParseChoice<Algorithm>("sgd").status(), "--algorithm: 'sgd' is not newton, admm, columns or auto"},
       {ParseChoice<Multiclass>("OVR").status(), "--multiclass: 'OVR' is not ovr, multinomial or auto"},
       {ParseChoice<ConsensusForm>("").status(), "--consensus: '' is not general or dense"},
       {ParseChoice<MessagePrecision>("float16").status(), "--message-precision: 'float16' is not float64 or float32"},
@@ -53,7 +53,7 @@ TEST(Choices, AnUnknownNameIsRefusedNamingTheOptionAndTheChoices) {
 
 TEST(Choices, AListSaysOrOrAndBeforeTheLast) {
   EXPECT_EQ(ChoiceList<Penalty>(), "l1 or l2");
-  EXPECT_EQ(ChoiceList<Algorithm>("and"), "newton, admm and auto");
+  EXPECT_EQ(ChoiceList<Algorithm>("and"), "newton, admm, columns and auto");
 }
 
 }  // namespace

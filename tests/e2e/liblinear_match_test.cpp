@@ -4,7 +4,8 @@
 // generated 20,000 x 50,000 set with power-law features (where workers hold different
 // supports); and the returned model satisfies the optimality condition directly. L2 runs
 // the default algorithm, distributed Newton, and ADMM again (form "admm": general form with
-// --algorithm admm); so does L1 (the default is Newton with active sets).
+// --algorithm admm); so does L1 (the default is Newton with active sets). Both run the column
+// method too (form "columns").
 #include <cmath>
 #include <tuple>
 
@@ -61,8 +62,8 @@ TEST_P(LiblinearMatch, ReachesLiblinearObjective) {
       TrainLiblinear(l1 ? 6 : 0, 1.0 / (Rows(data_name) * lambda), 1e-6, data, run.File("liblinear.model"));
   // The power-law set is worse conditioned (a few features in most rows, most in a few): at the
   // default eps_rel = 1e-3 the objective is still 1e-5 off, so it is solved to 1e-4.
-  // The form "admm" or "newton" names the algorithm instead (in the general form).
-  const bool named = consensus == "admm" || consensus == "newton";
+  // The form "admm", "newton" or "columns" names the algorithm instead (in the general form).
+  const bool named = consensus == "admm" || consensus == "newton" || consensus == "columns";
   Train({"--data", data, l1 ? "--l1" : "--l2", Number(lambda), "--workers", std::to_string(workers), "--consensus",
          named ? "general" : consensus, "--algorithm", named ? consensus : "auto", "--eps-rel",
          data_name == "powerlaw" ? "1e-4" : "1e-3", "--out", run.File("nimbus.json")});
@@ -91,6 +92,13 @@ INSTANTIATE_TEST_SUITE_P(AdmmOnL1, LiblinearMatch,
                          ::testing::Combine(::testing::Values("heart_scale", "generated", "powerlaw"),
                                             ::testing::Values("l1"), ::testing::Values(1, 2, 4, 7),
                                             ::testing::Values("admm")),
+                         CaseName);
+
+// The column method (coordinate descent on K blocks of columns, in one process), asked for by name.
+INSTANTIATE_TEST_SUITE_P(Columns, LiblinearMatch,
+                         ::testing::Combine(::testing::Values("heart_scale", "generated", "powerlaw"),
+                                            ::testing::Values("l1", "l2"), ::testing::Values(1, 3),
+                                            ::testing::Values("columns")),
                          CaseName);
 
 // liblinear prints its L1 objective (C sum loss + ||w||_1 = F / lambda): an independent check

@@ -176,7 +176,10 @@ INSTANTIATE_TEST_SUITE_P(
                       OvrCase{"l2_newton_process", 0, {"--gradient-tolerance", "1e-10", "--workers", "3", "--runtime",
                                                       "process"}},
                       OvrCase{"l1_admm_process", 6, {"--algorithm", "admm", "--eps-rel", "1e-6", "--eps-abs", "1e-9",
-                                                     "--workers", "2", "--runtime", "process"}}),
+                                                     "--workers", "2", "--runtime", "process"}},
+                      OvrCase{"l1_columns", 6, {"--algorithm", "columns", "--gradient-tolerance", "1e-10", "--workers",
+                                                "2"}},
+                      OvrCase{"l2_columns", 0, {"--algorithm", "columns", "--gradient-tolerance", "1e-10"}}),
     [](const ::testing::TestParamInfo<OvrCase>& info) { return info.param.name; });
 
 // liblinear's -wi on multiclass data: class i's rows count W_i in class i's own problem.

@@ -79,7 +79,7 @@ TEST(RuntimeCli, TheAlgorithmIsChosenAndNewtonRunsOnEveryLocalRuntime) {
   EXPECT_EQ(Json::parse(ReadTextFile(dir.File("b.json")))["algorithm"], "admm");
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {with({"--algorithm", "newton", "--barrier", "2"}), "--algorithm newton: not with --barrier"},
-           {with({"--algorithm", "fastest"}), "--algorithm: 'fastest' is not newton, admm or auto"}}) {
+           {with({"--algorithm", "fastest"}), "--algorithm: 'fastest' is not newton, admm, columns or auto"}}) {
     const CommandResult result = RunNimbus([&] {
       std::vector<std::string> argv{"train"};
       argv.insert(argv.end(), args.begin(), args.end());

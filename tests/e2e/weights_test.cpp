@@ -3,6 +3,9 @@
 // rows' own integer weights as the same rows repeated (a row of weight 3 written three times,
 // which liblinear solves with no notion of weights). Bad weights are named by file and line.
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "e2e_support.h"
 
@@ -26,8 +29,9 @@ double WeightedObjective(const std::string& model_path, double l1, double l2, st
 }
 
 TEST(ClassWeights, ReachLiblinearsOptimumWithItsWi) {
-  for (const int solver : {6, 0}) {  // L1 and L2 logistic regression
-    SCOPED_TRACE("liblinear -s " + std::to_string(solver));
+  for (const auto& [solver, algorithm] : std::vector<std::pair<int, std::string>>{
+                                          {6, "auto"}, {0, "auto"}, {6, "columns"}, {0, "columns"}}) {
+    SCOPED_TRACE("liblinear -s " + std::to_string(solver) + ", --algorithm " + algorithm);
     TempDir dir;
     const double c = 1.0;
     const CommandResult liblinear = RunCommand({"liblinear-train", "-s", std::to_string(solver), "-c", Number(c), "-e",
@@ -37,7 +41,8 @@ TEST(ClassWeights, ReachLiblinearsOptimumWithItsWi) {
     const double lambda = 1.0 / (c * kRows);
     const bool l1 = solver == 6;
     Train({"--data", HeartScalePath(), l1 ? "--l1" : "--l2", Number(lambda), "--class-weight", "1=3,-1=0.5",
-           "--gradient-tolerance", "1e-10", "--workers", "2", "--out", dir.File("nimbus.json")});
+           "--gradient-tolerance", "1e-10", "--workers", "2", "--algorithm", algorithm, "--out",
+           dir.File("nimbus.json")});
     const std::vector<double> weights = {0.5, 3};  // the -1 class, the +1 class
     const double ours = WeightedObjective(dir.File("nimbus.json"), l1 ? lambda : 0, l1 ? 0 : lambda, weights);
     const double theirs = WeightedObjective(dir.File("liblinear.model"), l1 ? lambda : 0, l1 ? 0 : lambda, weights);
@@ -80,10 +85,12 @@ TEST(SampleWeights, EqualRowsRepeatedAsLiblinearSolvesThem) {
                                               rows.repeated_file, dir.File("liblinear.model")});
   ASSERT_EQ(liblinear.exit_code, 0) << liblinear.err;
   const double theirs = WeightedObjective(dir.File("liblinear.model"), lambda, 0, {}, rows.weights);
-  for (const char* runtime : {"threads", "process"}) {
-    SCOPED_TRACE(runtime);
+  for (const auto& [runtime, algorithm] : std::vector<std::pair<std::string, std::string>>{
+                                            {"threads", "auto"}, {"process", "auto"}, {"threads", "columns"}}) {
+    SCOPED_TRACE(runtime + ", --algorithm " + algorithm);
     Train({"--data", HeartScalePath(), "--sample-weights", rows.weights_file, "--l1", Number(lambda), "--runtime",
-           runtime, "--workers", "3", "--gradient-tolerance", "1e-10", "--out", dir.File("nimbus.json")});
+           runtime, "--workers", "3", "--algorithm", algorithm, "--gradient-tolerance", "1e-10", "--out",
+           dir.File("nimbus.json")});
     const double ours = WeightedObjective(dir.File("nimbus.json"), lambda, 0, {}, rows.weights);
     EXPECT_NEAR(ours, theirs, 1e-5 * theirs);
   }

@@ -53,13 +53,16 @@ def test_l1_matches_liblinear(heart):
 
 @pytest.mark.parametrize("data", ["fashion", "text"])
 @pytest.mark.parametrize("penalty", ["l1", "l2"])
-def test_real_data_matches_scikit_learn(data, penalty, request):
+@pytest.mark.parametrize("solver", ["auto", "columns"])
+def test_real_data_matches_scikit_learn(data, penalty, solver, request):
     """L1 against liblinear (which penalizes an intercept: none here), L2 with an intercept
-    against lbfgs, on 3,000 Fashion-MNIST images and 3,000 rows of the text-like set."""
+    against lbfgs, on 3,000 Fashion-MNIST images and 3,000 rows of the text-like set; with the
+    default solver (distributed Newton) and the column method."""
     X, y = request.getfixturevalue(data)
     C = 1.0
     intercept = penalty == "l2"
-    ours = nimbus.LogisticRegression(penalty=penalty, C=C, fit_intercept=intercept, n_workers=2).fit(X, y)
+    ours = nimbus.LogisticRegression(penalty=penalty, C=C, fit_intercept=intercept, n_workers=2,
+                                     solver=solver).fit(X, y)
     if penalty == "l1":
         reference = SkLogisticRegression(penalty="l1", C=C, fit_intercept=False, solver="liblinear", tol=1e-8,
                                          max_iter=100000).fit(X, y)
@@ -68,13 +71,15 @@ def test_real_data_matches_scikit_learn(data, penalty, request):
     gap = relative_gap(objective(ours, X, y, C, penalty), objective(reference, X, y, C, penalty))
     assert gap < 1e-5, gap
     assert ours.solve_summary_["termination"] == "converged"
+    assert ours.solve_summary_["algorithm"] == ("columns" if solver == "columns" else "newton")
 
 
-def test_l2_with_intercept_and_weights_matches_lbfgs(heart):
+@pytest.mark.parametrize("solver", ["auto", "columns"])
+def test_l2_with_intercept_and_weights_matches_lbfgs(heart, solver):
     X, y = heart
     C = 2.0
     weights = np.linspace(0.5, 1.5, X.shape[0])
-    ours = nimbus.LogisticRegression(C=C, n_workers=2).fit(X, y, sample_weight=weights)
+    ours = nimbus.LogisticRegression(C=C, n_workers=2, solver=solver).fit(X, y, sample_weight=weights)
     reference = SkLogisticRegression(C=C, solver="lbfgs", tol=1e-12, max_iter=100000).fit(
         X.toarray(), y, sample_weight=weights)
     gap = relative_gap(objective(ours, X, y, C, "l2", sample_weight=weights),

@@ -156,7 +156,7 @@ void AddCostEstimate(const Prices& prices, const Plan& plan, Summary* summary);
 
 // The master a solve runs, with its options.
 struct MasterChoice {
-  Algorithm algorithm = Algorithm::kAdmm;  // or kNewton, never kAuto
+  Algorithm algorithm = Algorithm::kAdmm;  // or kNewton or kColumns (no Master: SolveByColumnsHere), never kAuto
   std::string reason;                      // why, for the summary
   bool by_default = false;                 // auto, and no option or the problem called for one
   AdmmOptions admm;
@@ -172,6 +172,9 @@ NewtonOptions NewtonOptionsOf(const SolveOptions& options);
 // began with ADMM. The options are valid (SolveOptions::Validate). A solve chooses once, and
 // its summary keeps the choice and the reason.
 MasterChoice ChooseMaster(const SolveOptions& options);
+// An error naming `command` where the options ask for the column method, which has no Master
+// (the commands that make one: scale, calibrate, path, cv).
+Status RefuseColumns(const SolveOptions& options, std::string_view command);
 // The same for a planned problem; where auto chose by default and options.algorithm_profiles
 // are given, the algorithm whose profile predicts the shorter time to solution for the plan's
 // rows, columns, nonzeros and workers (metrics/simulator.h).
@@ -185,6 +188,10 @@ Status CheckPlanFits(const Plan& plan, const SolveOptions& options, const Master
 // The chosen master for `spec` on `executor`, with the options' on_iteration and the trace.
 std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const MasterChoice& master, const SolveOptions& options,
                                    Executor* executor, TraceSink* trace);
+// --algorithm columns (options valid): the column method on the plan's rows in this process,
+// plan.workers blocks stepped on its threads (columns/column_descent.h), the summary's fields as
+// every solve's (an iteration a round). Rows in a store are refused.
+Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice);
 // A master's solution as Solve returns it: the model over the data's features, the summary
 // with the load, the data's columns and the cost.
 SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution solution);

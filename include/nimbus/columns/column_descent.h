@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,10 +32,23 @@ enum class BlockCombination {
   kWeighted,
 };
 
+struct ColumnDescentSummary {
+  bool converged = false;
+  int iterations = 0;
+  double objective = 0;
+  double subgradient_norm = 0;  // ||v(x)|| at the end, and at x = 0
+  double initial_subgradient_norm = 0;
+  double subgradient_tolerance = 0;  // the stop test's bound on ||v(x)||
+  bool stopped = false;              // on_iteration asked to stop
+  double data_passes = 0;       // matrix entries read over all blocks, in passes over the data
+  int step_halvings = 0;        // the line search's, over all iterations
+  std::string message;
+};
+
 struct ColumnDescentOptions {
   int blocks = 2;                  // of about equal entries each
   int max_iterations = 1000;       // rounds, distributed
-  double gradient_tolerance = 1e-5;  // stop: ||v(x)|| <= tolerance ||v(0)||, v the min-norm subgradient
+  double gradient_tolerance = 1e-5;  // stop: ||v(x)|| <= tolerance ||v(0)||, v the min-norm subgradient (0: never)
   int max_inner_passes = 20;       // a block's coordinate descent passes per iteration, at most
   double inner_ratio = 0.1;        // a block's passes end when its model's subgradient is this x F's
   BlockCombination combination = BlockCombination::kWeighted;
@@ -46,18 +60,9 @@ struct ColumnDescentOptions {
   // each cut one and shrinks 4x after each full one, to 0 below this.
   double damping = 1e-6;
   int threads = 1;  // the blocks stepped at once, on threads of this process (the answer is the same)
+  // After each iteration, with the summary so far (one-vs-rest: the class's); false stops.
+  std::function<bool(const ColumnDescentSummary&)> on_iteration;
   Status Validate() const;
-};
-
-struct ColumnDescentSummary {
-  bool converged = false;
-  int iterations = 0;
-  double objective = 0;
-  double subgradient_norm = 0;  // ||v(x)|| at the end, and at x = 0
-  double initial_subgradient_norm = 0;
-  double data_passes = 0;       // matrix entries read over all blocks, in passes over the data
-  int step_halvings = 0;        // the line search's, over all iterations
-  std::string message;
 };
 
 struct ColumnDescentResult {

@@ -41,7 +41,7 @@ struct Summary {
   double rho = 0;          // at the end
   double initial_rho = 0;
   int rho_updates = 0;
-  // Newton's stop test at the end: the norm of F's minimum-norm subgradient, and its tolerance.
+  // Newton's and the column method's stop test at the end: the norm of F's minimum-norm subgradient, and its tolerance.
   double gradient_norm = 0;
   double gradient_tolerance = 0;
   int64_t nnz = 0;         // nonzeros of the returned model (intercept excluded)
@@ -74,8 +74,8 @@ struct Summary {
   // What the solve costs at Lambda's prices (set by the caller, see metrics/cost.h).
   double cost_dollars = 0;
   double cost_gb_seconds = 0;
-  // ADMM, or Newton (solve/newton/newton_master.h: there iterations are Newton steps); and why the solve
-  // took it.
+  // ADMM, Newton (solve/newton/newton_master.h: there iterations are Newton steps) or the column
+  // method (columns/column_descent.h: an iteration a round); and why the solve took it.
   Algorithm algorithm = Algorithm::kAdmm;
   std::string algorithm_reason;
   std::string runtime;
@@ -96,6 +96,10 @@ struct Summary {
   std::string ToJson() const;
 };
 
+// Newton's and the column method's stop test is on F's minimum-norm subgradient; ADMM's on its
+// residuals.
+constexpr bool TestsSubgradient(Algorithm algorithm) { return algorithm != Algorithm::kAdmm; }
+
 // Newton's stop test by default: ||v(x)|| <= 1e-5 ||v(0)|| (NewtonOptions, SolveOptions).
 inline constexpr double kNewtonGradientTolerance = 1e-5;
 
@@ -112,7 +116,7 @@ struct IterationInfo {
   double eps_primal = 0;
   double eps_dual = 0;
   double rho = 0;
-  // Newton's: the norm of F's minimum-norm subgradient, and its tolerance.
+  // Newton's and the column method's: the norm of F's minimum-norm subgradient, and its tolerance.
   double gradient_norm = 0;
   double gradient_tolerance = 0;
 };
