@@ -31,6 +31,10 @@
 #   SOLVERS_TIMEOUT=S a nimbus run that takes longer is stopped and shown as "> S s" (default 900;
 #                     30 with SOLVERS_QUICK=1)
 #   REPEATS=N         runs per time (default 3; 1 with SOLVERS_QUICK=1)
+#   SOLVERS_ALGORITHM=A  nimbus runs with --algorithm A (default: none, nimbus's own choice);
+#                     columns implies SOLVERS_WIRE=0 (its blocks share one process)
+#   SOLVERS_KS="1 2"  the worker counts K (default 1 2 4; 2 with SOLVERS_QUICK=1)
+#   SOLVERS_CASES="debian L1 1e-6,fashion L1 1e-5"   these cases only (comma-separated)
 set -euo pipefail
 nimbus=${1:?usage: bench/solvers.sh NIMBUS [OUTDIR]}
 out=${2:-/tmp/nimbus-bench-solvers}
@@ -41,6 +45,10 @@ datasets=${SOLVERS_DATA:-fashion debian zipf gen}
 if [ "$quick" = 1 ]; then repeats=${REPEATS:-1}; ks=(2); nimbus_limit=${SOLVERS_TIMEOUT:-30}
 else repeats=${REPEATS:-3}; ks=(1 2 4); nimbus_limit=${SOLVERS_TIMEOUT:-900}; fi
 [ "${SOLVERS_K16:-0}" = 1 ] && ks+=(16)
+[ -n "${SOLVERS_KS:-}" ] && read -r -a ks <<< "$SOLVERS_KS"
+algorithm_flags=()
+[ -n "${SOLVERS_ALGORITHM:-}" ] && algorithm_flags=(--algorithm "$SOLVERS_ALGORITHM")
+[ "${SOLVERS_ALGORITHM:-}" = columns ] && wire=0
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=data/build.sh
 source "$here/data/build.sh"   # the data sets, shared with bench/evaluation.sh
@@ -158,7 +166,7 @@ run_nimbus() {
   rm -f "$nb_json"
   # shellcheck disable=SC2046
   nb_time=$(limit=$nimbus_limit median_seconds "$nimbus" train --data "$data" $(reg_flags) --workers "$k" "${extra[@]}" \
-    --summary-json "$nb_json" --quiet)
+    "${algorithm_flags[@]}" --summary-json "$nb_json" --quiet)
 }
 # MB per round on the wire: one --runtime process run.
 wire_mb() {
@@ -195,6 +203,7 @@ started=$(date +%s.%N)
 echo "nimbus solvers benchmark: $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $repeats run(s) per time (median);" \
   "K = ${ks[*]}; F* at liblinear -e $fstar_eps; $nimbus_source (run as a copy, $nimbus); files in $out"
 if [ "$quick" = 1 ]; then cases=("${quick_cases[@]}"); else cases=("${all_cases[@]}"); fi
+[ -n "${SOLVERS_CASES:-}" ] && IFS=, read -r -a cases <<< "$SOLVERS_CASES"
 
 declare -A built nrows
 for name in $datasets; do

@@ -66,9 +66,8 @@ Summary SummaryOf(const Plan& plan, const MasterChoice& choice, const ColumnDesc
   return summary;
 }
 
-}  // namespace
-
-Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
+// The rows in this process, and a problem the method solves.
+Status CheckColumnsPlan(const Plan& plan) {
   if (!plan.data) {
     return InvalidArgument("--algorithm columns: " + plan.source +
                            " is a store of shards; the column method reads LIBSVM text or arrays in this process");
@@ -76,6 +75,23 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   if (plan.spec.multinomial) {
     return InvalidArgument("--algorithm columns: one-vs-rest only, not the softmax (--multiclass ovr)");
   }
+  return Status::Ok();
+}
+
+Solution SolutionOf(const Plan& plan, const MasterChoice& choice, std::vector<double> x,
+                    const ColumnDescentSummary& outcome, const SolveOptions& options, double seconds) {
+  Solution solution;
+  solution.summary = SummaryOf(plan, choice, outcome, options, seconds);
+  solution.summary.nnz =
+      static_cast<int64_t>(CountNonzeros(std::span<const double>(x).first(plan.spec.regularized_size())));
+  solution.model = std::move(x);
+  return solution;
+}
+
+}  // namespace
+
+Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
+  NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   if (options.on_start) {
     NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers,
@@ -86,13 +102,46 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   const Dataset& data = *plan.data;
   NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved, SolveByColumns(plan.spec, data.matrix, data.labels, data.weights,
                                                                      ColumnOptionsOf(plan, options, watch)));
-  Solution solution;
-  solution.summary = SummaryOf(plan, choice, solved.summary, options, watch.ElapsedSeconds());
-  solution.summary.nnz =
-      static_cast<int64_t>(CountNonzeros(std::span<const double>(solved.x).first(plan.spec.regularized_size())));
+  Solution solution = SolutionOf(plan, choice, std::move(solved.x), solved.summary, options, watch.ElapsedSeconds());
   if (trace != nullptr) trace->Write(TraceLine(solution.summary));
-  solution.model = std::move(solved.x);
   return ResultOf(plan, options, std::move(solution));
+}
+
+Result<GridOutcome> SolveGridByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
+                                       double load_seconds,
+                                       const std::function<Status(double lambda, Solution solution)>& point) {
+  NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
+  if (plan.spec.classes > 1) return InvalidArgument("--algorithm columns: paths of binary or regression problems only");
+  const MasterChoice choice = ChooseMaster(options);
+  const Dataset& data = *plan.data;
+  Stopwatch watch;
+  ColumnPathOptions columns{ColumnOptionsOf(plan, options, watch), true, {}};
+  GridOutcome outcome;
+  NIMBUS_ASSIGN_OR_RETURN(outcome.lambda_max,
+                          L1MaxByColumns(plan.spec, data.matrix, data.labels, data.weights, columns.descent));
+  if (!(outcome.lambda_max > 0)) {
+    return InvalidArgument("path: every weight's gradient is zero where no weight is used: every lambda gives the "
+                           "same model");
+  }
+  const double start_seconds = watch.ElapsedSeconds();
+  Status handed = Status::Ok();
+  columns.on_point = [&](const ColumnPathPoint& solved) {
+    const double seconds = watch.ElapsedSeconds();
+    watch = Stopwatch();
+    Solution solution = SolutionOf(plan, choice, solved.x, solved.summary, options, seconds);
+    handed = point(solved.l1, std::move(solution));
+    return handed.ok();
+  };
+  const std::vector<double> grid = PathGrid(path, outcome.lambda_max, plan.spec.rows);
+  NIMBUS_RETURN_IF_ERROR(
+      SolvePathByColumns(plan.spec, data.matrix, data.labels, data.weights, grid, columns).status());
+  NIMBUS_RETURN_IF_ERROR(handed);
+  Summary total;
+  total.load_seconds = load_seconds;
+  total.solve_seconds = start_seconds;
+  AddCostEstimate(options.prices, plan, &total);
+  outcome.cost_dollars = total.cost_dollars;
+  return outcome;
 }
 
 }  // namespace nimbus

@@ -229,6 +229,7 @@ Result<CvPoint> PointOf(const Plan& plan, const SolveOptions& options, double la
 Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& options, const CvOptions& cv) {
   Stopwatch wall;
   NIMBUS_RETURN_IF_ERROR(cv.Validate());
+  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "nimbus cv"));
   const std::string not_a_store = "cv: give the LIBSVM text, not the store " + data.location() +
                                   " (the folds are dealt by each row's class, which a store does not list)";
   if (data.is_store()) return InvalidArgument(not_a_store);

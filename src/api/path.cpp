@@ -83,6 +83,9 @@ Status CheckPathOptions(const SolveOptions& options, const PathOptions& path) {
     return InvalidArgument("--warm-start: a path starts from no weight and warm-starts each point from the one before");
   }
   const bool l1 = path.penalty == Penalty::kL1;
+  if (!l1 && options.algorithm == Algorithm::kColumns) {
+    return InvalidArgument("--algorithm columns: l1 paths only (--penalty l1), its strong rules are l1's");
+  }
   if (l1 ? options.l1.has_value() : options.l2.has_value()) {
     const std::string fixed = l1 ? "--l2" : "--l1";
     return InvalidArgument("--" + std::string(NameOf(path.penalty)) + ": the path varies it (give --lambdas for a grid of your own; " + fixed +
@@ -91,8 +94,8 @@ Status CheckPathOptions(const SolveOptions& options, const PathOptions& path) {
   return Status::Ok();
 }
 
-// The grid, largest first: the caller's (its Cs over `rows`), or `length` points from
-// `lambda_max` evenly in log.
+}  // namespace
+
 std::vector<double> PathGrid(const PathOptions& path, double lambda_max, int64_t rows) {
   std::vector<double> grid = path.lambdas;
   for (const double c : path.liblinear_cs) grid.push_back(1.0 / (c * static_cast<double>(rows)));
@@ -105,6 +108,8 @@ std::vector<double> PathGrid(const PathOptions& path, double lambda_max, int64_t
   std::sort(grid.begin(), grid.end(), std::greater<>());
   return grid;
 }
+
+namespace {
 
 // The path's start x0 (no weight; the intercept at its own optimum) and the smooth part's
 // gradient there, by Newton with an l1 no weight's gradient passes.
@@ -205,11 +210,12 @@ Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, con
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(path.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckPathOptions(options, path));
-  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "paths and cross-validation"));
   SolveOptions planned = options;
   (path.penalty == Penalty::kL1 ? planned.l1 : planned.l2) = 1.0;  // a placeholder: each point sets its own
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, rows_in_memory ? PlanDataInMemory(data, options.runtime.workers, options.loss)
-                                                    : PlanData(data, options.runtime.workers, options.loss));
+  const int64_t workers = PlannedWorkers(options);
+  rows_in_memory = rows_in_memory || options.algorithm == Algorithm::kColumns;
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, rows_in_memory ? PlanDataInMemory(data, workers, options.loss)
+                                                    : PlanData(data, workers, options.loss));
   NIMBUS_RETURN_IF_ERROR(ScanData(plan, planned));
   NIMBUS_RETURN_IF_ERROR(SetProblem(planned, &plan));
   return plan;
@@ -217,6 +223,7 @@ Result<Plan> PlanPath(const TrainingData& data, const SolveOptions& options, con
 
 Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, double load_seconds,
                               const GridPoint& point) {
+  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "cross-validation"));
   const MasterChoice master = ChooseMaster(options);
   NIMBUS_RETURN_IF_ERROR(CheckPlanFits(plan, options, master));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
@@ -254,8 +261,7 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
   result.loss = options.loss;
   result.validated = validation.has_value();
   result.load_seconds = wall.ElapsedSeconds();
-  NIMBUS_ASSIGN_OR_RETURN(const GridOutcome grid, SolveGrid(plan, options, path, result.load_seconds,
-                                                            [&](double lambda, Solution solution, PointWorkers&) {
+  const auto add_point = [&](double lambda, Solution solution) {
     PathPoint point{lambda, {}, {}, {}};
     SolveResult solved = ResultOf(plan, options, std::move(solution));
     point.model = std::move(solved.model);
@@ -265,7 +271,14 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
     if (path.on_point) path.on_point(point);
     result.points.push_back(std::move(point));
     return Status::Ok();
-  }));
+  };
+  NIMBUS_ASSIGN_OR_RETURN(const GridOutcome grid,
+                          options.algorithm == Algorithm::kColumns
+                              ? SolveGridByColumns(plan, options, path, result.load_seconds, add_point)
+                              : SolveGrid(plan, options, path, result.load_seconds,
+                                          [&](double lambda, Solution solution, PointWorkers&) {
+                                            return add_point(lambda, std::move(solution));
+                                          }));
   result.lambda_max = grid.lambda_max;
   result.cost_dollars = grid.cost_dollars;
   result.wall_seconds = wall.ElapsedSeconds();

@@ -470,18 +470,23 @@ Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options
 }  // namespace
 #endif
 
+// The column method holds the rows here, in one block unless --workers asks for more (one
+// block's coordinate descent sees every column's progress at once: Debian L1 1e-6, 40 rounds,
+// 2 blocks 173; docs/evaluation.md).
+int64_t PlannedWorkers(const SolveOptions& options) {
+  const bool columns = options.algorithm == Algorithm::kColumns;
+  return columns && options.runtime.workers == 0 ? 1 : options.runtime.workers;
+}
+
 Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
 #ifdef NIMBUS_HAVE_MPI
   if (options.runtime.kind == RuntimeKind::kMpi) return SolveUnderMpi(data, options);
 #endif
-  // The column method holds the rows here, in one block unless --workers asks for more (one
-  // block's coordinate descent sees every column's progress at once: Debian L1 1e-6, 40 rounds,
-  // 2 blocks 173; docs/evaluation.md).
-  const bool columns = options.algorithm == Algorithm::kColumns;
-  const int64_t workers = columns && options.runtime.workers == 0 ? 1 : options.runtime.workers;
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, columns ? PlanDataInMemory(data, workers, options.loss)
-                                             : PlanData(data, workers, options.loss));
+  const int64_t workers = PlannedWorkers(options);
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, options.algorithm == Algorithm::kColumns
+                                         ? PlanDataInMemory(data, workers, options.loss)
+                                         : PlanData(data, workers, options.loss));
   NIMBUS_RETURN_IF_ERROR(ScanData(plan, options));
   NIMBUS_RETURN_IF_ERROR(SetProblem(options, &plan));
   return SolvePlanned(plan, options);

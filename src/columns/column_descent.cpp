@@ -404,7 +404,26 @@ std::vector<double> FullGradient(const ColumnProblem& problem, DescentState& sta
   return gradient;
 }
 
-// ||v(0)|| at this l1: every regularized gradient soft-thresholded, the intercept's as it is.
+// A path's start x0: no weight, the intercept (if any) at its own optimum, by the loop with
+// every other coordinate held at zero. Returns grad f(x0).
+std::vector<double> StartPath(ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+  Start(problem, state);
+  if (problem.spec.intercept) {
+    problem.eligible.assign(state.x.size(), 0);
+    problem.eligible.back() = 1;
+    Descend(problem, options, state);
+    problem.eligible.clear();
+  }
+  return FullGradient(problem, state);
+}
+
+double LargestWeightGradient(const ColumnProblem& problem, std::span<const double> gradient) {
+  double largest = 0;
+  for (std::size_t j = 0; j < problem.spec.regularized_size(); ++j) largest = std::max(largest, std::abs(gradient[j]));
+  return largest;
+}
+
+// ||v(x0)|| at this l1: every regularized gradient soft-thresholded, the intercept's as it is.
 double SubgradientNormAtZero(const ColumnProblem& problem, std::span<const double> gradient_at_zero) {
   double squared = 0;
   for (std::size_t j = 0; j < gradient_at_zero.size(); ++j) {
@@ -540,20 +559,30 @@ Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec,
   const BinaryRows rows = RowsOfClass(spec, labels, row_weights, 0);
   ColumnProblem problem = MakeProblem(BinarySpec(spec), matrix, rows.labels, rows.weights, options.descent.blocks);
   DescentState state;
-  Start(problem, state);
-  std::vector<double> gradient = FullGradient(problem, state);
-  const std::vector<double> gradient_at_zero = gradient;
-  // The last point's l1 starts as l1_max, where x = 0 becomes optimal.
-  double last_l1 = 0;
-  for (std::size_t j = 0; j < problem.spec.regularized_size(); ++j) last_l1 = std::max(last_l1, std::abs(gradient[j]));
+  std::vector<double> gradient = StartPath(problem, options.descent, state);
+  const std::vector<double> gradient_at_start = gradient;
+  // The last point's l1 starts as l1_max, where x0 becomes optimal.
+  double last_l1 = LargestWeightGradient(problem, gradient);
   std::vector<ColumnPathPoint> points;
   for (const double l1 : l1_values) {
     problem.spec.regularizer = Regularizer(l1, spec.regularizer.l2);
     if (options.strong_rules) problem.eligible = StrongRuleSet(problem, state.x, gradient, std::max(last_l1, l1));
-    points.push_back(SolvePoint(problem, options, SubgradientNormAtZero(problem, gradient_at_zero), gradient, state));
+    points.push_back(SolvePoint(problem, options, SubgradientNormAtZero(problem, gradient_at_start), gradient, state));
     last_l1 = l1;
+    if (options.on_point && !options.on_point(points.back())) break;
   }
   return points;
+}
+
+Result<double> L1MaxByColumns(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                              std::span<const double> row_weights, const ColumnDescentOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
+  if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
+  const BinaryRows rows = RowsOfClass(spec, labels, row_weights, 0);
+  ColumnProblem problem = MakeProblem(BinarySpec(spec), matrix, rows.labels, rows.weights, options.blocks);
+  DescentState state;
+  return LargestWeightGradient(problem, StartPath(problem, options, state));
 }
 
 Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrView& matrix,

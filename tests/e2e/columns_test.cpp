@@ -1,7 +1,8 @@
 // End to end: `nimbus train --algorithm columns`, the column method through the facade. Its
 // optimum against liblinear is in liblinear_match_test.cpp (L1 and L2), multiclass_test.cpp
-// (one-vs-rest) and weights_test.cpp (class and sample weights); here the optimality condition
-// with an intercept, the stop at a target objective, the summary, and what it refuses.
+// (one-vs-rest), weights_test.cpp (class and sample weights) and path_test.cpp (its paths, with
+// strong rules); here the optimality condition with an intercept, the stop at a target
+// objective, the summary, and what it refuses.
 #include "e2e_support.h"
 
 namespace nimbus::testing {
@@ -57,7 +58,8 @@ TEST(Columns, WhatItDoesNotDoYetIsRefusedByName) {
                  {{"--multiclass", "multinomial"}, "--algorithm columns: one-vs-rest only"},
                  {{"--barrier", "1", "--workers", "2"}, "--algorithm columns: not with --barrier or --relays"}});
   ExpectRefused({"path", "--data", data, "--algorithm", "columns"},
-                {{{}, "--algorithm columns: not for paths and cross-validation yet"}});
+                {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"}});
+  ExpectRefused({"cv", "--data", data, "--algorithm", "columns"}, {{{}, "--algorithm columns: not for nimbus cv yet"}});
   const CommandResult split = RunNimbus({"split", "--data", data, "--shards", "2", "--out", run.File("store")});
   ASSERT_EQ(split.exit_code, 0) << split.err;
   ExpectRefused({"train", "--data", run.File("store"), "--algorithm", "columns", "--workers", "2"},

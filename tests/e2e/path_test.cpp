@@ -63,10 +63,13 @@ nlohmann::json RunPath(const std::vector<std::string>& args) {
   return RunNimbusJson(all);
 }
 
-TEST(PathCli, L1PathMatchesLiblinearAtEveryPoint) {
+// Distributed Newton (the default) and the column method (its strong rules and KKT check).
+class L1Path : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(L1Path, MatchesLiblinearAtEveryPoint) {
   TempDir run;
-  const nlohmann::json path = RunPath({"--path-length", "6", "--workers", "2", "--models", "--validation",
-                                       HeartScalePath(), "--out", run.path()});
+  const nlohmann::json path = RunPath({"--path-length", "6", "--workers", "2", "--algorithm", GetParam(), "--models",
+                                       "--validation", HeartScalePath(), "--out", run.path()});
   const Rows rows = ReadHeart();
   const double lambda_max = LambdaMaxOf(rows, false);
   EXPECT_NEAR(path["lambda_max"].get<double>(), lambda_max, 1e-12 * lambda_max);
@@ -103,12 +106,20 @@ TEST(PathCli, L1PathMatchesLiblinearAtEveryPoint) {
   }
 }
 
-// With an intercept the path starts at the intercept's own optimum; on worker processes, whose
-// shards stay loaded from point to point, each point equals a cold `nimbus train` at its lambda.
-TEST(PathCli, InterceptPathOnProcessesStartsAtTheInterceptOptimum) {
+INSTANTIATE_TEST_SUITE_P(Algorithms, L1Path, ::testing::Values("auto", "columns"));
+
+// With an intercept the path starts at the intercept's own optimum; each point equals a cold
+// `nimbus train` at its lambda, on worker processes (whose shards stay loaded from point to point)
+// and by the column method.
+// The column method's path starts there too, on one block or three.
+class InterceptPath : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(InterceptPath, StartsAtTheInterceptOptimum) {
   TempDir run;
-  const nlohmann::json path = RunPath({"--intercept", "--path-length", "4", "--path-min-ratio", "0.01", "--runtime",
-                                       "process", "--workers", "3", "--out", run.path()});
+  std::vector<std::string> args = {"--intercept", "--path-length", "4", "--path-min-ratio", "0.01", "--out",
+                                   run.path()};
+  args.insert(args.end(), GetParam().begin(), GetParam().end());
+  const nlohmann::json path = RunPath(args);
   const double lambda_max = LambdaMaxOf(ReadHeart(), true);
   EXPECT_NEAR(path["lambda_max"].get<double>(), lambda_max, 1e-7 * lambda_max);
   ASSERT_EQ(path["points"].size(), 4u);
@@ -122,6 +133,12 @@ TEST(PathCli, InterceptPathOnProcessesStartsAtTheInterceptOptimum) {
     EXPECT_NEAR(path["points"][i]["objective"].get<double>(), cold, 1e-7 * cold) << "point " << i;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Algorithms, InterceptPath,
+    ::testing::Values(std::vector<std::string>{"--runtime", "process", "--workers", "3"},
+                      std::vector<std::string>{"--algorithm", "columns"},
+                      std::vector<std::string>{"--algorithm", "columns", "--workers", "3"}));
 
 // A ridge path over a grid of the caller's, with ADMM: each point against liblinear -s 0.
 TEST(PathCli, L2GridWithAdmmMatchesLiblinear) {

@@ -220,6 +220,18 @@ struct GridOutcome {
 // `load_seconds`: the master's reading of the data, for the price.
 Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const PathOptions& path, double load_seconds,
                               const GridPoint& point);
+// The same by the column method (--algorithm columns: an l1 path of a binary or regression
+// problem, the rows in this process; columns/column_descent.h's strong rules and KKT check),
+// each point's lambda and solution to `point` as it is solved.
+Result<GridOutcome> SolveGridByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
+                                       double load_seconds,
+                                       const std::function<Status(double lambda, Solution solution)>& point);
+// The grid, largest first: the caller's (its Cs over `rows`), or `length` points from
+// `lambda_max` evenly in log.
+std::vector<double> PathGrid(const PathOptions& path, double lambda_max, int64_t rows);
+// The workers a solve plans for: the options' (0: the runtime's default), one block for the
+// column method.
+int64_t PlannedWorkers(const SolveOptions& options);
 
 
 }  // namespace nimbus

@@ -82,29 +82,37 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
 // sequential strong rules (Tibshirani et al. 2012) a point's solves move only the columns that
 // can enter, x_j != 0 or |grad_j f| >= 2 l1_k - l1_{k-1} at the last point's answer; a KKT check
 // over the columns left out (|grad_j f| <= l1_k) adds any the rule misjudged and solves again.
-struct ColumnPathOptions {
-  ColumnDescentOptions descent;
-  bool strong_rules = true;
-  Status Validate() const { return descent.Validate(); }
-};
-
 struct ColumnPathPoint {
   double l1 = 0;
   std::vector<double> x;
-  // Over the point's solves; the stop test is relative to ||v(0)|| at this l1, and the KKT
+  // Over the point's solves; the stop test is relative to ||v(x0)|| at this l1, and the KKT
   // checks' passes over the data are counted.
   ColumnDescentSummary summary;
   int64_t eligible = 0;            // the columns the point's solves could move, in the end
   int strong_rule_violations = 0;  // columns left out that the KKT check put back
 };
 
+struct ColumnPathOptions {
+  ColumnDescentOptions descent;
+  bool strong_rules = true;
+  // After each point, as it is solved; false ends the path there.
+  std::function<bool(const ColumnPathPoint&)> on_point;
+  Status Validate() const { return descent.Validate(); }
+};
+
 // spec's problem at each of l1_values (descending, positive; spec's l2 kept, its l1 ignored):
-// binary (class weights too) and regression.
+// binary (class weights too) and regression. The path starts at x0, no weight and the intercept
+// at its own optimum.
 Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec, const CsrView& matrix,
                                                         std::span<const double> labels,
                                                         std::span<const double> row_weights,
                                                         std::span<const double> l1_values,
                                                         const ColumnPathOptions& options);
+
+// l1_max of spec's problem (binary or regression): the least l1 whose answer is x0, no weight
+// and the intercept at its own optimum: max_j |grad_j f(x0)| (the l2 term is zero there).
+Result<double> L1MaxByColumns(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                              std::span<const double> row_weights, const ColumnDescentOptions& options);
 
 // Column boundaries of `blocks` blocks of about equal entries: blocks + 1 ascending values
 // from 0 to matrix.cols.
