@@ -11,6 +11,8 @@
 #   SET=debian (default; or fashion, zipf: bench/data/build.sh)   GLMNET_WORKERS=2
 #   GLMNET_DATA=FILE.svm   a file of one's own in place of the suite's set (.ci/run: a small one)
 #   GLMNET_AGREE=R         exit 1 if a point both returned differs by more than R, relative
+#   GLMNET_ALGORITHM=A     nimbus path --algorithm A (default: nimbus's own; columns: its blocks are
+#                          --workers GLMNET_WORKERS on this process's threads)
 set -euo pipefail
 nimbus=${1:?usage: bench/glmnet.sh NIMBUS [OUTDIR]}
 out=${2:-/tmp/nimbus-bench-solvers}
@@ -30,8 +32,10 @@ fi
 work=$out/glmnet-$set_name
 mkdir -p "$work"
 
+algorithm_flags=()
+[ -n "${GLMNET_ALGORITHM:-}" ] && algorithm_flags=(--algorithm "$GLMNET_ALGORITHM")
 /usr/bin/time -f %e -o "$work/nimbus-time.txt" "$nimbus" path --quiet --data "$data" --intercept \
-  --workers "$workers" --out "$work/nimbus" > /dev/null
+  --workers "$workers" "${algorithm_flags[@]}" --out "$work/nimbus" > /dev/null
 python3 -c 'import json, sys
 for p in json.load(open(sys.argv[1]))["points"]: print(repr(p["lambda"]))' "$work/nimbus/path.json" > "$work/lambdas.txt"
 echo "glmnet.sh: glmnet over the same $(wc -l < "$work/lambdas.txt") lambdas (one core)" >&2
@@ -39,7 +43,7 @@ Rscript "$here/glmnet_path.R" "$data" "$work/lambdas.txt" "$work/glmnet.tsv" 2> 
   { cat "$work/glmnet-stderr.txt" >&2; exit 1; }
 grep -i "warning\|convergence" "$work/glmnet-stderr.txt" >&2 || true
 
-python3 - "$work/nimbus/path.json" "$work/glmnet.tsv" "$(tail -1 "$work/nimbus-time.txt")" "$data" "$workers" \
+python3 - "$work/nimbus/path.json" "$work/glmnet.tsv" "$(tail -1 "$work/nimbus-time.txt")" "$data" "$workers workers, --algorithm ${GLMNET_ALGORITHM:-auto}" \
   "${GLMNET_AGREE:-}" > "$work/glmnet.md" <<'EOF' || { cat "$work/glmnet.md"; exit 1; }
 import json, sys
 path = json.load(open(sys.argv[1]))
@@ -54,7 +58,7 @@ points = path["points"]
 agree = float(sys.argv[6]) if sys.argv[6] else None
 worst = 0.0
 solve = sum(p["setup_seconds"] + p["solve_seconds"] for p in points)
-print(f"nimbus path against glmnet 4.1: {sys.argv[4]}, {len(points)} points, nimbus {sys.argv[5]} workers (threads)")
+print(f"nimbus path against glmnet 4.1: {sys.argv[4]}, {len(points)} points, nimbus {sys.argv[5]} (threads)")
 print()
 print(f"- nimbus: {float(sys.argv[3]):.2f} s the whole process (load included), {solve:.2f} s its solves")
 print(f"- glmnet: {fit_seconds:.2f} s its fit (one core, default thresh); {len(glmnet)} of {len(points)} points returned")
