@@ -161,7 +161,7 @@ Status ClassWeights::Validate() const {
   return Status::Ok();
 }
 
-// The column method runs in this process on the rows it holds (api/columns_solve.h): what the
+// The column method runs in this process on the rows it holds (api/columns_solve.cpp): what the
 // runtimes' workers and Newton's and ADMM's masters add is not there yet.
 Status SolveOptions::ValidateColumns() const {
   if (algorithm != Algorithm::kColumns) return Status::Ok();

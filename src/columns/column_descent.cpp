@@ -424,11 +424,11 @@ double LargestWeightGradient(const ColumnProblem& problem, std::span<const doubl
 }
 
 // ||v(x0)|| at this l1: every regularized gradient soft-thresholded, the intercept's as it is.
-double SubgradientNormAtZero(const ColumnProblem& problem, std::span<const double> gradient_at_zero) {
+double SubgradientNormAtStart(const ColumnProblem& problem, std::span<const double> gradient_at_start) {
   double squared = 0;
-  for (std::size_t j = 0; j < gradient_at_zero.size(); ++j) {
+  for (std::size_t j = 0; j < gradient_at_start.size(); ++j) {
     const double l1 = j < problem.spec.regularized_size() ? problem.spec.regularizer.l1 : 0.0;
-    const double v = MinimumNormSubgradient(0.0, gradient_at_zero[j], l1);
+    const double v = MinimumNormSubgradient(0.0, gradient_at_start[j], l1);
     squared += v * v;
   }
   return std::sqrt(squared);
@@ -567,7 +567,7 @@ Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec,
   for (const double l1 : l1_values) {
     problem.spec.regularizer = Regularizer(l1, spec.regularizer.l2);
     if (options.strong_rules) problem.eligible = StrongRuleSet(problem, state.x, gradient, std::max(last_l1, l1));
-    points.push_back(SolvePoint(problem, options, SubgradientNormAtZero(problem, gradient_at_start), gradient, state));
+    points.push_back(SolvePoint(problem, options, SubgradientNormAtStart(problem, gradient_at_start), gradient, state));
     last_l1 = l1;
     if (options.on_point && !options.on_point(points.back())) break;
   }
