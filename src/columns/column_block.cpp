@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "nimbus/problem/problem.h"
 
@@ -143,25 +144,39 @@ BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at,
     }
   }
   step.active = active.size();
-  // Cyclic passes over the active coordinates, each step moving r along its column. The
+  const double tolerance = options.inner_ratio * step.subgradient_max;
+  // Cyclic passes over the working coordinates, each step moving r along its column. The
   // model's gradient on coordinate j: g_j + sigma (A_B^T H r)_j + l2 w_j + mu delta_j.
+  std::vector<uint32_t> working = active;
+  double last_largest = std::numeric_limits<double>::infinity();
   for (int pass = 0; pass < options.max_passes; ++pass) {
     double largest = 0;
-    for (const uint32_t j : active) {
+    std::size_t kept = 0;
+    for (const uint32_t j : working) {
       const Coordinate& c = coordinates[j];
       const double w = x_block[j] + step.delta[j];
       const double gradient = c.loss_gradient + options.curvature_scale * ColumnDot(block, j, at.second, change) +
                               l2_of(j) * w + options.damping * step.delta[j];
+      step.entries_read += ColumnEntries(block, j);
+      // newGLMNET's shrinking: at zero, and inside [-l1, l1] by more than the last pass's
+      // largest subgradient over the rows (liblinear's QP_Gmax_old / l).
+      const double margin = last_largest / static_cast<double>(std::max<int64_t>(block.rows, 1));
+      if (w == 0 && !IsIntercept(block, j) && std::abs(gradient) < l1_of(j) - margin) continue;
+      working[kept++] = j;
       largest = std::max(largest, std::abs(MinimumNormSubgradient(w, gradient, l1_of(j))));
       const double t = CoordinateStep(gradient, c.curvature, w, l1_of(j));
-      step.entries_read += ColumnEntries(block, j);
       if (t == 0) continue;
       step.delta[j] += t;
       step.entries_read += ColumnEntries(block, j);
       AddColumn(block, j, t, change);
     }
+    working.resize(kept);
     ++step.passes;
-    if (largest <= options.inner_ratio * step.subgradient_max) break;
+    last_largest = largest;
+    if (largest > tolerance) continue;
+    if (working.size() == active.size()) break;
+    working = active;  // the shrunk ones checked once more before the passes end
+    last_largest = std::numeric_limits<double>::infinity();
   }
   return step;
 }

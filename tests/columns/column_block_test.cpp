@@ -75,7 +75,12 @@ TEST(ColumnBlock, WithoutL1ItsPassesSolveTheNewtonSystem) {
       const std::vector<double> x = RandomVector(7 + intercept, 3, 0.5);
       const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 7, intercept);
       const BlockStep step = MinimizeBlockModel(block, DerivativesAt(p, Loss::kLogistic, intercept, x), x,
-                                                {0.0, l2, 5000, 0.0, sigma, mu});
+                                                {.l1 = 0.0,
+                                                 .l2 = l2,
+                                                 .max_passes = 5000,
+                                                 .inner_ratio = 0.0,
+                                                 .curvature_scale = sigma,
+                                                 .damping = mu});
       // (sigma H + l2 I + mu I) delta = -(grad f + l2 x), the intercept unregularized (its
       // damping included: mu holds back every coordinate's step).
       std::vector<double> h = RefDataHessian(p, Loss::kLogistic, intercept, 50.0, x);

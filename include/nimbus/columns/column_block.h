@@ -74,7 +74,9 @@ struct BlockStep {
 
 // Coordinate descent on the block's model at x (x_block: the block's coordinates of x).
 // Coordinates at zero whose gradient is inside [-l1, l1] are left out of the passes: their
-// step would be zero at delta = 0. So are those `eligible` marks 0 (a path's strong rules: held
+// step would be zero at delta = 0. Within the passes, a coordinate the steps have brought to
+// zero whose model gradient lies well inside [-l1, l1] is shrunk away, as newGLMNET does (a
+// pass over the whole active set comes before the passes end). So are those `eligible` marks 0 (a path's strong rules: held
 // at zero, their columns not read; empty: every coordinate is eligible).
 BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
                              const BlockModelOptions& options, std::span<const uint8_t> eligible = {});
