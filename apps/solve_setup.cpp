@@ -130,8 +130,9 @@ Status ApplyGridCommandFlags(const ArgParser& parser, GridCommandFlags* flags, P
 void AddAlgorithmOptions(ArgParser& parser, SolveOptions* flags) {
   parser.AddChoice("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
                    "                            --l1), columns (coordinate descent on blocks of columns, newGLMNET's; the\n"
-                   "                            master holds the rows, --workers blocks on its threads; nimbus train\n"
-                   "                            --runtime threads only), or auto (newton unless an option needs admm)",
+                   "                            master holds the rows, --workers blocks on its threads, cv's folds side\n"
+                   "                            by side on its cores; --runtime threads only), or auto (newton unless an\n"
+                   "                            option needs admm)",
                    &flags->algorithm);
   parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
                    "                            norm at the start", &flags->gradient_tolerance);

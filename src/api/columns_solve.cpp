@@ -1,6 +1,8 @@
 // --algorithm columns through the facade: the column method (columns/column_descent.h) on the
 // rows this process holds, its blocks stepped on this process's threads.
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -14,17 +16,22 @@ namespace nimbus {
 namespace {
 
 // The facade's options as the column method's: a block per worker, as many threads as blocks
-// and cores allow; the stop test, cap and observer are Newton's (the same subgradient test).
-ColumnDescentOptions ColumnOptionsOf(const Plan& plan, const SolveOptions& options, Stopwatch& watch) {
+// and cores allow; the stop test and cap are Newton's (the same subgradient test).
+ColumnDescentOptions ColumnOptionsOf(const Plan& plan, const SolveOptions& options) {
   ColumnDescentOptions columns;
   columns.blocks = plan.workers;
   columns.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, plan.workers);
   columns.max_iterations = static_cast<int>(std::min<int64_t>(options.admm.max_iterations, 1 << 30));
   // A target objective turns the subgradient test off, as it does Newton's.
-  const std::optional<double> target = options.admm.target_objective;
-  columns.gradient_tolerance = target ? 0 : options.gradient_tolerance;
+  columns.gradient_tolerance = options.admm.target_objective ? 0 : options.gradient_tolerance;
+  return columns;
+}
+
+// The options' observer, and their target objective, as the column method's on_iteration.
+std::function<bool(const ColumnDescentSummary&)> ObserverOf(const SolveOptions& options, Stopwatch& watch) {
   const IterationCallback& observer = options.on_iteration;
-  columns.on_iteration = [&observer, &watch, target](const ColumnDescentSummary& now) {
+  const std::optional<double> target = options.admm.target_objective;
+  return [&observer, &watch, target](const ColumnDescentSummary& now) {
     const IterationInfo info{.algorithm = Algorithm::kColumns,
                              .iteration = now.iterations,
                              .elapsed_seconds = watch.ElapsedSeconds(),
@@ -34,6 +41,12 @@ ColumnDescentOptions ColumnOptionsOf(const Plan& plan, const SolveOptions& optio
     const bool go_on = !observer || observer(info);
     return go_on && !(target && now.objective <= *target);
   };
+}
+
+// The options' as one solve's, observed.
+ColumnDescentOptions ObservedOptionsOf(const Plan& plan, const SolveOptions& options, Stopwatch& watch) {
+  ColumnDescentOptions columns = ColumnOptionsOf(plan, options);
+  columns.on_iteration = ObserverOf(options, watch);
   return columns;
 }
 
@@ -88,6 +101,112 @@ Solution SolutionOf(const Plan& plan, const MasterChoice& choice, std::vector<do
   return solution;
 }
 
+// body(i) for each i in [0, count), on as many threads as cores (and no more than count), each
+// taking the next i in turn.
+void ForEachOnCores(std::size_t count, const std::function<void(std::size_t)>& body) {
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::max<std::size_t>(count, 1));
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < count; i = next++) body(i);
+  };
+  std::vector<std::thread> others;
+  for (std::size_t t = 1; t < threads; ++t) others.emplace_back(work);
+  work();
+  for (std::thread& thread : others) thread.join();
+}
+
+// A path's plan: the rows in this process, a binary or regression problem.
+Status CheckColumnsPathPlan(const Plan& plan) {
+  NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
+  if (plan.spec.classes > 1) return InvalidArgument("--algorithm columns: paths of binary or regression problems only");
+  return Status::Ok();
+}
+
+Status CheckLambdaMax(double lambda_max) {
+  if (lambda_max > 0) return Status::Ok();
+  return InvalidArgument("path: every weight's gradient is zero where no weight is used: every lambda gives the same "
+                         "model");
+}
+
+// A grid's price: the load, and the path's start (each point's solve is priced with the point).
+double CostOfGrid(const Plan& plan, const SolveOptions& options, double load_seconds, double start_seconds) {
+  Summary total;
+  total.load_seconds = load_seconds;
+  total.solve_seconds = start_seconds;
+  AddCostEstimate(options.prices, plan, &total);
+  return total.cost_dollars;
+}
+
+// Fold k's training rows (those whose fold is not k) as a data set of their own.
+Dataset TrainingRowsOf(const Dataset& data, std::span<const uint8_t> fold_of_rows, int64_t k) {
+  std::vector<int64_t> rows;
+  for (std::size_t r = 0; r < fold_of_rows.size(); ++r) {
+    if (fold_of_rows[r] != k) rows.push_back(static_cast<int64_t>(r));
+  }
+  return data.SelectRows(rows);
+}
+
+// The K folds' paths on their training rows, then the whole's, each started (its blocks built,
+// its x0 found) on one of this process's cores. A fold's problem is the whole's on its rows:
+// its loss averaged over them, the same lambdas.
+Result<std::vector<ColumnPath>> StartFoldPaths(const Plan& plan, const SolveOptions& options,
+                                               std::span<const uint8_t> fold_of_rows, int64_t folds) {
+  ColumnPathOptions one_core{ColumnOptionsOf(plan, options), true, {}};
+  one_core.descent.threads = 1;  // the paths share the cores
+  std::vector<std::optional<ColumnPath>> started(static_cast<std::size_t>(folds + 1));
+  std::vector<Status> statuses(started.size(), Status::Ok());
+  ForEachOnCores(started.size(), [&](std::size_t k) {
+    const Dataset& whole = *plan.data;
+    std::optional<Dataset> training;
+    ProblemSpec spec = plan.spec;
+    if (static_cast<int64_t>(k) < folds) {
+      training = TrainingRowsOf(whole, fold_of_rows, static_cast<int64_t>(k));
+      spec.rows = training->rows();
+    }
+    const Dataset& rows = training ? *training : whole;
+    Result<ColumnPath> path = ColumnPath::Start(spec, rows.matrix, rows.labels, rows.weights, one_core);
+    if (!path.ok()) {
+      statuses[k] = path.status().WithContext(static_cast<int64_t>(k) < folds ? "fold " + std::to_string(k) : "all rows");
+      return;
+    }
+    started[k] = std::move(path).value();
+  });
+  std::vector<ColumnPath> paths;
+  for (std::size_t k = 0; k < started.size(); ++k) {
+    NIMBUS_RETURN_IF_ERROR(statuses[k]);
+    paths.push_back(std::move(*started[k]));
+  }
+  return paths;
+}
+
+// Every path's point at l1, the paths shared among this process's cores.
+Result<std::vector<ColumnPathPoint>> StepSideBySide(std::vector<ColumnPath>& paths, double l1) {
+  std::vector<std::optional<ColumnPathPoint>> solved(paths.size());
+  std::vector<Status> statuses(paths.size(), Status::Ok());
+  ForEachOnCores(paths.size(), [&](std::size_t k) {
+    Result<ColumnPathPoint> point = paths[k].Next(l1);
+    if (point.ok()) {
+      solved[k] = std::move(point).value();
+    } else {
+      statuses[k] = point.status();
+    }
+  });
+  std::vector<ColumnPathPoint> points;
+  for (std::size_t k = 0; k < paths.size(); ++k) {
+    NIMBUS_RETURN_IF_ERROR(statuses[k]);
+    points.push_back(std::move(*solved[k]));
+  }
+  return points;
+}
+
+// A fold's work into the point's: its rounds and passes over the data, as the copies of
+// cross-validation's other methods count theirs.
+void AddWork(const ColumnDescentSummary& fold, ColumnDescentSummary& point) {
+  point.iterations += fold.iterations;
+  point.data_passes += fold.data_passes;
+  point.step_halvings += fold.step_halvings;
+}
+
 }  // namespace
 
 Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
@@ -101,7 +220,7 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   Stopwatch watch;
   const Dataset& data = *plan.data;
   NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved, SolveByColumns(plan.spec, data.matrix, data.labels, data.weights,
-                                                                     ColumnOptionsOf(plan, options, watch)));
+                                                                     ObservedOptionsOf(plan, options, watch)));
   Solution solution = SolutionOf(plan, choice, std::move(solved.x), solved.summary, options, watch.ElapsedSeconds());
   if (trace != nullptr) trace->Write(TraceLine(solution.summary));
   return ResultOf(plan, options, std::move(solution));
@@ -110,37 +229,53 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
 Result<GridOutcome> SolveGridByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
                                        double load_seconds,
                                        const std::function<Status(double lambda, Solution solution)>& point) {
-  NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
-  if (plan.spec.classes > 1) return InvalidArgument("--algorithm columns: paths of binary or regression problems only");
+  NIMBUS_RETURN_IF_ERROR(CheckColumnsPathPlan(plan));
   const MasterChoice choice = ChooseMaster(options);
   const Dataset& data = *plan.data;
   Stopwatch watch;
-  ColumnPathOptions columns{ColumnOptionsOf(plan, options, watch), true, {}};
+  NIMBUS_ASSIGN_OR_RETURN(ColumnPath solver, ColumnPath::Start(plan.spec, data.matrix, data.labels, data.weights,
+                                                               {ObservedOptionsOf(plan, options, watch), true, {}}));
   GridOutcome outcome;
-  NIMBUS_ASSIGN_OR_RETURN(outcome.lambda_max,
-                          L1MaxByColumns(plan.spec, data.matrix, data.labels, data.weights, columns.descent));
-  if (!(outcome.lambda_max > 0)) {
-    return InvalidArgument("path: every weight's gradient is zero where no weight is used: every lambda gives the "
-                           "same model");
-  }
+  outcome.lambda_max = solver.l1_max();
+  NIMBUS_RETURN_IF_ERROR(CheckLambdaMax(outcome.lambda_max));
   const double start_seconds = watch.ElapsedSeconds();
-  Status handed = Status::Ok();
-  columns.on_point = [&](const ColumnPathPoint& solved) {
+  for (const double l1 : PathGrid(path, outcome.lambda_max, plan.spec.rows)) {
+    NIMBUS_ASSIGN_OR_RETURN(const ColumnPathPoint solved, solver.Next(l1));
     const double seconds = watch.ElapsedSeconds();
     watch = Stopwatch();
-    Solution solution = SolutionOf(plan, choice, solved.x, solved.summary, options, seconds);
-    handed = point(solved.l1, std::move(solution));
-    return handed.ok();
-  };
-  const std::vector<double> grid = PathGrid(path, outcome.lambda_max, plan.spec.rows);
-  NIMBUS_RETURN_IF_ERROR(
-      SolvePathByColumns(plan.spec, data.matrix, data.labels, data.weights, grid, columns).status());
-  NIMBUS_RETURN_IF_ERROR(handed);
-  Summary total;
-  total.load_seconds = load_seconds;
-  total.solve_seconds = start_seconds;
-  AddCostEstimate(options.prices, plan, &total);
-  outcome.cost_dollars = total.cost_dollars;
+    NIMBUS_RETURN_IF_ERROR(point(l1, SolutionOf(plan, choice, solved.x, solved.summary, options, seconds)));
+    if (solved.summary.stopped) break;
+  }
+  outcome.cost_dollars = CostOfGrid(plan, options, load_seconds, start_seconds);
+  return outcome;
+}
+
+Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
+                                        double load_seconds, std::span<const uint8_t> fold_of_rows, int64_t folds,
+                                        const std::function<Status(double lambda, FoldSolutions solutions)>& point) {
+  NIMBUS_RETURN_IF_ERROR(CheckColumnsPathPlan(plan));
+  const MasterChoice choice = ChooseMaster(options);
+  Stopwatch watch;
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<ColumnPath> paths, StartFoldPaths(plan, options, fold_of_rows, folds));
+  GridOutcome outcome;
+  // The largest of the paths' own, as the copies of the other methods' cross-validation have it:
+  // at its first point no path has a weight.
+  for (const ColumnPath& solver : paths) outcome.lambda_max = std::max(outcome.lambda_max, solver.l1_max());
+  NIMBUS_RETURN_IF_ERROR(CheckLambdaMax(outcome.lambda_max));
+  const double start_seconds = watch.ElapsedSeconds();
+  for (const double l1 : PathGrid(path, outcome.lambda_max, plan.spec.rows)) {
+    watch = Stopwatch();
+    NIMBUS_ASSIGN_OR_RETURN(std::vector<ColumnPathPoint> solved, StepSideBySide(paths, l1));
+    FoldSolutions solutions;
+    ColumnPathPoint& whole = solved.back();
+    for (std::size_t k = 0; k + 1 < solved.size(); ++k) {
+      solutions.folds.push_back(std::move(solved[k].x));
+      AddWork(solved[k].summary, whole.summary);
+    }
+    solutions.whole = SolutionOf(plan, choice, std::move(whole.x), whole.summary, options, watch.ElapsedSeconds());
+    NIMBUS_RETURN_IF_ERROR(point(l1, std::move(solutions)));
+  }
+  outcome.cost_dollars = CostOfGrid(plan, options, load_seconds, start_seconds);
   return outcome;
 }
 

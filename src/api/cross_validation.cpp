@@ -224,12 +224,37 @@ Result<CvPoint> PointOf(const Plan& plan, const SolveOptions& options, double la
   return point;
 }
 
+// Each fold's held-out rows, as data sets of their own (the column method's folds, in memory).
+std::vector<Dataset> HeldOutRows(const Dataset& data, std::span<const uint8_t> fold_of_rows, int64_t folds) {
+  std::vector<std::vector<int64_t>> rows(static_cast<std::size_t>(folds));
+  for (std::size_t r = 0; r < fold_of_rows.size(); ++r) rows[fold_of_rows[r]].push_back(static_cast<int64_t>(r));
+  std::vector<Dataset> held_out;
+  for (const std::vector<int64_t>& fold : rows) held_out.push_back(data.SelectRows(fold));
+  return held_out;
+}
+
+// A point of the column method's grid: each fold's model on its held-out rows, here, and the
+// model on all the data.
+CvPoint PointOf(const Plan& plan, const SolveOptions& options, double lambda, FoldSolutions solutions,
+                const std::vector<Dataset>& held_out) {
+  CvPoint point;
+  point.lambda = lambda;
+  for (std::size_t k = 0; k < held_out.size(); ++k) {
+    const Model model = ModelOf(plan, std::move(solutions.folds[k]));
+    point.folds.push_back(Evaluate(model, held_out[k], plan.spec.class_weights));
+  }
+  point.scores = ScoresOf(point.folds, plan.spec);
+  SolveResult whole = ResultOf(plan, options, std::move(solutions.whole));
+  point.model = std::move(whole.model);
+  point.summary = std::move(whole.summary);
+  return point;
+}
+
 }  // namespace
 
 Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& options, const CvOptions& cv) {
   Stopwatch wall;
   NIMBUS_RETURN_IF_ERROR(cv.Validate());
-  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "nimbus cv"));
   const std::string not_a_store = "cv: give the LIBSVM text, not the store " + data.location() +
                                   " (the folds are dealt by each row's class, which a store does not list)";
   if (data.is_store()) return InvalidArgument(not_a_store);
@@ -245,18 +270,30 @@ Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& opt
   result.rows = plan.spec.rows;
   NIMBUS_ASSIGN_OR_RETURN(result.metric, MetricOf(cv.metric, plan.spec));
   NIMBUS_ASSIGN_OR_RETURN(const std::vector<int64_t> fold_rows, DealFolds(plan, cv, &result.fold_of_rows));
-  SetCopies(plan.spec, fold_rows);
-  NIMBUS_RETURN_IF_ERROR(plan.spec.Validate());  // K + 1 copies of the model must still fit
   result.load_seconds = wall.ElapsedSeconds();
-  NIMBUS_ASSIGN_OR_RETURN(const GridOutcome outcome,
-                          SolveGrid(plan, solve, grid, result.load_seconds,
-                                    [&](double lambda, Solution solution, PointWorkers& workers) -> Status {
-                                      NIMBUS_ASSIGN_OR_RETURN(CvPoint point,
-                                                              PointOf(plan, solve, lambda, std::move(solution), workers));
-                                      if (cv.on_point) cv.on_point(point);
-                                      result.points.push_back(std::move(point));
-                                      return Status::Ok();
-                                    }));
+  const auto add_point = [&](CvPoint point) {
+    if (cv.on_point) cv.on_point(point);
+    result.points.push_back(std::move(point));
+    return Status::Ok();
+  };
+  GridOutcome outcome;
+  if (solve.algorithm == Algorithm::kColumns) {
+    const std::vector<Dataset> held_out = HeldOutRows(*plan.data, result.fold_of_rows, cv.folds);
+    NIMBUS_ASSIGN_OR_RETURN(outcome, SolveFoldsByColumns(plan, solve, grid, result.load_seconds, result.fold_of_rows,
+                                                         cv.folds, [&](double lambda, FoldSolutions solutions) {
+                                                           return add_point(
+                                                               PointOf(plan, solve, lambda, std::move(solutions), held_out));
+                                                         }));
+  } else {
+    SetCopies(plan.spec, fold_rows);
+    NIMBUS_RETURN_IF_ERROR(plan.spec.Validate());  // K + 1 copies of the model must still fit
+    NIMBUS_ASSIGN_OR_RETURN(outcome, SolveGrid(plan, solve, grid, result.load_seconds,
+                                               [&](double lambda, Solution solution, PointWorkers& workers) -> Status {
+                                                 NIMBUS_ASSIGN_OR_RETURN(
+                                                     CvPoint point, PointOf(plan, solve, lambda, std::move(solution), workers));
+                                                 return add_point(std::move(point));
+                                               }));
+  }
   result.lambda_max = outcome.lambda_max;
   result.cost_dollars = outcome.cost_dollars;
   ChoosePoints(result);

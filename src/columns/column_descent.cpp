@@ -543,32 +543,74 @@ void AddClass(const ProblemSpec& spec, int64_t c, const DescentState& state, Col
 
 }  // namespace
 
+struct ColumnPath::State {
+  ColumnPathOptions options;
+  BinaryRows rows;  // the problem's labels and weights point here
+  ColumnProblem problem;
+  DescentState descent;
+  std::vector<double> gradient;           // grad f at the last point's answer
+  std::vector<double> gradient_at_start;  // at x0
+  double l2 = 0;
+  double l1_max = 0;
+  double last_l1 = 0;       // the last point's, l1_max before the first
+  double last_asked = 0;    // the last point's l1 (0: none yet)
+};
+
+ColumnPath::ColumnPath(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ColumnPath::ColumnPath(ColumnPath&&) noexcept = default;
+ColumnPath& ColumnPath::operator=(ColumnPath&&) noexcept = default;
+ColumnPath::~ColumnPath() = default;
+
+Result<ColumnPath> ColumnPath::Start(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                                     std::span<const double> row_weights, const ColumnPathOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
+  if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
+  auto state = std::make_unique<State>();
+  state->options = options;
+  state->options.on_point = nullptr;
+  state->rows = RowsOfClass(spec, labels, row_weights, 0);
+  state->problem = MakeProblem(BinarySpec(spec), matrix, state->rows.labels, state->rows.weights,
+                               options.descent.blocks);
+  state->gradient = StartPath(state->problem, options.descent, state->descent);
+  state->gradient_at_start = state->gradient;
+  state->l2 = spec.regularizer.l2;
+  state->l1_max = state->last_l1 = LargestWeightGradient(state->problem, state->gradient);
+  return ColumnPath(std::move(state));
+}
+
+double ColumnPath::l1_max() const { return state_->l1_max; }
+
+Result<ColumnPathPoint> ColumnPath::Next(double l1) {
+  State& path = *state_;
+  if (!(l1 > 0) || (path.last_asked > 0 && !(l1 < path.last_asked))) {
+    return InvalidArgument(Format("the path's l1 values: positive and descending (%.17g after %.17g)", l1, path.last_asked));
+  }
+  path.problem.spec.regularizer = Regularizer(l1, path.l2);
+  if (path.options.strong_rules) {
+    path.problem.eligible = StrongRuleSet(path.problem, path.descent.x, path.gradient, std::max(path.last_l1, l1));
+  }
+  ColumnPathPoint point =
+      SolvePoint(path.problem, path.options, SubgradientNormAtStart(path.problem, path.gradient_at_start), path.gradient, path.descent);
+  path.last_l1 = path.last_asked = l1;
+  return point;
+}
+
 Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec, const CsrView& matrix,
                                                         std::span<const double> labels,
                                                         std::span<const double> row_weights,
                                                         std::span<const double> l1_values,
                                                         const ColumnPathOptions& options) {
-  NIMBUS_RETURN_IF_ERROR(options.Validate());
-  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
   for (std::size_t k = 0; k < l1_values.size(); ++k) {
     if (!(l1_values[k] > 0) || (k > 0 && !(l1_values[k] < l1_values[k - 1]))) {
       return InvalidArgument("the path's l1 values: positive and descending (value " + std::to_string(k + 1) + ")");
     }
   }
-  if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
-  const BinaryRows rows = RowsOfClass(spec, labels, row_weights, 0);
-  ColumnProblem problem = MakeProblem(BinarySpec(spec), matrix, rows.labels, rows.weights, options.descent.blocks);
-  DescentState state;
-  std::vector<double> gradient = StartPath(problem, options.descent, state);
-  const std::vector<double> gradient_at_start = gradient;
-  // The last point's l1 starts as l1_max, where x0 becomes optimal.
-  double last_l1 = LargestWeightGradient(problem, gradient);
+  NIMBUS_ASSIGN_OR_RETURN(ColumnPath path, ColumnPath::Start(spec, matrix, labels, row_weights, options));
   std::vector<ColumnPathPoint> points;
   for (const double l1 : l1_values) {
-    problem.spec.regularizer = Regularizer(l1, spec.regularizer.l2);
-    if (options.strong_rules) problem.eligible = StrongRuleSet(problem, state.x, gradient, std::max(last_l1, l1));
-    points.push_back(SolvePoint(problem, options, SubgradientNormAtStart(problem, gradient_at_start), gradient, state));
-    last_l1 = l1;
+    NIMBUS_ASSIGN_OR_RETURN(ColumnPathPoint point, path.Next(l1));
+    points.push_back(std::move(point));
     if (options.on_point && !options.on_point(points.back())) break;
   }
   return points;
@@ -576,13 +618,9 @@ Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec,
 
 Result<double> L1MaxByColumns(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                               std::span<const double> row_weights, const ColumnDescentOptions& options) {
-  NIMBUS_RETURN_IF_ERROR(options.Validate());
-  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
-  if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
-  const BinaryRows rows = RowsOfClass(spec, labels, row_weights, 0);
-  ColumnProblem problem = MakeProblem(BinarySpec(spec), matrix, rows.labels, rows.weights, options.blocks);
-  DescentState state;
-  return LargestWeightGradient(problem, StartPath(problem, options, state));
+  NIMBUS_ASSIGN_OR_RETURN(const ColumnPath path, ColumnPath::Start(spec, matrix, labels, row_weights,
+                                                                   ColumnPathOptions{options, true, {}}));
+  return path.l1_max();
 }
 
 Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrView& matrix,

@@ -1,8 +1,8 @@
 // End to end: `nimbus train --algorithm columns`, the column method through the facade. Its
 // optimum against liblinear is in liblinear_match_test.cpp (L1 and L2), multiclass_test.cpp
-// (one-vs-rest), weights_test.cpp (class and sample weights) and path_test.cpp (its paths, with
-// strong rules); here the optimality condition with an intercept, the stop at a target
-// objective, the summary, and what it refuses.
+// (one-vs-rest), weights_test.cpp (class and sample weights), path_test.cpp (its paths, with
+// strong rules) and cv_test.cpp (cross-validation); here the optimality condition with an
+// intercept, the stop at a target objective, the summary, and what it refuses.
 #include "e2e_support.h"
 
 namespace nimbus::testing {
@@ -59,7 +59,11 @@ TEST(Columns, WhatItDoesNotDoYetIsRefusedByName) {
                  {{"--barrier", "1", "--workers", "2"}, "--algorithm columns: not with --barrier or --relays"}});
   ExpectRefused({"path", "--data", data, "--algorithm", "columns"},
                 {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"}});
-  ExpectRefused({"cv", "--data", data, "--algorithm", "columns"}, {{{}, "--algorithm columns: not for nimbus cv yet"}});
+  ExpectRefused({"cv", "--data", data, "--algorithm", "columns"},
+                {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"}});
+  WriteTextFile(run.File("three.svm"), "1 1:1\n2 2:1\n3 1:-1\n1 1:0.5\n2 2:0.5\n3 2:-1\n");
+  ExpectRefused({"cv", "--data", run.File("three.svm"), "--algorithm", "columns", "--folds", "2"},
+                {{{}, "--algorithm columns: paths of binary or regression problems only"}});
   const CommandResult split = RunNimbus({"split", "--data", data, "--shards", "2", "--out", run.File("store")});
   ASSERT_EQ(split.exit_code, 0) << split.err;
   ExpectRefused({"train", "--data", run.File("store"), "--algorithm", "columns", "--workers", "2"},

@@ -58,12 +58,18 @@ TEST_P(CvMatchesSeparateRuns, ScoresAreTheMeanOfTrainAndEvalOnEachFold) {
       {"ovr_process", {"", ThreeClassHeart(run), "process", "newton", {"--l2", "0.003"}, 1e-7}},
       {"multinomial_threads", {"", ThreeClassHeart(run), "threads", "newton",
                                {"--l1", "0.003", "--multiclass", "multinomial"}, 1e-7}},
+      // The column method's folds are solved side by side on this process's cores, each its own
+      // path; the separate runs it is checked against are Newton's.
+      {"binary_columns_intercept", {"", HeartScalePath(), "threads", "columns", {"--l1", "0.01", "--intercept"}, 1e-7}},
+      {"binary_columns_elastic_net", {"", HeartScalePath(), "threads", "columns", {"--l1", "0.003", "--l2", "0.01"}, 1e-7}},
   };
   const CvCase& c = cases.at(GetParam());
-  const bool tight = c.algorithm == "newton";
+  const bool tight = c.algorithm != "admm";
   std::vector<std::string> solver{"--algorithm", c.algorithm};
   if (tight) solver.insert(solver.end(), {"--gradient-tolerance", "1e-10"});
   if (!tight) solver.insert(solver.end(), {"--eps-rel", "1e-7", "--eps-abs", "1e-10"});
+  std::vector<std::string> train_solver = solver;
+  if (c.algorithm == "columns") train_solver[1] = "newton";
 
   std::vector<std::string> cv{"--data", c.data, "--folds", "4", "--seed", "7", "--runtime", c.runtime, "--workers",
                               "3", "--out", run.File("cv"), "--write-folds"};
@@ -86,7 +92,7 @@ TEST_P(CvMatchesSeparateRuns, ScoresAreTheMeanOfTrainAndEvalOnEachFold) {
     WriteTextFile(fold + "-test.svm", held_out);
     std::vector<std::string> args{"--data", fold + "-train.svm", "--out", fold + ".json", "--workers", "2"};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
-    args.insert(args.end(), solver.begin(), solver.end());
+    args.insert(args.end(), train_solver.begin(), train_solver.end());
     Train(args);
     const CommandResult eval = RunNimbus({"eval", "--model", fold + ".json", "--data", fold + "-test.svm", "--json"});
     ASSERT_EQ(eval.exit_code, 0) << eval.err;
@@ -103,7 +109,8 @@ TEST_P(CvMatchesSeparateRuns, ScoresAreTheMeanOfTrainAndEvalOnEachFold) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, CvMatchesSeparateRuns,
                          ::testing::Values("binary_threads", "binary_process_intercept", "binary_admm_l2",
-                                           "ovr_process", "multinomial_threads"));
+                                           "ovr_process", "multinomial_threads", "binary_columns_intercept",
+                                           "binary_columns_elastic_net"));
 
 TEST(CvCli, FoldsAreStratifiedAndFollowTheSeed) {
   TempDir run;
@@ -134,10 +141,12 @@ TEST(CvCli, FoldsAreStratifiedAndFollowTheSeed) {
 
 // Along a grid: the model on all the data at each lambda is liblinear's, and best and one-SE
 // follow from the table.
-TEST(CvCli, GridRefitsOnAllTheDataAndChoosesByTheRule) {
+class CvGrid : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CvGrid, RefitsOnAllTheDataAndChoosesByTheRule) {
   TempDir run;
   const nlohmann::json result = RunCv({"--data", HeartScalePath(), "--path-length", "6", "--refit", "1se", "--out",
-                                       run.File("cv")});
+                                       run.File("cv"), "--algorithm", GetParam()});
   ASSERT_EQ(result["points"].size(), 6u);
   EXPECT_EQ(result["metric"], "log_loss");
   std::size_t best = 0;
@@ -168,6 +177,8 @@ TEST(CvCli, GridRefitsOnAllTheDataAndChoosesByTheRule) {
   }
   EXPECT_FALSE(FileExists(run.File("cv/folds.txt")));  // only with --write-folds
 }
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, CvGrid, ::testing::Values("auto", "columns"));
 
 TEST(CvCli, BadInputIsNamed) {
   TempDir run;

@@ -226,6 +226,17 @@ Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const Pat
 Result<GridOutcome> SolveGridByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
                                        double load_seconds,
                                        const std::function<Status(double lambda, Solution solution)>& point);
+// Cross-validation by the column method: the K folds' training rows (fold_of_rows: each row's
+// fold) and all the rows, a path each on the whole's grid, stepped point by point side by side
+// on this process's cores. `point` gets each lambda's K fold models (the plan's columns, as
+// Solution::model) and the whole's solution, whose summary counts every path's work.
+struct FoldSolutions {
+  std::vector<std::vector<double>> folds;
+  Solution whole;
+};
+Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
+                                        double load_seconds, std::span<const uint8_t> fold_of_rows, int64_t folds,
+                                        const std::function<Status(double lambda, FoldSolutions solutions)>& point);
 // The grid, largest first: the caller's (its Cs over `rows`), or `length` points from
 // `lambda_max` evenly in log.
 std::vector<double> PathGrid(const PathOptions& path, double lambda_max, int64_t rows);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -98,6 +99,31 @@ struct ColumnPathOptions {
   // After each point, as it is solved; false ends the path there.
   std::function<bool(const ColumnPathPoint&)> on_point;
   Status Validate() const { return descent.Validate(); }
+};
+
+// A path solved a point at a time, for callers that step several side by side (cross-validation's
+// folds): SolvePathByColumns's steps. It keeps its blocks (a copy of the matrix's entries, by
+// columns), its rows' labels and weights; `matrix` is not read after Start.
+class ColumnPath {
+ public:
+  // The blocks, and x0: no weight, the intercept at its own optimum (binary, class weights too,
+  // and regression; spec's l2 kept, its l1 ignored).
+  static Result<ColumnPath> Start(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+                                  std::span<const double> row_weights, const ColumnPathOptions& options);
+  ColumnPath(ColumnPath&&) noexcept;
+  ColumnPath& operator=(ColumnPath&&) noexcept;
+  ~ColumnPath();
+
+  // The least l1 whose answer is x0: max_j |grad_j f(x0)|.
+  double l1_max() const;
+  // The point at l1 (positive, below the last point's), warm-started from the last point's
+  // answer; options.on_point is not called.
+  Result<ColumnPathPoint> Next(double l1);
+
+ private:
+  struct State;
+  explicit ColumnPath(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
 };
 
 // spec's problem at each of l1_values (descending, positive; spec's l2 kept, its l1 ignored):
