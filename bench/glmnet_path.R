@@ -14,21 +14,8 @@ suppressPackageStartupMessages({
 })
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) != 3) stop("usage: Rscript glmnet_path.R DATA.svm LAMBDAS.txt OUT.tsv")
-
-read_libsvm <- function(path) {
-  lines <- readLines(path)
-  fields <- strsplit(lines, "[[:space:]]+")
-  labels <- as.numeric(vapply(fields, `[`, "", 1))
-  pairs <- lapply(fields, function(f) f[-1][f[-1] != ""])
-  counts <- lengths(pairs)
-  flat <- unlist(pairs, use.names = FALSE)
-  colon <- regexpr(":", flat, fixed = TRUE)
-  cols <- as.integer(substr(flat, 1, colon - 1))
-  values <- as.numeric(substr(flat, colon + 1, nchar(flat)))
-  rows <- rep.int(seq_along(lines), counts)
-  x <- sparseMatrix(i = rows, j = cols, x = values, dims = c(length(lines), max(cols)))
-  list(x = x, y = labels)
-}
+source_dir <- dirname(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)))
+source(file.path(source_dir, "glmnet_libsvm.R"))
 
 data <- read_libsvm(args[1])
 lambdas <- scan(args[2], quiet = TRUE)
