@@ -58,7 +58,8 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
   parser.AddString("checkpoint", "DIR|s3://B/P", "write the master's state here every --checkpoint-every rounds (one\n"
                    "                            object, replaced atomically), so that --resume can continue the run",
                    &options.checkpoint.location);
-  parser.AddInt("checkpoint-every", "M", "rounds (ADMM) or Newton steps between checkpoints", &options.checkpoint.every);
+  parser.AddInt("checkpoint-every", "M", "rounds (ADMM), Newton steps or the column method's iterations\n"
+                "                            between checkpoints", &options.checkpoint.every);
   parser.AddSwitch("resume", "continue the run whose checkpoint --checkpoint names, from its last checkpoint\n"
                    "                            (give only --checkpoint, or the run's own arguments; outputs may change)",
                    &flags->resume);

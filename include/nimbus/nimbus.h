@@ -148,7 +148,7 @@ bool RuntimeAvailable(RuntimeKind kind);
 // What a solve writes as it goes, so a lost master can be resumed.
 struct CheckpointOptions {
   std::string location;  // a directory or s3://bucket/prefix; empty: none
-  int64_t every = 10;    // rounds (ADMM) or Newton steps
+  int64_t every = 10;    // rounds (ADMM), Newton steps or the column method's iterations (binary, regression)
   std::vector<std::string> run_arguments;  // kept in the checkpoint (the CLI's own arguments)
   std::string working_directory;           // where they were given
   std::shared_ptr<const MasterState> resume;  // carry on from this state (ReadSavedRun)

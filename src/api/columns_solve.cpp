@@ -2,11 +2,13 @@
 // rows this process holds, its blocks stepped on this process's threads.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <thread>
 #include <utility>
 
 #include "nimbus/api/plan.h"
+#include "api/testing.h"
 #include "nimbus/columns/column_descent.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
@@ -207,6 +209,70 @@ void AddWork(const ColumnDescentSummary& fold, ColumnDescentSummary& point) {
   point.step_halvings += fold.step_halvings;
 }
 
+// The column method's state as a checkpoint keeps every run's (solve/master.h: MasterState).
+MasterState MasterStateOf(const ColumnDescentCheckpoint& kept) {
+  MasterState state;
+  state.algorithm = Algorithm::kColumns;
+  state.iterations = state.next_round = kept.iterations;
+  state.gradient_reference = kept.subgradient_reference;
+  state.z = kept.x;
+  state.z_last = kept.last_step;
+  state.curvature_scale = kept.curvature_scale;
+  state.damping = kept.damping;
+  return state;
+}
+
+// And back, for a resumed run: a column method's state of this problem's size.
+Result<std::shared_ptr<const ColumnDescentCheckpoint>> ColumnStateOf(const MasterState& state, const Plan& plan) {
+  if (state.algorithm != Algorithm::kColumns) {
+    return InvalidArgument("--resume: the checkpoint is of an --algorithm " + std::string(NameOf(state.algorithm)) +
+                           " run, not of the column method's");
+  }
+  if (state.z.size() != static_cast<std::size_t>(plan.spec.model_size())) {
+    return InvalidArgument("--resume: the checkpoint holds " + std::to_string(state.z.size()) +
+                           " weights, the data's model " + std::to_string(plan.spec.model_size()));
+  }
+  const std::span<const double> x = state.z, last_step = state.z_last;
+  return std::make_shared<const ColumnDescentCheckpoint>(ColumnDescentCheckpoint{
+      {x.begin(), x.end()}, {last_step.begin(), last_step.end()}, static_cast<int>(state.iterations),
+      state.gradient_reference, state.curvature_scale, state.damping});
+}
+
+// --checkpoint (every --checkpoint-every iterations, counted in `summary`) and --resume, as the
+// column method's: binary and regression problems (one-vs-rest's classes are solved in turn).
+Status SetCheckpoints(const Plan& plan, const SolveOptions& options, ColumnDescentOptions& columns, Summary& summary) {
+  const CheckpointOptions& checkpoint = options.checkpoint;
+  if (checkpoint.location.empty()) return Status::Ok();
+  if (plan.spec.one_vs_rest()) {
+    return InvalidArgument("--algorithm columns: checkpoints of binary and regression problems only, not of "
+                           "one-vs-rest's classes (--checkpoint)");
+  }
+  NIMBUS_ASSIGN_OR_RETURN(CheckpointWriter writer, CheckpointWriterOf(options));
+  columns.checkpoint_every = static_cast<int>(checkpoint.every);
+  columns.on_checkpoint = [writer = std::move(writer), &summary](const ColumnDescentCheckpoint& kept) {
+    Stopwatch writing;
+    const bool written = writer(MasterStateOf(kept)).ok();
+    summary.checkpoint_seconds += writing.ElapsedSeconds();
+    ++(written ? summary.checkpoints : summary.checkpoint_failures);
+  };
+  if (checkpoint.resume) {
+    NIMBUS_ASSIGN_OR_RETURN(columns.resume, ColumnStateOf(*checkpoint.resume, plan));
+    summary.resumed_at_round = checkpoint.resume->next_round;
+  }
+  return Status::Ok();
+}
+
+// Tests only (--inject-delay): each iteration takes this much longer, as a slow worker's round
+// would, so that a run lasts long enough to be killed in its middle.
+void InjectDelay(const SolveOptions& options, ColumnDescentOptions& columns) {
+  if (options.test_hooks == nullptr || !(options.test_hooks->faults.delay_ms > 0)) return;
+  const FaultInjection faults = options.test_hooks->faults;
+  columns.on_iteration = [faults, observer = std::move(columns.on_iteration)](const ColumnDescentSummary& now) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(faults.DelaySeconds(0, 0, now.iterations)));
+    return !observer || observer(now);
+  };
+}
+
 }  // namespace
 
 Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
@@ -218,10 +284,18 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
                                                        choice.reason}));
   }
   Stopwatch watch;
+  ColumnDescentOptions columns = ObservedOptionsOf(plan, options, watch);
+  Summary checkpoints;
+  NIMBUS_RETURN_IF_ERROR(SetCheckpoints(plan, options, columns, checkpoints));
+  InjectDelay(options, columns);
   const Dataset& data = *plan.data;
-  NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved, SolveByColumns(plan.spec, data.matrix, data.labels, data.weights,
-                                                                     ObservedOptionsOf(plan, options, watch)));
+  NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved,
+                          SolveByColumns(plan.spec, data.matrix, data.labels, data.weights, columns));
   Solution solution = SolutionOf(plan, choice, std::move(solved.x), solved.summary, options, watch.ElapsedSeconds());
+  solution.summary.checkpoints = checkpoints.checkpoints;
+  solution.summary.checkpoint_seconds = checkpoints.checkpoint_seconds;
+  solution.summary.checkpoint_failures = checkpoints.checkpoint_failures;
+  solution.summary.resumed_at_round = checkpoints.resumed_at_round;
   if (trace != nullptr) trace->Write(TraceLine(solution.summary));
   return ResultOf(plan, options, std::move(solution));
 }

@@ -177,7 +177,6 @@ Status SolveOptions::ValidateColumns() const {
   if (admm.barrier != 0 || runtime.relays > 0) {
     return InvalidArgument(columns + "not with --barrier or --relays (ADMM's and Newton's)");
   }
-  if (!checkpoint.location.empty()) return InvalidArgument(columns + "no checkpoints yet (--checkpoint)");
   if (warm_start != nullptr) return InvalidArgument(columns + "it starts from zero (no --warm-start yet)");
   return Status::Ok();
 }
@@ -332,18 +331,14 @@ SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution sol
   return result;
 }
 
-namespace {
-
-// Checkpoints every `every` rounds into the store at `location`; a failed write is reported
-// through the trace and the summary, and the run goes on with the previous checkpoint.
-Status SetCheckpointing(const SolveOptions& options, Master* master) {
+Result<CheckpointWriter> CheckpointWriterOf(const SolveOptions& options) {
   const CheckpointOptions& checkpoint = options.checkpoint;
-  if (checkpoint.location.empty()) return Status::Ok();
+  if (checkpoint.location.empty()) return CheckpointWriter();
   Result<std::unique_ptr<Store>> opened = OpenAnyStore(checkpoint.location, /*create=*/true);
   if (!opened.ok()) return opened.status().WithContext("--checkpoint");
   std::shared_ptr<Store> store = std::move(opened).value();
   const Checkpoint kept{MasterState{}, checkpoint.run_arguments, checkpoint.working_directory};
-  master->SetCheckpointWriter(static_cast<int>(checkpoint.every), [store, kept](const MasterState& state) {
+  return CheckpointWriter([store, kept](const MasterState& state) {
     Checkpoint written = kept;
     written.state = state;
     Status status = WriteCheckpoint(*store, written);
@@ -353,7 +348,17 @@ Status SetCheckpointing(const SolveOptions& options, Master* master) {
     }
     return status;
   });
-  if (checkpoint.resume) master->ResumeFrom(*checkpoint.resume);
+}
+
+namespace {
+
+// Checkpoints every `every` rounds into the store at `location`; a failed write is reported
+// through the trace and the summary, and the run goes on with the previous checkpoint.
+Status SetCheckpointing(const SolveOptions& options, Master* master) {
+  NIMBUS_ASSIGN_OR_RETURN(CheckpointWriter writer, CheckpointWriterOf(options));
+  if (!writer) return Status::Ok();
+  master->SetCheckpointWriter(static_cast<int>(options.checkpoint.every), std::move(writer));
+  if (options.checkpoint.resume) master->ResumeFrom(*options.checkpoint.resume);
   return Status::Ok();
 }
 

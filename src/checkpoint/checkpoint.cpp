@@ -48,6 +48,8 @@ Json Metadata(const Checkpoint& checkpoint) {
               {"lean_rounds", s.lean_rounds},
               {"solve_seconds", s.solve_seconds},
               {"objective", s.objective},
+              {"curvature_scale", s.curvature_scale},
+              {"damping", s.damping},
               {"model_size", s.z.size()},
               {"workers", workers},
               {"arguments", checkpoint.arguments},
@@ -159,7 +161,7 @@ Result<Parts> PartsOf(std::string_view bytes) {
 Result<Algorithm> AlgorithmOf(const Json& json) {
   const std::string name = json.value("algorithm", std::string("admm"));
   Result<Algorithm> algorithm = ParseChoice<Algorithm>(name);
-  if (!algorithm.ok() || *algorithm == Algorithm::kAuto || *algorithm == Algorithm::kColumns) return DataLoss("unknown algorithm '" + name + "'");
+  if (!algorithm.ok() || *algorithm == Algorithm::kAuto) return DataLoss("unknown algorithm '" + name + "'");
   return algorithm;
 }
 
@@ -185,6 +187,8 @@ void ReadScalars(const Json& json, MasterState* state) {
   s.lean_rounds = JsonInteger<int>(json.at("lean_rounds"));
   s.solve_seconds = json.at("solve_seconds").get<double>();
   s.objective = json.at("objective").get<double>();
+  s.curvature_scale = json.value("curvature_scale", 1.0);  // written since the column method's checkpoints
+  s.damping = json.value("damping", 0.0);
 }
 
 // Everything but the vectors into `checkpoint`; the vectors' lengths, in the order they follow.
@@ -215,6 +219,12 @@ Status CheckScalars(const MasterState& s) {
   if (s.algorithm == Algorithm::kNewton) {
     if (s.next_round < 1 || s.iterations < 1 || !(s.radius >= 0) || !(s.gradient_reference > 0)) {
       return DataLoss("a Newton state needs a round, a step, a radius >= 0 and a positive gradient reference");
+    }
+  } else if (s.algorithm == Algorithm::kColumns) {
+    if (s.next_round < 1 || s.iterations < 1 || !(s.gradient_reference > 0) || !(s.curvature_scale >= 1) ||
+        !(s.damping >= 0) || !s.workers.empty()) {
+      return DataLoss("a column method's state needs a round, an iteration, a positive gradient reference, a curvature "
+                      "scale >= 1, a damping >= 0 and no workers");
     }
   } else if (s.next_round < 2) {
     return DataLoss("next_round " + std::to_string(s.next_round) + " (must be >= 2)");

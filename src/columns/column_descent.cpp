@@ -322,6 +322,13 @@ Status ColumnDescentOptions::Validate() const {
   if (!(curvature_scale == 0 || curvature_scale >= 1)) return InvalidArgument("curvature scale: 0 (adapt) or at least 1");
   if (!(damping >= 0 && std::isfinite(damping))) return InvalidArgument("damping: at least 0");
   if (threads < 1) return InvalidArgument("threads: at least 1");
+  if (checkpoint_every < 0) return InvalidArgument("checkpoint every: at least 0");
+  if (resume != nullptr && (resume->iterations < 1 || !(resume->subgradient_reference > 0) ||
+                            !(resume->curvature_scale >= 1) || !(resume->damping >= 0) ||
+                            resume->last_step.size() != resume->x.size())) {
+    return InvalidArgument("resume: a state after an iteration (a positive reference, curvature scale >= 1, "
+                           "damping >= 0, a last step as long as x)");
+  }
   return Status::Ok();
 }
 
@@ -366,9 +373,51 @@ bool Report(const ColumnDescentOptions& options, DescentState& state) {
   return !state.summary.stopped;
 }
 
+// Every options.checkpoint_every iterations, the state after this one's step.
+void KeepCheckpoint(const ColumnDescentOptions& options, const DescentState& state) {
+  const int made = state.summary.iterations + 1;
+  if (options.checkpoint_every == 0 || !options.on_checkpoint || made % options.checkpoint_every != 0) return;
+  options.on_checkpoint({state.x, state.last_step, made, state.subgradient_reference, state.curvature_scale,
+                         state.damping});
+}
+
+// A x on the blocks' columns (the intercept's a column of ones): a pass over the data.
+std::vector<double> MarginsOf(const ColumnProblem& problem, std::span<const double> x) {
+  std::vector<double> margins(problem.labels.size(), 0.0);
+  for (const ColumnBlock& block : problem.blocks) {
+    for (uint32_t k = 0; k < block.end - block.begin; ++k) {
+      const double weight = x[block.begin + k];
+      if (weight == 0) continue;
+      for (int64_t e = block.col_ptr[k]; e < block.col_ptr[k + 1]; ++e) margins[block.row_idx[e]] += block.values[e] * weight;
+    }
+  }
+  if (problem.spec.intercept) {
+    for (double& margin : margins) margin += x.back();
+  }
+  return margins;
+}
+
+// The loop's state as a checkpoint left it: x and the last step, their margins, the models'
+// adaptation and the stop test's reference.
+void Resume(const ColumnProblem& problem, const ColumnDescentOptions& options, const ColumnDescentCheckpoint& kept,
+            DescentState& state) {
+  state.x = kept.x;
+  state.margins = MarginsOf(problem, state.x);
+  state.last_step = kept.last_step;
+  state.last_margin_step = MarginsOf(problem, state.last_step);
+  state.objective = Objective(problem, state.x, state.margins);
+  state.curvature_scale = kept.curvature_scale;
+  state.damping = kept.damping;
+  state.subgradient_reference = kept.subgradient_reference;
+  state.summary.iterations = kept.iterations;
+  state.summary.initial_subgradient_norm = kept.subgradient_reference;
+  state.summary.subgradient_tolerance = options.gradient_tolerance * kept.subgradient_reference;
+  state.summary.data_passes = 2;
+}
+
 // The loop, from state.x: one round per iteration, distributed.
 void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
-  state.curvature_scale = options.curvature_scale > 0 ? options.curvature_scale : 1;
+  if (state.summary.iterations == 0) state.curvature_scale = options.curvature_scale > 0 ? options.curvature_scale : 1;
   for (; state.summary.iterations < options.max_iterations; ++state.summary.iterations) {
     TakeDerivatives(problem, state);
     StepEachBlock(problem, options, state);
@@ -379,6 +428,7 @@ void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, 
       break;
     }
     AdaptModels(problem, options, state);
+    KeepCheckpoint(options, state);
     if (!Report(options, state)) break;
   }
   state.summary.converged = Converged(state);
@@ -632,12 +682,20 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
   ColumnProblem problem = MakeProblem(BinarySpec(spec), matrix, {}, {}, options.blocks);
   ColumnDescentResult result;
   result.x.assign(spec.model_size(), 0.0);
+  if (spec.one_vs_rest() && (options.resume != nullptr || options.checkpoint_every > 0)) {
+    return InvalidArgument("the column method's checkpoints: binary and regression problems only");
+  }
+  if (options.resume != nullptr && options.resume->x.size() != result.x.size()) {
+    return InvalidArgument("resume: " + std::to_string(options.resume->x.size()) + " weights for a model of " +
+                           std::to_string(result.x.size()));
+  }
   for (int64_t c = 0; c < (spec.one_vs_rest() ? spec.classes : 1); ++c) {
     const BinaryRows rows = RowsOfClass(spec, labels, row_weights, c);
     problem.labels = rows.labels;
     problem.weights = rows.weights;
     DescentState state;
     Start(problem, state);
+    if (options.resume != nullptr) Resume(problem, options, *options.resume, state);
     Descend(problem, options, state);
     if (!spec.one_vs_rest()) return ColumnDescentResult{std::move(state.x), state.summary};
     AddClass(spec, c, state, result);

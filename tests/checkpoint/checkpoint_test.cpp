@@ -62,7 +62,8 @@ void ExpectSame(const Checkpoint& a, const Checkpoint& b) {
                              {x.inner_relative, y.inner_relative}, {x.rho_last, y.rho_last},
                              {x.rho_previous, y.rho_previous}, {x.alpha, y.alpha}, {x.initial_rho, y.initial_rho},
                              {x.solve_seconds, y.solve_seconds}, {x.objective, y.objective}, {x.radius, y.radius},
-                             {x.gradient_reference, y.gradient_reference}}) {
+                             {x.gradient_reference, y.gradient_reference},
+                             {x.curvature_scale, y.curvature_scale}, {x.damping, y.damping}}) {
     EXPECT_EQ(p, q);
   }
   EXPECT_EQ(x.lean, y.lean);
@@ -139,6 +140,40 @@ TEST(Checkpoint, ANewtonStateComesBackAndIsChecked) {
     EXPECT_NE(refused.status().message().find("unknown algorithm '" + unknown + "'"), std::string::npos)
         << refused.status().ToString();
   }
+}
+
+// The column method's state: x and its last step, its iterations, the stop test's scale and
+// its blocks' models' adaptation; no workers. A file from before these fields reads them as a
+// fresh run's (curvature scale 1, no damping).
+TEST(Checkpoint, AColumnMethodsStateComesBackAndIsChecked) {
+  Checkpoint columns;
+  MasterState& s = columns.state;
+  s.algorithm = Algorithm::kColumns;
+  s.iterations = s.next_round = 6;
+  s.gradient_reference = 0.125;
+  s.curvature_scale = 2;
+  s.damping = 1.5e-5;
+  s.z = std::vector<double>{0.5, -0.0, 1e-310};
+  s.z_last = std::vector<double>{-0.25, 0.0, 3.0};
+  s.objective = 0.5;
+  Result<Checkpoint> decoded = DecodeCheckpoint(EncodeCheckpoint(columns), "c");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ExpectSame(columns, *decoded);
+  for (const std::string field : {"iterations", "gradient_reference", "curvature_scale", "damping", "workers"}) {
+    Checkpoint bad = columns;
+    if (field == "iterations") bad.state.iterations = 0;
+    if (field == "gradient_reference") bad.state.gradient_reference = 0;
+    if (field == "curvature_scale") bad.state.curvature_scale = 0.5;
+    if (field == "damping") bad.state.damping = -1;
+    if (field == "workers") bad.state.workers.push_back({100, 1000, {}, {}});
+    EXPECT_FALSE(DecodeCheckpoint(EncodeCheckpoint(bad), "c").ok()) << field;
+  }
+  const std::string older = WithMetadataChanged(
+      WithMetadataChanged(EncodeCheckpoint(columns), "\"curvature_scale\":2.0,", ""), "\"damping\":1.5e-05,", "");
+  Result<Checkpoint> before = DecodeCheckpoint(older, "c");
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_EQ(before->state.curvature_scale, 1.0);
+  EXPECT_EQ(before->state.damping, 0.0);
 }
 
 TEST(Checkpoint, ACutOrDamagedFileIsRefusedWithItsName) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -190,6 +191,40 @@ TEST(ColumnDescent, WithAnInterceptAndRowWeightsMeetsTheOptimalityConditions) {
         testing::RefNorm(SubgradientAt(p, loss, std::vector<double>(200, 1.0), 0.01, 0.001, result->x));
     EXPECT_GT(unweighted, 1e-4) << LossName(loss);
   }
+}
+
+// A run resumed from any of its checkpoints goes on as the run that was not stopped: the same
+// iterations and the same answer (its margins recomputed from x, to rounding).
+TEST(ColumnDescent, ARunResumedFromACheckpointGoesOnAsIfNotStopped) {
+  const Dataset data = ReadHeartScale();
+  const ProblemSpec spec = SpecOf(data, 0.003, 0.001, true);
+  ColumnDescentOptions options = Tight(3);
+  options.checkpoint_every = 2;
+  std::vector<ColumnDescentCheckpoint> kept;
+  options.on_checkpoint = [&](const ColumnDescentCheckpoint& state) { kept.push_back(state); };
+  Result<ColumnDescentResult> whole = SolveByColumns(spec, data.matrix, data.labels, {}, options);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_GE(kept.size(), 3u);
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    EXPECT_EQ(kept[k].iterations, 2 * static_cast<int>(k + 1));
+    ColumnDescentOptions resumed = Tight(3);
+    resumed.resume = std::make_shared<const ColumnDescentCheckpoint>(kept[k]);
+    Result<ColumnDescentResult> rest = SolveByColumns(spec, data.matrix, data.labels, {}, resumed);
+    ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+    EXPECT_EQ(rest->summary.iterations, whole->summary.iterations) << "from " << kept[k].iterations;
+    for (std::size_t j = 0; j < whole->x.size(); ++j) EXPECT_NEAR(rest->x[j], whole->x[j], 1e-12) << j;
+  }
+  // A state that is not one is refused, as are one-vs-rest's checkpoints.
+  ColumnDescentCheckpoint wrong = kept[0];
+  wrong.x.pop_back();
+  wrong.last_step.pop_back();
+  ColumnDescentOptions resumed = Tight(3);
+  resumed.resume = std::make_shared<const ColumnDescentCheckpoint>(wrong);
+  EXPECT_FALSE(SolveByColumns(spec, data.matrix, data.labels, {}, resumed).ok());
+  wrong = kept[0];
+  wrong.subgradient_reference = 0;
+  resumed.resume = std::make_shared<const ColumnDescentCheckpoint>(wrong);
+  EXPECT_FALSE(resumed.Validate().ok());
 }
 
 TEST(ColumnDescent, CutsColumnsIntoBlocksOfAboutEqualEntries) {

@@ -1,7 +1,8 @@
 // End to end: checkpoints and --resume through the nimbus binary. A master killed with -9
 // in the middle of a run is resumed from its last checkpoint and ends with the model of a run
-// that was never interrupted (threads and process workers; ADMM with L1 and Newton with L2);
-// checkpoints in S3; a full disk keeps the previous checkpoint; mistakes are named.
+// that was never interrupted (threads and process workers; ADMM with L1, Newton with L2 and
+// L1, and the column method); checkpoints in S3; a full disk keeps the previous checkpoint;
+// mistakes are named.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -52,9 +53,14 @@ class CheckpointCli : public ::testing::Test {
   // enough to be killed in its middle (it changes no number).
   // With L1 the run is ADMM's (by name), with L2 Newton's (the default): many short rounds, so
   // less delay in each.
-  static std::vector<std::string> Problem(const std::string& runtime, bool l2 = false, bool newton = false) {
+  // The column method (`columns`, L1) takes about 10 rounds of 3 blocks here: 150 ms each.
+  static std::vector<std::string> Problem(const std::string& runtime, bool l2 = false, bool newton = false,
+                                          bool columns = false) {
     return {"--data", Data(), l2 ? "--l2" : "--l1", Number(l2 ? kL2 : kL1), "--workers", "3", "--runtime", runtime,
-            "--inject-delay", l2 || newton ? "30" : "150", "--algorithm", l2 || newton ? "auto" : "admm"};
+            "--inject-delay", (l2 || newton) && !columns ? "30" : "150", "--algorithm", AlgorithmOf(l2, newton, columns)};
+  }
+  static std::string AlgorithmOf(bool l2, bool newton, bool columns) {
+    return columns ? "columns" : l2 || newton ? "auto" : "admm";
   }
 
   static std::map<int64_t, double> Weights(const std::string& path) {
@@ -106,13 +112,13 @@ class CheckpointCli : public ::testing::Test {
   // Kills the master with SIGKILL once it has checkpointed round `round`, resumes the run
   // with `nimbus train --checkpoint DIR --resume` and compares the model with an
   // uninterrupted run's.
-  static void KillAndResume(const std::string& runtime, bool l2 = false, bool newton = false) {
+  static void KillAndResume(const std::string& runtime, bool l2 = false, bool newton = false, bool columns = false) {
     TempDir dir;
-    std::vector<std::string> plain = Problem(runtime, l2, newton);
+    std::vector<std::string> plain = Problem(runtime, l2, newton, columns);
     for (const std::string& a : {std::string("--out"), dir.File("plain.json")}) plain.push_back(a);
     Train(plain);
 
-    std::vector<std::string> args = Problem(runtime, l2, newton);
+    std::vector<std::string> args = Problem(runtime, l2, newton, columns);
     for (const std::string& a : {std::string("--checkpoint"), dir.File("cp"), std::string("--checkpoint-every"),
                                  std::string("2"), std::string("--out"), dir.File("resumed.json"),
                                  std::string("--summary-json"), dir.File("summary.json")}) {
@@ -141,7 +147,8 @@ class CheckpointCli : public ::testing::Test {
     const Json summary = Json::parse(ReadTextFile(dir.File("summary.json")));
     EXPECT_GE(summary["resumed_at_round"].get<int64_t>(), round);
     EXPECT_EQ(summary["termination"], "converged");
-    EXPECT_EQ(summary["algorithm"], l2 || newton ? "newton" : "admm");
+    const std::string algorithm = AlgorithmOf(l2, newton, columns);
+    EXPECT_EQ(summary["algorithm"], algorithm == "auto" ? "newton" : algorithm);
     EXPECT_LT(LargestDifference(dir.File("resumed.json"), dir.File("plain.json")), 1e-9);
     const double l1 = l2 ? 0 : kL1, l2_weight = l2 ? kL2 : 0, optimum = l2 ? optimum_l2_ : optimum_;
     const double objective = ObjectiveOf(dir.File("resumed.json"), Data(), l1, l2_weight);
@@ -174,6 +181,11 @@ TEST_F(CheckpointCli, ANewtonMasterWithProcessWorkersKilledWithSignal9IsResumedT
 // With an l1 term: Newton's active-set cycles.
 TEST_F(CheckpointCli, AnL1NewtonMasterKilledWithSignal9IsResumedToTheSameModel) {
   KillAndResume("process", false, true);
+}
+
+// The column method in this process: x, its last step and its models' adaptation come back.
+TEST_F(CheckpointCli, AColumnMethodsMasterKilledWithSignal9IsResumedToTheSameModel) {
+  KillAndResume("threads", false, false, true);
 }
 
 TEST_F(CheckpointCli, CheckpointsGoToS3AndAResumeReadsThem) {

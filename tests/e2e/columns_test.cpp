@@ -49,20 +49,26 @@ TEST(Columns, StopsAtATargetObjectiveAndReportsItsRounds) {
   EXPECT_NE(brief.out.find("gradient norm"), std::string::npos) << brief.out;
 }
 
+std::string ThreeClasses(const TempDir& run) {
+  WriteTextFile(run.File("three.svm"), "1 1:1\n2 2:1\n3 1:-1\n1 1:0.5\n2 2:0.5\n3 2:-1\n");
+  return run.File("three.svm");
+}
+
 TEST(Columns, WhatItDoesNotDoYetIsRefusedByName) {
   TempDir run;
   const std::string data = HeartScalePath();
   ExpectRefused({"train", "--data", data, "--algorithm", "columns"},
                 {{{"--runtime", "process"}, "--algorithm columns: its blocks run on threads of this process"},
-                 {{"--checkpoint", run.File("checkpoints")}, "--algorithm columns: no checkpoints yet"},
                  {{"--multiclass", "multinomial"}, "--algorithm columns: one-vs-rest only"},
                  {{"--barrier", "1", "--workers", "2"}, "--algorithm columns: not with --barrier or --relays"}});
   ExpectRefused({"path", "--data", data, "--algorithm", "columns"},
                 {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"}});
   ExpectRefused({"cv", "--data", data, "--algorithm", "columns"},
                 {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"}});
-  WriteTextFile(run.File("three.svm"), "1 1:1\n2 2:1\n3 1:-1\n1 1:0.5\n2 2:0.5\n3 2:-1\n");
-  ExpectRefused({"cv", "--data", run.File("three.svm"), "--algorithm", "columns", "--folds", "2"},
+  ExpectRefused({"train", "--data", ThreeClasses(run), "--algorithm", "columns"},
+                {{{"--checkpoint", run.File("checkpoints")},
+                  "--algorithm columns: checkpoints of binary and regression problems only"}});
+  ExpectRefused({"cv", "--data", ThreeClasses(run), "--algorithm", "columns", "--folds", "2"},
                 {{{}, "--algorithm columns: paths of binary or regression problems only"}});
   const CommandResult split = RunNimbus({"split", "--data", data, "--shards", "2", "--out", run.File("store")});
   ASSERT_EQ(split.exit_code, 0) << split.err;

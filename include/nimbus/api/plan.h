@@ -192,6 +192,9 @@ std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const MasterChoice& 
 // plan.workers blocks stepped on its threads (columns/column_descent.h), the summary's fields as
 // every solve's (an iteration a round). Rows in a store are refused.
 Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice);
+// The options' checkpoint writer (--checkpoint): each state into the store, a failed write
+// warned of on stderr (the run goes on with the previous checkpoint); empty without a location.
+Result<CheckpointWriter> CheckpointWriterOf(const SolveOptions& options);
 // A master's solution as Solve returns it: the model over the data's features, the summary
 // with the load, the data's columns and the cost.
 SolveResult ResultOf(const Plan& plan, const SolveOptions& options, Solution solution);

@@ -46,6 +46,16 @@ struct ColumnDescentSummary {
   std::string message;
 };
 
+// The loop between two iterations, as a checkpoint keeps it: enough to go on as if it had not
+// stopped (the margins are recomputed from x and the last step, a pass over the data each).
+struct ColumnDescentCheckpoint {
+  std::vector<double> x;          // d weights, then the intercept
+  std::vector<double> last_step;  // s, the last iteration's step
+  int iterations = 0;             // made so far
+  double subgradient_reference = 0;  // the stop test's ||v(0)||
+  double curvature_scale = 1, damping = 0;
+};
+
 struct ColumnDescentOptions {
   int blocks = 2;                  // of about equal entries each
   int max_iterations = 1000;       // rounds, distributed
@@ -63,6 +73,11 @@ struct ColumnDescentOptions {
   int threads = 1;  // the blocks stepped at once, on threads of this process (the answer is the same)
   // After each iteration, with the summary so far (one-vs-rest: the class's); false stops.
   std::function<bool(const ColumnDescentSummary&)> on_iteration;
+  // Binary and regression problems: every `checkpoint_every` iterations (0: never) the loop's
+  // state to on_checkpoint; and a state to go on from instead of x = 0.
+  int checkpoint_every = 0;
+  std::function<void(const ColumnDescentCheckpoint&)> on_checkpoint;
+  std::shared_ptr<const ColumnDescentCheckpoint> resume;
   Status Validate() const;
 };
 
