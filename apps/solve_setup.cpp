@@ -132,7 +132,7 @@ void AddAlgorithmOptions(ArgParser& parser, SolveOptions* flags) {
                    "                            --l1), columns (coordinate descent on blocks of columns, newGLMNET's; the\n"
                    "                            master holds the rows, --workers blocks on its threads, cv's folds side\n"
                    "                            by side on its cores; --runtime threads only), or auto (newton unless an\n"
-                   "                            option needs admm)",
+                   "                            option needs admm; nimbus cv along an l1 grid on threads: columns)",
                    &flags->algorithm);
   parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
                    "                            norm at the start", &flags->gradient_tolerance);

@@ -286,8 +286,9 @@ class LogisticRegressionCV(_NimbusClassifier):
     """Logistic regression with C chosen by K-fold cross-validation, nimbus's `cv`: the folds'
     problems and the one on all the data are solved side by side, as copies of one problem in
     the same passes over the data, at each C of the grid in turn (each warm-started from the
-    one before). With solver='columns' (L1, two classes), each fold's problem and the one on all
-    the data are paths of their own, stepped C by C side by side on this process's cores.
+    one before). With solver='columns' (L1, two classes; auto's choice for L1 on the threads
+    runtime), each fold's problem and the one on all the data are paths of their own, stepped C
+    by C side by side on this process's cores.
 
     Parameters as LogisticRegression's, and
     Cs : int or list of floats. An int: that many values from the smallest C whose L1 model

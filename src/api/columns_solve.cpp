@@ -326,9 +326,11 @@ Result<GridOutcome> SolveGridByColumns(const Plan& plan, const SolveOptions& opt
 
 Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
                                         double load_seconds, std::span<const uint8_t> fold_of_rows, int64_t folds,
+                                        const std::string& reason,
                                         const std::function<Status(double lambda, FoldSolutions solutions)>& point) {
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPathPlan(plan));
-  const MasterChoice choice = ChooseMaster(options);
+  MasterChoice choice = ChooseMaster(options);
+  if (!reason.empty()) choice.reason = reason;
   Stopwatch watch;
   NIMBUS_ASSIGN_OR_RETURN(std::vector<ColumnPath> paths, StartFoldPaths(plan, options, fold_of_rows, folds));
   GridOutcome outcome;

@@ -158,9 +158,15 @@ std::string CvResult::TableRow(std::size_t index, const CvPoint& p) {
 }
 
 std::string CvResult::Heading() const {
-  return Format("nimbus cv: %s, %lld folds, %s over %zu lambdas from %.5g (lambda_max), %s workers (%s)\n", data.c_str(),
-                static_cast<long long>(folds), NameOf(penalty).data(), points.size(), lambda_max,
-                points.empty() ? "-" : std::to_string(points.front().summary.workers).c_str(), NameOf(runtime).data());
+  std::string heading =
+      Format("nimbus cv: %s, %lld folds, %s over %zu lambdas from %.5g (lambda_max), %s workers (%s)\n", data.c_str(),
+             static_cast<long long>(folds), NameOf(penalty).data(), points.size(), lambda_max,
+             points.empty() ? "-" : std::to_string(points.front().summary.workers).c_str(), NameOf(runtime).data());
+  if (!points.empty() && !points.front().summary.algorithm_reason.empty()) {
+    const Summary& first = points.front().summary;
+    heading += Format("  solved by %s (%s)\n", NameOf(first.algorithm).data(), first.algorithm_reason.c_str());
+  }
+  return heading;
 }
 
 std::string CvResult::Footer() const {

@@ -178,7 +178,28 @@ TEST_P(CvGrid, RefitsOnAllTheDataAndChoosesByTheRule) {
   EXPECT_FALSE(FileExists(run.File("cv/folds.txt")));  // only with --write-folds
 }
 
-INSTANTIATE_TEST_SUITE_P(Algorithms, CvGrid, ::testing::Values("auto", "columns"));
+INSTANTIATE_TEST_SUITE_P(Algorithms, CvGrid, ::testing::Values("newton", "columns"));
+
+// auto: an l1 grid on threads is the column method's (docs/benchmarks.md, "Cross-validation by
+// columns"); an l2 grid, another runtime, or a multiclass data set (after a second reading of
+// it) Newton's.
+TEST(CvCli, AutoCrossValidatesAnL1GridOnThreadsByColumns) {
+  TempDir run;
+  const auto solved_by = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> all{"cv", "--path-length", "3", "--no-plots", "--out", run.File("cv")};
+    all.insert(all.end(), args.begin(), args.end());
+    const CommandResult result = RunNimbus(all);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const std::size_t at = result.out.find("solved by ");
+    return at == std::string::npos ? result.out : result.out.substr(at + 10, result.out.find(' ', at + 10) - at - 10);
+  };
+  EXPECT_EQ(solved_by({"--data", HeartScalePath()}), "columns");
+  EXPECT_EQ(solved_by({"--data", HeartScalePath(), "--penalty", "l2"}), "newton");
+  EXPECT_EQ(solved_by({"--data", HeartScalePath(), "--runtime", "process", "--workers", "2"}), "newton");
+  EXPECT_EQ(solved_by({"--data", ThreeClassHeart(run)}), "newton");
+  const nlohmann::json three = RunCv({"--data", ThreeClassHeart(run), "--path-length", "3", "--out", run.File("three")});
+  EXPECT_EQ(three["points"].size(), 3u);
+}
 
 TEST(CvCli, BadInputIsNamed) {
   TempDir run;

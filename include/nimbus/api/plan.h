@@ -237,8 +237,10 @@ struct FoldSolutions {
   std::vector<std::vector<double>> folds;
   Solution whole;
 };
+// `reason`: why the column method (the summary's algorithm_reason; empty: the options named it).
 Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
                                         double load_seconds, std::span<const uint8_t> fold_of_rows, int64_t folds,
+                                        const std::string& reason,
                                         const std::function<Status(double lambda, FoldSolutions solutions)>& point);
 // The grid, largest first: the caller's (its Cs over `rows`), or `length` points from
 // `lambda_max` evenly in log.
