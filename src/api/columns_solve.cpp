@@ -7,8 +7,8 @@
 #include <thread>
 #include <utility>
 
-#include "nimbus/api/plan.h"
 #include "api/testing.h"
+#include "nimbus/api/plan.h"
 #include "nimbus/columns/column_descent.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
@@ -106,7 +106,8 @@ Solution SolutionOf(const Plan& plan, const MasterChoice& choice, std::vector<do
 // body(i) for each i in [0, count), on as many threads as cores (and no more than count), each
 // taking the next i in turn.
 void ForEachOnCores(std::size_t count, const std::function<void(std::size_t)>& body) {
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::max<std::size_t>(count, 1));
+  const std::size_t cores = std::max(std::thread::hardware_concurrency(), 1u);
+  const std::size_t threads = std::max<std::size_t>(std::min(cores, count), 1);
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < count; i = next++) body(i);

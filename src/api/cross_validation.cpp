@@ -278,6 +278,28 @@ std::string ChooseColumns(const TrainingData& data, const PathOptions& grid, con
   return "auto: cross-validation along an l1 grid on this process's threads, each fold's path on a core";
 }
 
+// The grid's points, each scored on the folds' held-out rows: by the column method (each fold's
+// path, and the whole's, side by side here), or as copies of one problem on the workers.
+Result<GridOutcome> SolveCvGrid(Plan& plan, const SolveOptions& solve, const PathOptions& grid,
+                                const std::string& reason, const std::vector<int64_t>& fold_rows,
+                                const CvResult& result, const std::function<Status(CvPoint)>& add_point) {
+  if (solve.algorithm == Algorithm::kColumns) {
+    const std::vector<Dataset> held_out = HeldOutRows(*plan.data, result.fold_of_rows, result.folds);
+    return SolveFoldsByColumns(plan, solve, grid, result.load_seconds, result.fold_of_rows, result.folds, reason,
+                               [&](double lambda, FoldSolutions solutions) {
+                                 return add_point(PointOf(plan, solve, lambda, std::move(solutions), held_out));
+                               });
+  }
+  SetCopies(plan.spec, fold_rows);
+  NIMBUS_RETURN_IF_ERROR(plan.spec.Validate());  // K + 1 copies of the model must still fit
+  return SolveGrid(plan, solve, grid, result.load_seconds,
+                   [&](double lambda, Solution solution, PointWorkers& workers) -> Status {
+                     NIMBUS_ASSIGN_OR_RETURN(CvPoint point,
+                                             PointOf(plan, solve, lambda, std::move(solution), workers));
+                     return add_point(std::move(point));
+                   });
+}
+
 }  // namespace
 
 Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& options, const CvOptions& cv) {
@@ -304,29 +326,13 @@ Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& opt
   NIMBUS_ASSIGN_OR_RETURN(result.metric, MetricOf(cv.metric, plan.spec));
   NIMBUS_ASSIGN_OR_RETURN(const std::vector<int64_t> fold_rows, DealFolds(plan, cv, &result.fold_of_rows));
   result.load_seconds = wall.ElapsedSeconds();
-  const auto add_point = [&](CvPoint point) {
+  const std::function<Status(CvPoint)> add_point = [&](CvPoint point) {
     if (cv.on_point) cv.on_point(point);
     result.points.push_back(std::move(point));
     return Status::Ok();
   };
-  GridOutcome outcome;
-  if (solve.algorithm == Algorithm::kColumns) {
-    const std::vector<Dataset> held_out = HeldOutRows(*plan.data, result.fold_of_rows, cv.folds);
-    NIMBUS_ASSIGN_OR_RETURN(outcome, SolveFoldsByColumns(plan, solve, grid, result.load_seconds, result.fold_of_rows,
-                                                         cv.folds, reason, [&](double lambda, FoldSolutions solutions) {
-                                                           return add_point(
-                                                               PointOf(plan, solve, lambda, std::move(solutions), held_out));
-                                                         }));
-  } else {
-    SetCopies(plan.spec, fold_rows);
-    NIMBUS_RETURN_IF_ERROR(plan.spec.Validate());  // K + 1 copies of the model must still fit
-    NIMBUS_ASSIGN_OR_RETURN(outcome, SolveGrid(plan, solve, grid, result.load_seconds,
-                                               [&](double lambda, Solution solution, PointWorkers& workers) -> Status {
-                                                 NIMBUS_ASSIGN_OR_RETURN(
-                                                     CvPoint point, PointOf(plan, solve, lambda, std::move(solution), workers));
-                                                 return add_point(std::move(point));
-                                               }));
-  }
+  NIMBUS_ASSIGN_OR_RETURN(const GridOutcome outcome,
+                          SolveCvGrid(plan, solve, grid, reason, fold_rows, result, add_point));
   result.lambda_max = outcome.lambda_max;
   result.cost_dollars = outcome.cost_dollars;
   ChoosePoints(result);

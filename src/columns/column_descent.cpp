@@ -388,7 +388,9 @@ std::vector<double> MarginsOf(const ColumnProblem& problem, std::span<const doub
     for (uint32_t k = 0; k < block.end - block.begin; ++k) {
       const double weight = x[block.begin + k];
       if (weight == 0) continue;
-      for (int64_t e = block.col_ptr[k]; e < block.col_ptr[k + 1]; ++e) margins[block.row_idx[e]] += block.values[e] * weight;
+      for (int64_t e = block.col_ptr[k]; e < block.col_ptr[k + 1]; ++e) {
+        margins[block.row_idx[e]] += block.values[e] * weight;
+      }
     }
   }
   if (problem.spec.intercept) {
@@ -634,14 +636,15 @@ double ColumnPath::l1_max() const { return state_->l1_max; }
 Result<ColumnPathPoint> ColumnPath::Next(double l1) {
   State& path = *state_;
   if (!(l1 > 0) || (path.last_asked > 0 && !(l1 < path.last_asked))) {
-    return InvalidArgument(Format("the path's l1 values: positive and descending (%.17g after %.17g)", l1, path.last_asked));
+    return InvalidArgument(
+        Format("the path's l1 values: positive and descending (%.17g after %.17g)", l1, path.last_asked));
   }
   path.problem.spec.regularizer = Regularizer(l1, path.l2);
   if (path.options.strong_rules) {
     path.problem.eligible = StrongRuleSet(path.problem, path.descent.x, path.gradient, std::max(path.last_l1, l1));
   }
-  ColumnPathPoint point =
-      SolvePoint(path.problem, path.options, SubgradientNormAtStart(path.problem, path.gradient_at_start), path.gradient, path.descent);
+  const double reference = SubgradientNormAtStart(path.problem, path.gradient_at_start);
+  ColumnPathPoint point = SolvePoint(path.problem, path.options, reference, path.gradient, path.descent);
   path.last_l1 = path.last_asked = l1;
   return point;
 }
