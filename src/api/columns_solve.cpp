@@ -274,6 +274,39 @@ void InjectDelay(const SolveOptions& options, ColumnDescentOptions& columns) {
   };
 }
 
+// --trace: the problem as a "setup" event, then a "round" per iteration (kind column-step): its
+// objective at its end, the subgradient norm at its start against the stop test's tolerance (as
+// Newton's rounds carry theirs) and its seconds.
+void TraceIterations(TraceSink* trace, const Plan& plan, ColumnDescentOptions& columns, Stopwatch& watch) {
+  if (trace == nullptr) return;
+  const ProblemSpec& spec = plan.spec;
+  TraceSetup setup;
+  setup.runtime = NameOf(RuntimeKind::kThreads);
+  setup.workers = columns.blocks;
+  setup.rows = spec.rows;
+  setup.cols = spec.cols;
+  setup.loss = LossName(spec.loss);
+  setup.l1 = spec.regularizer.l1;
+  setup.l2 = spec.regularizer.l2;
+  setup.intercept = spec.intercept;
+  trace->Write(TraceLine(setup));
+  auto last_end = std::make_shared<double>(0.0);
+  columns.on_iteration = [trace, &watch, last_end, observer = std::move(columns.on_iteration)](
+                             const ColumnDescentSummary& now) {
+    TraceRound round;
+    round.round = now.iterations;
+    round.kind = RoundKind::kColumnStep;
+    round.time = watch.ElapsedSeconds();
+    round.objective = now.objective;
+    round.primal_residual = now.subgradient_norm;
+    round.eps_primal = now.subgradient_tolerance;
+    round.master_seconds = round.time - *last_end;
+    *last_end = round.time;
+    trace->Write(TraceLine(round));
+    return !observer || observer(now);
+  };
+}
+
 }  // namespace
 
 Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
@@ -289,6 +322,7 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   Summary checkpoints;
   NIMBUS_RETURN_IF_ERROR(SetCheckpoints(plan, options, columns, checkpoints));
   InjectDelay(options, columns);
+  TraceIterations(trace.get(), plan, columns, watch);
   const Dataset& data = *plan.data;
   NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved,
                           SolveByColumns(plan.spec, data.matrix, data.labels, data.weights, columns));

@@ -197,8 +197,16 @@ std::string StragglerData(const Trace& trace) {
 struct PlotData {
   std::string convergence, breakdown, timeline, coldstart, stragglers;
 
-  // Whether some round has residuals: the convergence data holds more than its header.
-  bool has_convergence() const { return convergence.find('\n') != convergence.size() - 1; }
+  // Whether the plot (by name) is drawn: its data holds more than a header. A run without
+  // residuals has no convergence plots; one whose rounds had no workers (the column method's,
+  // in the master's process) none of the workers' rounds (breakdown, timeline, stragglers) and
+  // no cold starts.
+  bool drawn(std::string_view plot) const {
+    const std::string& data = plot.starts_with("convergence") ? convergence
+                              : plot == "coldstart"            ? coldstart
+                                                               : breakdown;
+    return data.find('\n') != data.size() - 1;
+  }
 };
 
 PlotData PlotDataOf(const Trace& trace, const ReportOptions& options) {
@@ -248,11 +256,9 @@ std::string RoundLabels(std::size_t rounds) {
   return step == 1 ? "xtic(1)" : "xtic(int($0) % " + std::to_string(step) + " == 0 ? stringcolumn(1) : '')";
 }
 
-// The plots, each as PNG and as SVG; those of convergence only when some round has residuals.
-PlotScript ReportPlots(const Trace& trace, const ReportOptions& options, bool has_convergence) {
-  PlotScript plots;
+// The plots of the workers' rounds: where each went, a few worker by worker, and stragglers.
+void AddWorkerPlots(PlotScript& plots, const Trace& trace, const ReportOptions& options) {
   const std::string k = std::to_string(std::max(1, trace.workers));
-  if (has_convergence) AddConvergencePlots(plots, NewtonRun(trace));
   plots.Add("breakdown",
        "set title 'Where each round went (mean over workers)'\nset xlabel 'round'\nset ylabel 'ms'\n"
        "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
@@ -268,15 +274,24 @@ PlotScript ReportPlots(const Trace& trace, const ReportOptions& options, bool ha
            "plot 'timeline.dat' u ($4==1?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 1 t 'ROUND on its way', "
            "'' u ($4==2?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 2 t 'compute', "
            "'' u ($4==3?$2:1/0):1:($3-$2):(0) w vectors nohead lw 6 lc 3 t 'REPLY on its way'\nset autoscale y");
-  plots.Add("coldstart",
-       "set title 'Cold starts: launch to ready'\nset xlabel 'worker start'\nset ylabel 'ms'\n"
-       "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
-       "plot 'coldstart.dat' u 2 t 'process start', '' u 3 t 'connect', '' u 4:xtic(1) t 'shard load'\n"
-       "set style data lines");
   plots.Add("stragglers",
        "set title 'Share of each worker''s rounds among the slowest 10% of responses'\nset xlabel 'worker'\n"
        "set ylabel 'share of rounds'\nset yrange [0:*]\nset style fill solid 0.8 border -1\nset boxwidth 0.7\n"
        "plot 'stragglers.dat' u 1:2 w boxes t ''\nset autoscale y");
+}
+
+// The plots, each as PNG and as SVG; those that have data.
+PlotScript ReportPlots(const Trace& trace, const ReportOptions& options, const PlotData& data) {
+  PlotScript plots;
+  if (data.drawn("convergence")) AddConvergencePlots(plots, NewtonRun(trace));
+  if (data.drawn("breakdown")) AddWorkerPlots(plots, trace, options);
+  if (data.drawn("coldstart")) {
+    plots.Add("coldstart",
+         "set title 'Cold starts: launch to ready'\nset xlabel 'worker start'\nset ylabel 'ms'\n"
+         "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+         "plot 'coldstart.dat' u 2 t 'process start', '' u 3 t 'connect', '' u 4:xtic(1) t 'shard load'\n"
+         "set style data lines");
+  }
   return plots;
 }
 
@@ -296,7 +311,7 @@ std::string EscapedForHtml(const std::string& text) {
 }
 
 // index.html: the text summary, then each plot as SVG with links to its PNG and SVG.
-std::string ReportHtml(const std::string& text, bool has_convergence) {
+std::string ReportHtml(const std::string& text, const PlotData& data) {
   std::string html =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>nimbus run report</title>\n"
       "<style>body{font-family:sans-serif;max-width:960px;margin:2em auto}pre{background:#f4f4f4;padding:1em;"
@@ -310,7 +325,7 @@ std::string ReportHtml(const std::string& text, bool has_convergence) {
                                      {"coldstart", "Cold starts"},
                                      {"stragglers", "Stragglers"}};
   for (const auto& [name, title] : sections) {
-    if (std::string(name).rfind("convergence", 0) == 0 && !has_convergence) continue;
+    if (!data.drawn(name)) continue;
     html += std::string("<h2>") + title + "</h2>\n<p><img src=\"" + name + ".svg\" alt=\"" + title + "\"> <a href=\"" +
             name + ".png\">PNG</a> <a href=\"" + name + ".svg\">SVG</a></p>\n";
   }
@@ -327,14 +342,14 @@ Result<ReportFiles> WriteReport(const Trace& trace, const ReportOptions& options
   ReportFiles files;
   const PlotData data = PlotDataOf(trace, options);
   NIMBUS_RETURN_IF_ERROR(WritePlotData(dir, data));
-  const PlotScript plots = ReportPlots(trace, options, data.has_convergence());
+  const PlotScript plots = ReportPlots(trace, options, data);
   NIMBUS_ASSIGN_OR_RETURN(files.plots, plots.Render(dir, "plots.gp", options.gnuplot));
 
   const std::string text = ReportText(trace, options.prices);
   files.text = dir + "/report.txt";
   NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.text, text));
   files.html = dir + "/index.html";
-  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.html, ReportHtml(text, data.has_convergence())));
+  NIMBUS_RETURN_IF_ERROR(WriteFileAtomically(files.html, ReportHtml(text, data)));
   return files;
 }
 

@@ -3,6 +3,7 @@
 // liblinear's optimum), and `nimbus simulate` sweeping K and d from a profile.
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,40 @@ TEST(Evaluation, ReportOfANewtonRunHasEveryRound) {
   ExpectPlots(dir.File("r"), {"convergence-round", "breakdown", "timeline"});
   EXPECT_EQ(Lines(ReadTextFile(dir.File("r/convergence.dat"))), summary["rounds"].get<int>() - 1);
   EXPECT_EQ(Lines(ReadTextFile(dir.File("r/breakdown.dat"))), summary["rounds"].get<int>());
+}
+
+// The column method's trace: a round per iteration, each with the objective at its end and the
+// subgradient norm at its start against the stop test's tolerance; the objective descends and
+// the last round's norm is within it. nimbus report draws its convergence.
+TEST(Evaluation, ReportOfAColumnMethodRunHasEveryIteration) {
+  TempDir dir;
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--algorithm", "columns", "--workers", "2", "--trace",
+         dir.File("t.jsonl"), "--summary-json", dir.File("s.json")});
+  const Json summary = Json::parse(ReadTextFile(dir.File("s.json")));
+  ASSERT_EQ(summary["algorithm"], "columns");
+  std::vector<Json> rounds;
+  std::istringstream trace(ReadTextFile(dir.File("t.jsonl")));
+  for (std::string line; std::getline(trace, line);) {
+    const Json event = Json::parse(line);
+    if (event["event"] == "round") rounds.push_back(event);
+  }
+  ASSERT_EQ(static_cast<int>(rounds.size()), summary["rounds"].get<int>());
+  for (std::size_t k = 0; k < rounds.size(); ++k) {
+    EXPECT_EQ(rounds[k]["kind"], "column-step");
+    EXPECT_EQ(rounds[k]["round"].get<int>(), static_cast<int>(k + 1));
+    if (k > 0) {
+      EXPECT_LE(rounds[k]["objective"].get<double>(), rounds[k - 1]["objective"].get<double>());
+    }
+  }
+  EXPECT_NEAR(rounds.back()["objective"].get<double>(), summary["objective"].get<double>(), 1e-12);
+  EXPECT_GT(rounds.front()["primal_residual"].get<double>(), rounds.front()["eps_primal"].get<double>());
+  const CommandResult report = RunNimbus({"report", dir.File("t.jsonl"), "--out", dir.File("r")});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  ExpectPlots(dir.File("r"), {"convergence-round"});
+  EXPECT_EQ(Lines(ReadTextFile(dir.File("r/convergence.dat"))), static_cast<int>(rounds.size()));
+  // No worker answered its rounds (the blocks run in the master's process): no plot of theirs.
+  EXPECT_FALSE(FileExists(dir.File("r/breakdown.png")));
+  EXPECT_EQ(ReadTextFile(dir.File("r/index.html")).find("breakdown.svg"), std::string::npos);
 }
 
 // The report as a user opens it, in a browser (headless Chromium): every image of index.html

@@ -88,13 +88,15 @@ struct WorkerHistory {
 // and cross-validation asks for the figures of its folds' models on the rows they held out:
 //   kScore          z = the model (every copy), query = what to answer (worker/held_out_scores.h):
 //                   reply w = the folds' sums and the AUC's digit counts (any length)
-enum class RoundKind : int64_t { kAdmm = 0, kEvaluate = 1, kHessianVector = 2, kScore = 3 };
+// kColumnStep: an iteration of the column method in the master's process (its traces' rounds; no
+// worker is sent one, and the wire refuses it).
+enum class RoundKind : int64_t { kAdmm = 0, kEvaluate = 1, kHessianVector = 2, kScore = 3, kColumnStep = 4 };
 template <>
 struct ChoiceNames<RoundKind> {
   static constexpr std::string_view option = "round kind";
   static constexpr auto names = std::to_array<std::pair<RoundKind, std::string_view>>(
       {{RoundKind::kAdmm, "admm"}, {RoundKind::kEvaluate, "evaluate"}, {RoundKind::kHessianVector, "hessian-vector"},
-       {RoundKind::kScore, "score"}});
+       {RoundKind::kScore, "score"}, {RoundKind::kColumnStep, "column-step"}});
 };
 
 struct RoundRequest {
