@@ -192,6 +192,8 @@ std::string CvResult::ToJson(bool refit_one_se) const {
   json["lambda_max"] = result.lambda_max;
   json["runtime"] = runtime;
   if (!result.points.empty()) {
+    json["algorithm"] = NameOf(result.points.front().summary.algorithm);
+    json["algorithm_reason"] = result.points.front().summary.algorithm_reason;
     json["best"] = {{"point", result.best + 1}, {"lambda", result.points[result.best].lambda}};
     json["one_se"] = {{"point", result.one_se + 1}, {"lambda", result.points[result.one_se].lambda}};
   }

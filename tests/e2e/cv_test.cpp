@@ -199,6 +199,11 @@ TEST(CvCli, AutoCrossValidatesAnL1GridOnThreadsByColumns) {
   EXPECT_EQ(solved_by({"--data", ThreeClassHeart(run)}), "newton");
   const nlohmann::json three = RunCv({"--data", ThreeClassHeart(run), "--path-length", "3", "--out", run.File("three")});
   EXPECT_EQ(three["points"].size(), 3u);
+  EXPECT_EQ(three["algorithm"], "newton");
+  const nlohmann::json binary = RunCv({"--data", HeartScalePath(), "--path-length", "3", "--out", run.File("binary")});
+  EXPECT_EQ(binary["algorithm"], "columns");
+  EXPECT_NE(binary["algorithm_reason"].get<std::string>().find("auto: cross-validation along an l1 grid"),
+            std::string::npos);
 }
 
 TEST(CvCli, BadInputIsNamed) {
