@@ -326,6 +326,37 @@ TEST(ColumnPath, RefusesAGridThatDoesNotDescend) {
   EXPECT_NE(path.status().message().find("value 2"), std::string::npos) << path.status().message();
 }
 
+// A path stepped a point at a time (cross-validation's folds): its l1_max is where no weight
+// moves, max_j |grad_j f| at the intercept's own optimum (sigma(b) = the share of +1 rows, so
+// grad_j = (1/N) sum_r a_rj (p - [y_r = +1])); each point converges; its points must descend.
+TEST(ColumnPath, SteppedAPointAtATimeStartsAtL1MaxAndRefusesToClimb) {
+  const Dataset data = ReadHeartScale();
+  const ProblemSpec spec = SpecOf(data, 0.0, 0.001, true);
+  Result<ColumnPath> stepped = ColumnPath::Start(spec, data.matrix, data.labels, {}, ColumnPathOptions{});
+  ASSERT_TRUE(stepped.ok()) << stepped.status().ToString();
+  const auto rows = static_cast<double>(data.rows());
+  double positive = 0;
+  for (const double y : data.labels) positive += y > 0 ? 1.0 / rows : 0.0;
+  std::vector<double> gradient(static_cast<std::size_t>(data.cols()), 0.0);
+  for (int64_t r = 0; r < data.rows(); ++r) {
+    const double residual = positive - (data.labels[r] > 0 ? 1.0 : 0.0);
+    for (int64_t k = data.matrix.row_ptr[r]; k < data.matrix.RowEnd(r); ++k) {
+      gradient[data.matrix.col_idx[k]] += data.matrix.values[k] * residual / rows;
+    }
+  }
+  double l1_max = 0;
+  for (const double g : gradient) l1_max = std::max(l1_max, std::abs(g));
+  EXPECT_NEAR(stepped->l1_max(), l1_max, 1e-4 * l1_max);
+  for (const double l1 : {0.5 * l1_max, 0.1 * l1_max, 0.01 * l1_max}) {
+    Result<ColumnPathPoint> point = stepped->Next(l1);
+    ASSERT_TRUE(point.ok()) << point.status().ToString();
+    EXPECT_TRUE(point->summary.converged) << l1 << ": " << point->summary.message;
+  }
+  Result<ColumnPathPoint> climbing = stepped->Next(0.1 * l1_max);
+  ASSERT_FALSE(climbing.ok());
+  EXPECT_NE(climbing.status().message().find("positive and descending"), std::string::npos);
+}
+
 TEST(ColumnDescent, RefusesWhatItCannotSolveYet) {
   const Dataset data = ReadHeartScale();
   ProblemSpec spec = SpecOf(data, 0.01, 0.0);
