@@ -83,15 +83,16 @@ agree = float(sys.argv[7]) if sys.argv[7] else None
 points = cv["points"]
 print(f"nimbus cv against cv.glmnet 4.1: {sys.argv[4]}, {cv['folds']} folds, {len(points)} lambdas, nimbus {sys.argv[5]}")
 print()
+def ratio(seconds):  # a small file's times may round to 0 s
+    return f"{nimbus_seconds / seconds:.2f}" if seconds > 0 else "-"
 print("| runner | seconds | nimbus / runner |")
 print("|---|---|---|")
 print(f"| nimbus cv (the whole process, load included) | {nimbus_seconds:.2f} | 1.00 |")
 if fit_seconds is not None:
-    print(f"| cv.glmnet (its fit alone, one core, default thresh) | {fit_seconds:.2f} | "
-          f"{nimbus_seconds / fit_seconds:.2f} |")
+    print(f"| cv.glmnet (its fit alone, one core, default thresh) | {fit_seconds:.2f} | {ratio(fit_seconds)} |")
 if liblinear is not None:
     print(f"| liblinear-train -s 6 -B 1 -v {cv['folds']}, each lambda (load included) | {liblinear:.2f} | "
-          f"{nimbus_seconds / liblinear:.2f} |")
+          f"{ratio(liblinear)} |")
 print()
 print("| lambda | nimbus nonzeros | nimbus mean held-out log loss | glmnet's | (glmnet - nimbus) / nimbus |")
 print("|---|---|---|---|---|")
