@@ -13,6 +13,7 @@
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/executor/trace_schema.h"
+#include "solve/trace_events.h"
 
 namespace nimbus {
 namespace {
@@ -279,17 +280,7 @@ void InjectDelay(const SolveOptions& options, ColumnDescentOptions& columns) {
 // Newton's rounds carry theirs) and its seconds.
 void TraceIterations(TraceSink* trace, const Plan& plan, ColumnDescentOptions& columns, Stopwatch& watch) {
   if (trace == nullptr) return;
-  const ProblemSpec& spec = plan.spec;
-  TraceSetup setup;
-  setup.runtime = NameOf(RuntimeKind::kThreads);
-  setup.workers = columns.blocks;
-  setup.rows = spec.rows;
-  setup.cols = spec.cols;
-  setup.loss = LossName(spec.loss);
-  setup.l1 = spec.regularizer.l1;
-  setup.l2 = spec.regularizer.l2;
-  setup.intercept = spec.intercept;
-  trace->Write(TraceLine(setup));
+  trace->Write(SetupEvent(std::string(NameOf(RuntimeKind::kThreads)), columns.blocks, plan.spec, {}, 0, 0));
   auto last_end = std::make_shared<double>(0.0);
   columns.on_iteration = [trace, &watch, last_end, observer = std::move(columns.on_iteration)](
                              const ColumnDescentSummary& now) {

@@ -715,7 +715,8 @@ std::pair<Algorithm, std::string> AutoAlgorithm(const SolveOptions& options) {
 Status RefuseColumns(const SolveOptions& options, std::string_view command) {
   if (options.algorithm != Algorithm::kColumns) return Status::Ok();
   return InvalidArgument("--algorithm columns: not for " + std::string(command) +
-                         " yet (they run Newton's or ADMM's masters on workers; the column method is nimbus train's)");
+                         " yet (they run Newton's or ADMM's masters on workers; the column method is nimbus train's, "
+                         "path's and cv's)");
 }
 
 MasterChoice ChooseMaster(const SolveOptions& options) {

@@ -6,7 +6,12 @@ namespace nimbus {
 
 std::string SetupEvent(const Executor& executor, const ProblemSpec& spec, const std::vector<WorkerReady>& ready,
                        double rho, double setup_seconds) {
-  TraceSetup setup{.runtime = executor.name(), .workers = executor.workers(), .rows = spec.rows, .cols = spec.cols,
+  return SetupEvent(executor.name(), executor.workers(), spec, ready, rho, setup_seconds);
+}
+
+std::string SetupEvent(const std::string& runtime, int workers, const ProblemSpec& spec,
+                       const std::vector<WorkerReady>& ready, double rho, double setup_seconds) {
+  TraceSetup setup{.runtime = runtime, .workers = workers, .rows = spec.rows, .cols = spec.cols,
                    .loss = LossName(spec.loss), .l1 = spec.regularizer.l1, .l2 = spec.regularizer.l2,
                    .intercept = spec.intercept, .rho = rho, .setup_seconds = setup_seconds, .shards = {}};
   for (const WorkerReady& r : ready) {

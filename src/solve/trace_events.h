@@ -29,6 +29,9 @@ struct TestedResiduals {
 
 std::string SetupEvent(const Executor& executor, const ProblemSpec& spec, const std::vector<WorkerReady>& ready,
                        double rho, double setup_seconds);
+// The same for a runtime by name with `workers` (the column method's blocks: no executor).
+std::string SetupEvent(const std::string& runtime, int workers, const ProblemSpec& spec,
+                       const std::vector<WorkerReady>& ready, double rho, double setup_seconds);
 std::string RoundEvent(const RoundRequest& request, double objective, const TestedResiduals* res,
                        const RoundTiming& timing, const std::vector<WorkerReply>& replies);
 
