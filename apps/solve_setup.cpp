@@ -130,8 +130,9 @@ Status ApplyGridCommandFlags(const ArgParser& parser, GridCommandFlags* flags, P
 void AddAlgorithmOptions(ArgParser& parser, SolveOptions* flags) {
   parser.AddChoice("algorithm", "NAME", "admm, newton (Newton-CG over the shards: trust region; active sets with\n"
                    "                            --l1), columns (coordinate descent on blocks of columns, newGLMNET's; the\n"
-                   "                            master holds the rows, --workers blocks on its threads, cv's folds side\n"
-                   "                            by side on its cores; --runtime threads only), or auto (newton unless an\n"
+                   "                            master reads the rows; --workers blocks on its threads, or for train on\n"
+                   "                            any --runtime's workers, a block of columns each; path and cv on\n"
+                   "                            threads, the folds side by side on its cores), or auto (newton unless an\n"
                    "                            option needs admm; nimbus cv along an l1 grid on threads: columns)",
                    &flags->algorithm);
   parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"

@@ -184,8 +184,9 @@ struct SolveOptions {
   // (text the workers read). 0: l1 and l2 as given.
   double liblinear_c = 0;
   // The algorithm: newton, admm, columns (coordinate descent on blocks of columns: this
-  // process holds the rows and steps runtime.workers blocks on its threads, one block by
-  // default; threads runtime only), or auto (newton unless an ADMM-only option is set; the
+  // process reads the rows and steps runtime.workers blocks, one by default, on its threads, or
+  // for Solve on another runtime's workers, a block of every row's columns each; paths and
+  // cross-validation on threads), or auto (newton unless an ADMM-only option is set; the
   // summary says which and why).
   Algorithm algorithm = Algorithm::kAuto;
   // auto: calibrated profiles of this kind of problem, one with each algorithm (`nimbus

@@ -1,5 +1,6 @@
 // --algorithm columns through the facade: the column method (columns/column_descent.h) on the
-// rows this process holds, its blocks stepped on this process's threads.
+// rows this process holds, its blocks stepped on this process's threads or, for nimbus train on
+// another runtime, on its workers, a block of columns each.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,10 +10,12 @@
 
 #include "api/testing.h"
 #include "nimbus/api/plan.h"
+#include "nimbus/columns/block_round.h"
 #include "nimbus/columns/column_descent.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/executor/trace_schema.h"
+#include "solve/solve_steps.h"
 #include "solve/trace_events.h"
 
 namespace nimbus {
@@ -53,14 +56,13 @@ ColumnDescentOptions ObservedOptionsOf(const Plan& plan, const SolveOptions& opt
   return columns;
 }
 
-// The method's outcome as every solve's summary: an iteration is a round, as it would be with
-// a block per worker.
+// The method's outcome as every solve's summary: an iteration is a round, as it is with a block
+// per worker. `summary`: the run's so far (a runtime's counters, the checkpoints), if any.
 Summary SummaryOf(const Plan& plan, const MasterChoice& choice, const ColumnDescentSummary& outcome,
-                  const SolveOptions& options, double solve_seconds) {
-  Summary summary;
+                  const SolveOptions& options, double solve_seconds, Summary summary) {
   summary.algorithm = Algorithm::kColumns;
   summary.algorithm_reason = choice.reason;
-  summary.runtime = std::string(NameOf(RuntimeKind::kThreads));
+  if (summary.runtime.empty()) summary.runtime = std::string(NameOf(RuntimeKind::kThreads));
   summary.workers = plan.workers;
   summary.rows = plan.spec.rows;
   summary.cols = summary.solved_cols = plan.spec.cols;
@@ -71,10 +73,13 @@ Summary SummaryOf(const Plan& plan, const MasterChoice& choice, const ColumnDesc
   summary.gradient_tolerance = outcome.subgradient_tolerance;
   summary.data_passes = static_cast<int64_t>(outcome.data_passes + 0.5);
   summary.solve_seconds = solve_seconds;
+  // On workers, the master's own part is what the wait for their rounds leaves.
+  if (summary.wait_seconds > 0) summary.master_seconds = std::max(0.0, solve_seconds - summary.wait_seconds);
   summary.message = outcome.message;
   const std::optional<double> target = options.admm.target_objective;
   const bool reached_target = target && outcome.objective <= *target;
   summary.termination = outcome.converged ? Termination::kConverged
+                        : outcome.failed  ? Termination::kWorkerFailed
                         : reached_target  ? Termination::kTargetObjective
                         : outcome.stopped ? Termination::kUserStopped
                                           : Termination::kMaxIterations;
@@ -95,9 +100,10 @@ Status CheckColumnsPlan(const Plan& plan) {
 }
 
 Solution SolutionOf(const Plan& plan, const MasterChoice& choice, std::vector<double> x,
-                    const ColumnDescentSummary& outcome, const SolveOptions& options, double seconds) {
+                    const ColumnDescentSummary& outcome, const SolveOptions& options, double seconds,
+                    Summary run = {}) {
   Solution solution;
-  solution.summary = SummaryOf(plan, choice, outcome, options, seconds);
+  solution.summary = SummaryOf(plan, choice, outcome, options, seconds, std::move(run));
   solution.summary.nnz =
       static_cast<int64_t>(CountNonzeros(std::span<const double>(x).first(plan.spec.regularized_size())));
   solution.model = std::move(x);
@@ -119,9 +125,14 @@ void ForEachOnCores(std::size_t count, const std::function<void(std::size_t)>& b
   for (std::thread& thread : others) thread.join();
 }
 
-// A path's plan: the rows in this process, a binary or regression problem.
-Status CheckColumnsPathPlan(const Plan& plan) {
+// A path's plan: the rows in this process, a binary or regression problem, on its threads.
+Status CheckColumnsPathPlan(const Plan& plan, const SolveOptions& options) {
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
+  if (options.runtime.kind != RuntimeKind::kThreads) {
+    return InvalidArgument("--algorithm columns: paths and cross-validation run on this process's threads (--runtime "
+                           "threads), not --runtime " + std::string(NameOf(options.runtime.kind)) +
+                           " yet (nimbus train runs on any)");
+  }
   if (plan.spec.classes > 1) return InvalidArgument("--algorithm columns: paths of binary or regression problems only");
   return Status::Ok();
 }
@@ -278,9 +289,10 @@ void InjectDelay(const SolveOptions& options, ColumnDescentOptions& columns) {
 // --trace: the problem as a "setup" event, then a "round" per iteration (kind column-step): its
 // objective at its end, the subgradient norm at its start against the stop test's tolerance (as
 // Newton's rounds carry theirs) and its seconds.
-void TraceIterations(TraceSink* trace, const Plan& plan, ColumnDescentOptions& columns, Stopwatch& watch) {
+void TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, ColumnDescentOptions& columns,
+                     Stopwatch& watch) {
   if (trace == nullptr) return;
-  trace->Write(SetupEvent(std::string(NameOf(RuntimeKind::kThreads)), columns.blocks, plan.spec, {}, 0, 0));
+  trace->Write(SetupEvent(std::string(NameOf(runtime)), columns.blocks, plan.spec, {}, 0, 0));
   auto last_end = std::make_shared<double>(0.0);
   columns.on_iteration = [trace, &watch, last_end, observer = std::move(columns.on_iteration)](
                              const ColumnDescentSummary& now) {
@@ -298,30 +310,146 @@ void TraceIterations(TraceSink* trace, const Plan& plan, ColumnDescentOptions& c
   };
 }
 
+// The blocks on a runtime's workers, worker b holding every row's entries in block b's columns
+// (Plan::column_blocks): a step is a round, the rows' derivatives out, each block's step and
+// A_B delta back. A worker keeps nothing between rounds (x on its block comes with each), so
+// one the runtime replaces answers the round as the lost one would have.
+class WorkerBlockStepper final : public BlockStepper {
+ public:
+  WorkerBlockStepper(Executor& executor, std::vector<BlockRange> blocks, int64_t nnz, int64_t rows,
+                     double round_timeout_seconds, Summary& summary)
+      : executor_(executor), blocks_(std::move(blocks)), nnz_(nnz), rows_(rows),
+        round_timeout_seconds_(round_timeout_seconds), summary_(summary) {}
+  const std::vector<BlockRange>& blocks() const override { return blocks_; }
+  int64_t nnz() const override { return nnz_; }
+
+  Result<std::vector<BlockStep>> Step(const RowDerivatives& at, std::span<const double> x,
+                                      const BlockModelOptions& model, std::span<const uint8_t> eligible) override {
+    auto derivatives = std::make_shared<std::vector<double>>(at.first);
+    derivatives->insert(derivatives->end(), at.second.begin(), at.second.end());
+    NIMBUS_ASSIGN_OR_RETURN(const std::vector<WorkerReply> replies,
+                            Run(SharedVector(std::move(derivatives)), x, model, eligible, false));
+    std::vector<BlockStep> steps;
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      Result<BlockStep> step = DecodeBlockStep(replies[b].w, blocks_[b].size(), rows_);
+      if (!step.ok()) return step.status().WithContext("worker " + std::to_string(b));
+      steps.push_back(std::move(step).value());
+    }
+    return steps;
+  }
+
+  Result<std::vector<double>> Margins(std::span<const double> v) override {
+    NIMBUS_ASSIGN_OR_RETURN(const std::vector<WorkerReply> replies, Run({}, v, {}, {}, true));
+    std::vector<double> margins(static_cast<std::size_t>(rows_), 0.0);
+    for (const WorkerReply& reply : replies) {
+      if (reply.w.size() != margins.size()) {
+        return Internal("worker " + std::to_string(reply.worker) + " sent " + std::to_string(reply.w.size()) +
+                        " margins for " + std::to_string(rows_) + " rows");
+      }
+      for (std::size_t r = 0; r < margins.size(); ++r) margins[r] += reply.w[r];
+    }
+    return margins;
+  }
+
+ private:
+  // One round: block b's question to worker b; the replies in worker order, or an error naming
+  // a worker the runtime could not keep (or that did not answer before the deadline).
+  Result<std::vector<WorkerReply>> Run(const SharedVector& derivatives, std::span<const double> x,
+                                       const BlockModelOptions& model, std::span<const uint8_t> eligible,
+                                       bool margins_only) {
+    std::vector<RoundRequest> requests(blocks_.size());
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      const BlockRange& block = blocks_[b];
+      BlockRound question{block, margins_only, model, {}, {}};
+      const std::span<const double> own = x.subspan(block.begin, block.size());
+      question.x_block.assign(own.begin(), own.end());
+      if (!eligible.empty()) {
+        const std::span<const uint8_t> held = eligible.subspan(block.begin, block.size());
+        question.eligible.assign(held.begin(), held.end());
+      }
+      requests[b].round = next_round_;
+      requests[b].kind = RoundKind::kColumnStep;
+      requests[b].z = derivatives;
+      requests[b].query = SharedVector(EncodeBlockRound(question));
+    }
+    ++next_round_;
+    Stopwatch wait;
+    std::vector<WorkerReply> replies = executor_.RunRound(requests, Deadline::After(round_timeout_seconds_));
+    summary_.wait_seconds += wait.ElapsedSeconds();
+    summary_.rounds = static_cast<int>(next_round_);
+    for (const WorkerReply& reply : replies) {
+      if (reply.status != ReplyStatus::kOk) {
+        return Unavailable("worker " + std::to_string(reply.worker) + " " + ReplyStatusName(reply.status) +
+                           " in round " + std::to_string(reply.round) + " (column-step): " + reply.error);
+      }
+      summary_.worker_compute_seconds += reply.timings.compute_seconds;
+    }
+    return replies;
+  }
+
+  Executor& executor_;
+  std::vector<BlockRange> blocks_;
+  int64_t nnz_, rows_;
+  double round_timeout_seconds_;
+  Summary& summary_;
+  int64_t next_round_ = 0;
+};
+
+// The plan's rows as column blocks on the options' runtime, a worker each, and the method with
+// its blocks stepped there; the runtime's counters into `run`.
+Result<ColumnDescentResult> SolveOnWorkers(const Plan& plan, const SolveOptions& options,
+                                           const ColumnDescentOptions& columns, TraceSink* trace, Summary& run) {
+  if (plan.workers > plan.spec.cols) {
+    return InvalidArgument("--algorithm columns: " + std::to_string(plan.workers) + " workers for " +
+                           std::to_string(plan.spec.cols) + " columns (a block of columns each)");
+  }
+  Plan layout = plan;
+  std::vector<BlockRange> blocks;
+  const std::vector<uint32_t> cuts = CutColumns(plan.data->matrix, plan.workers);
+  for (int b = 0; b < plan.workers; ++b) {
+    layout.column_blocks.emplace_back(cuts[b], cuts[b + 1]);
+    blocks.push_back({cuts[b], cuts[b + 1], plan.spec.intercept && b + 1 == plan.workers});
+  }
+  WorkerOptions worker_options = WorkerOptionsOf(options);
+  worker_options.general_form = false;  // a worker's vectors follow its rows and block, not the model
+  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, layout, worker_options));
+  if (runtime.remote != nullptr && trace != nullptr) runtime.remote->SetTraceSink(trace);
+  Executor& executor = *runtime.executor;
+  const auto solve = [&]() -> Result<ColumnDescentResult> {
+    NIMBUS_RETURN_IF_ERROR(StartWorkers(executor, plan.spec, options.admm.start_timeout_seconds, run).status());
+    WorkerBlockStepper stepper(executor, std::move(blocks), plan.data->nnz(), plan.spec.rows,
+                               NewtonOptionsOf(options).round_timeout_seconds, run);
+    return SolveByColumns(plan.spec, plan.data->labels, plan.data->weights, stepper, columns);
+  };
+  Result<ColumnDescentResult> solved = solve();
+  executor.Stop();
+  executor.AddCounters(run);
+  return solved;
+}
+
 }  // namespace
 
 Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
+  const RuntimeKind runtime = options.runtime.kind;
   if (options.on_start) {
     NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers,
-                                                       std::string(NameOf(RuntimeKind::kThreads)), choice.algorithm,
-                                                       choice.reason}));
+                                                       std::string(NameOf(runtime)), choice.algorithm, choice.reason}));
   }
   Stopwatch watch;
   ColumnDescentOptions columns = ObservedOptionsOf(plan, options, watch);
-  Summary checkpoints;
-  NIMBUS_RETURN_IF_ERROR(SetCheckpoints(plan, options, columns, checkpoints));
+  Summary run;  // the checkpoints, and a runtime's counters
+  NIMBUS_RETURN_IF_ERROR(SetCheckpoints(plan, options, columns, run));
   InjectDelay(options, columns);
-  TraceIterations(trace.get(), plan, columns, watch);
+  TraceIterations(trace.get(), plan, runtime, columns, watch);
   const Dataset& data = *plan.data;
   NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved,
-                          SolveByColumns(plan.spec, data.matrix, data.labels, data.weights, columns));
-  Solution solution = SolutionOf(plan, choice, std::move(solved.x), solved.summary, options, watch.ElapsedSeconds());
-  solution.summary.checkpoints = checkpoints.checkpoints;
-  solution.summary.checkpoint_seconds = checkpoints.checkpoint_seconds;
-  solution.summary.checkpoint_failures = checkpoints.checkpoint_failures;
-  solution.summary.resumed_at_round = checkpoints.resumed_at_round;
+                          runtime == RuntimeKind::kThreads
+                              ? SolveByColumns(plan.spec, data.matrix, data.labels, data.weights, columns)
+                              : SolveOnWorkers(plan, options, columns, trace.get(), run));
+  const double seconds = watch.ElapsedSeconds() - run.setup_seconds;
+  Solution solution = SolutionOf(plan, choice, std::move(solved.x), solved.summary, options, seconds, std::move(run));
   if (trace != nullptr) trace->Write(TraceLine(solution.summary));
   return ResultOf(plan, options, std::move(solution));
 }
@@ -329,7 +457,7 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
 Result<GridOutcome> SolveGridByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
                                        double load_seconds,
                                        const std::function<Status(double lambda, Solution solution)>& point) {
-  NIMBUS_RETURN_IF_ERROR(CheckColumnsPathPlan(plan));
+  NIMBUS_RETURN_IF_ERROR(CheckColumnsPathPlan(plan, options));
   const MasterChoice choice = ChooseMaster(options);
   const Dataset& data = *plan.data;
   Stopwatch watch;
@@ -354,7 +482,7 @@ Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& op
                                         double load_seconds, std::span<const uint8_t> fold_of_rows, int64_t folds,
                                         const std::string& reason,
                                         const std::function<Status(double lambda, FoldSolutions solutions)>& point) {
-  NIMBUS_RETURN_IF_ERROR(CheckColumnsPathPlan(plan));
+  NIMBUS_RETURN_IF_ERROR(CheckColumnsPathPlan(plan, options));
   MasterChoice choice = ChooseMaster(options);
   if (!reason.empty()) choice.reason = reason;
   Stopwatch watch;

@@ -522,6 +522,10 @@ std::vector<ShardSource> LocalShards(const Plan& plan) {
   std::vector<ShardSource> shards;
   if (plan.text) {
     for (TextPart& part : plan.text->Parts()) shards.push_back(ShardSource::InText(std::move(part)));
+  } else if (plan.data && !plan.column_blocks.empty()) {
+    for (const auto& [begin, end] : plan.column_blocks) {
+      shards.push_back(ShardSource::InMemory(plan.data->SelectColumns(begin, end)));
+    }
   } else if (plan.data) {
     for (const auto& [begin, end] : plan.ranges) shards.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
   } else {
@@ -566,7 +570,9 @@ Result<std::vector<ShardAssignment>> StoreAssignments(const RuntimeOptions& flag
       runtime.shard_directory = std::move(temporary);
     }
     NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(directory, /*create=*/true));
-    NIMBUS_ASSIGN_OR_RETURN(manifest, WriteShards(*plan.data, plan.ranges, plan.source, *store));
+    NIMBUS_ASSIGN_OR_RETURN(manifest, plan.column_blocks.empty()
+                                          ? WriteShards(*plan.data, plan.ranges, plan.source, *store)
+                                          : WriteColumnShards(*plan.data, plan.column_blocks, plan.source, *store));
     store_uri = directory;
   }
   if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);
@@ -575,7 +581,7 @@ Result<std::vector<ShardAssignment>> StoreAssignments(const RuntimeOptions& flag
     const ShardEntry& entry = manifest.shards[i];
     shards.push_back({store_uri, entry.key, entry.checksum, {}, entry.rows, entry.nnz,
                       MemoryEstimate(plan, general_form, entry.rows, entry.nnz)});
-    if (plan.data && !plan.data->folds.empty()) {  // the same row blocks as the shards written
+    if (plan.data && !plan.data->folds.empty() && plan.column_blocks.empty()) {  // the same row blocks as the shards written
       const auto [begin, end] = plan.ranges[i];
       shards.back().folds.assign(plan.data->folds.begin() + begin, plan.data->folds.begin() + end);
     }

@@ -166,9 +166,9 @@ Status ClassWeights::Validate() const {
 Status SolveOptions::ValidateColumns() const {
   if (algorithm != Algorithm::kColumns) return Status::Ok();
   const std::string columns = "--algorithm columns: ";
-  if (runtime.kind != RuntimeKind::kThreads) {
-    return InvalidArgument(columns + "its blocks run on threads of this process (--runtime threads), not --runtime " +
-                           std::string(NameOf(runtime.kind)) + " yet");
+  if (runtime.kind == RuntimeKind::kMpi && runtime.topology == Topology::kAllreduce) {
+    return InvalidArgument(columns + "its workers send their blocks' steps to a master (--topology star), not "
+                                     "--topology allreduce");
   }
   if (regularizer != nullptr) return InvalidArgument(columns + "l1 and l2 only, not a program's own regularizer");
   if (multiclass == Multiclass::kMultinomial) {
@@ -461,7 +461,9 @@ Result<SolveResult> SolveUnderMpi(const TrainingData& data, SolveOptions options
     }
     return worker;
   }
-  Result<Plan> plan = PlanData(data, options.runtime.workers, options.loss);
+  Result<Plan> plan = options.algorithm == Algorithm::kColumns
+                         ? PlanDataInMemory(data, options.runtime.workers, options.loss)
+                         : PlanData(data, options.runtime.workers, options.loss);
   Status planned = plan.ok() ? ScanData(*plan, options) : plan.status();
   if (planned.ok()) planned = SetProblem(options, &*plan);
   Result<SolveResult> result = planned.ok() ? SolvePlanned(*plan, options) : Result<SolveResult>(planned);

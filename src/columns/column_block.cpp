@@ -110,6 +110,12 @@ ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end,
   return block;
 }
 
+void AddBlockMargins(const ColumnBlock& block, std::span<const double> v, std::span<double> margins) {
+  for (std::size_t j = 0; j < block.size(); ++j) {
+    if (v[j] != 0) AddColumn(block, j, v[j], margins);
+  }
+}
+
 std::vector<double> BlockLossGradient(const ColumnBlock& block, std::span<const double> row_gradient) {
   std::vector<double> gradient(block.size());
   for (std::size_t j = 0; j < block.size(); ++j) gradient[j] = ColumnDot(block, j, row_gradient);

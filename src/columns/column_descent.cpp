@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include "nimbus/columns/column_block.h"
@@ -15,13 +16,32 @@ namespace {
 constexpr double kSufficientDecrease = 0.01;
 constexpr int kMaxHalvings = 40;
 
+// The blocks in this process, stepped on its threads (block b on thread b mod threads).
+class LocalBlockStepper final : public BlockStepper {
+ public:
+  LocalBlockStepper(const CsrView& matrix, int blocks, bool intercept, int threads);
+  const std::vector<BlockRange>& blocks() const override { return ranges_; }
+  int64_t nnz() const override { return nnz_; }
+  Result<std::vector<BlockStep>> Step(const RowDerivatives& at, std::span<const double> x,
+                                      const BlockModelOptions& model, std::span<const uint8_t> eligible) override;
+  Result<std::vector<double>> Margins(std::span<const double> v) override;
+  // grad_j of the loss on every column, the intercept's last: sum_r a_rj g_r (a pass).
+  std::vector<double> LossGradient(std::span<const double> row_gradient) const;
+
+ private:
+  std::vector<ColumnBlock> blocks_;
+  std::vector<BlockRange> ranges_;
+  int64_t nnz_ = 0, rows_ = 0;
+  int threads_ = 1;
+};
+
 // What the loop reads and does not change (a path changes spec's l1 and the eligible set
 // between its points).
 struct ColumnProblem {
   ProblemSpec spec;
   std::span<const double> labels, weights;
-  std::vector<ColumnBlock> blocks;
-  int64_t nnz = 0;
+  BlockStepper* stepper = nullptr;  // where the blocks are stepped
+  std::vector<BlockRange> blocks;   // the stepper's
   double scale = 0;               // 1 / N
   std::vector<uint8_t> eligible;  // per coordinate: 0 held at zero by the strong rules (empty: none)
 };
@@ -64,28 +84,11 @@ void TakeDerivatives(const ColumnProblem& problem, DescentState& state) {
                   problem.weights);
 }
 
-// Each block's coordinate descent on its model at x: the workers' part of a round, here on
-// `threads` threads of this process (block b on thread b mod threads).
-void StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+// Each block's coordinate descent on its model at x: the workers' part of a round.
+Status StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
   const BlockModelOptions model{problem.spec.regularizer.l1, problem.spec.regularizer.l2, options.max_inner_passes,
                                 options.inner_ratio, state.curvature_scale, state.damping};
-  const std::size_t blocks = problem.blocks.size();
-  state.steps.assign(blocks, BlockStep{});
-  const auto step_blocks = [&](std::size_t first, std::size_t stride) {
-    for (std::size_t b = first; b < blocks; b += stride) {
-      const ColumnBlock& block = problem.blocks[b];
-      const std::span<const double> x_block(state.x.data() + block.begin, block.size());
-      const std::span<const uint8_t> eligible = problem.eligible.empty()
-                                                    ? std::span<const uint8_t>{}
-                                                    : std::span(problem.eligible).subspan(block.begin, block.size());
-      state.steps[b] = MinimizeBlockModel(block, state.at, x_block, model, eligible);
-    }
-  };
-  const std::size_t threads = std::min<std::size_t>(static_cast<std::size_t>(options.threads), blocks);
-  std::vector<std::thread> others;
-  for (std::size_t t = 1; t < threads; ++t) others.emplace_back(step_blocks, t, threads);
-  step_blocks(0, std::max<std::size_t>(threads, 1));
-  for (std::thread& thread : others) thread.join();
+  NIMBUS_ASSIGN_OR_RETURN(state.steps, problem.stepper->Step(state.at, state.x, model, problem.eligible));
   double squared = 0;
   int64_t entries = 0;
   for (const BlockStep& step : state.steps) {
@@ -98,7 +101,8 @@ void StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& opt
     if (state.subgradient_reference == 0) state.subgradient_reference = state.summary.subgradient_norm;
     state.summary.subgradient_tolerance = options.gradient_tolerance * state.subgradient_reference;
   }
-  state.summary.data_passes += static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(problem.nnz, 1));
+  state.summary.data_passes += static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(problem.stepper->nnz(), 1));
+  return Status::Ok();
 }
 
 bool Converged(const DescentState& state) {
@@ -298,14 +302,14 @@ void AdaptModels(const ColumnProblem& problem, const ColumnDescentOptions& optio
   }
 }
 
-Status CheckProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
+Status CheckProblem(const ProblemSpec& spec, int64_t rows, std::span<const double> labels,
                     std::span<const double> row_weights) {
   NIMBUS_RETURN_IF_ERROR(spec.Validate());
   if (spec.copies != 1 || spec.multinomial || spec.regularizer.custom) {
     return InvalidArgument("the column method solves binary, one-vs-rest and regression problems with l1 and l2 "
                            "(no softmax, folds or custom regularizer yet)");
   }
-  if (static_cast<int64_t>(labels.size()) != matrix.rows || (!row_weights.empty() && row_weights.size() != labels.size())) {
+  if (static_cast<int64_t>(labels.size()) != rows || (!row_weights.empty() && row_weights.size() != labels.size())) {
     return InvalidArgument("the column method: one label (and weight) per row");
   }
   return Status::Ok();
@@ -351,14 +355,54 @@ std::vector<uint32_t> CutColumns(const CsrView& matrix, int blocks) {
 
 namespace {
 
-ColumnProblem MakeProblem(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
-                          std::span<const double> row_weights, int blocks) {
-  ColumnProblem problem{spec, labels, row_weights, {}, matrix.nnz(), 1.0 / static_cast<double>(spec.rows), {}};
+LocalBlockStepper::LocalBlockStepper(const CsrView& matrix, int blocks, bool intercept, int threads)
+    : nnz_(matrix.nnz()), rows_(matrix.rows), threads_(threads) {
   const std::vector<uint32_t> cuts = CutColumns(matrix, blocks);
   for (int b = 0; b < blocks; ++b) {
-    problem.blocks.push_back(ColumnBlock::Of(matrix, cuts[b], cuts[b + 1], spec.intercept && b + 1 == blocks));
+    blocks_.push_back(ColumnBlock::Of(matrix, cuts[b], cuts[b + 1], intercept && b + 1 == blocks));
+    ranges_.push_back(blocks_.back().range());
   }
-  return problem;
+}
+
+Result<std::vector<BlockStep>> LocalBlockStepper::Step(const RowDerivatives& at, std::span<const double> x,
+                                                       const BlockModelOptions& model,
+                                                       std::span<const uint8_t> eligible) {
+  const std::size_t blocks = blocks_.size();
+  std::vector<BlockStep> steps(blocks);
+  const auto step_blocks = [&](std::size_t first, std::size_t stride) {
+    for (std::size_t b = first; b < blocks; b += stride) {
+      const ColumnBlock& block = blocks_[b];
+      const std::span<const double> x_block = x.subspan(block.begin, block.size());
+      const std::span<const uint8_t> own = eligible.empty() ? eligible : eligible.subspan(block.begin, block.size());
+      steps[b] = MinimizeBlockModel(block, at, x_block, model, own);
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(static_cast<std::size_t>(threads_), blocks);
+  std::vector<std::thread> others;
+  for (std::size_t t = 1; t < threads; ++t) others.emplace_back(step_blocks, t, threads);
+  step_blocks(0, std::max<std::size_t>(threads, 1));
+  for (std::thread& thread : others) thread.join();
+  return steps;
+}
+
+Result<std::vector<double>> LocalBlockStepper::Margins(std::span<const double> v) {
+  std::vector<double> margins(static_cast<std::size_t>(rows_), 0.0);
+  for (const ColumnBlock& block : blocks_) AddBlockMargins(block, v.subspan(block.begin, block.size()), margins);
+  return margins;
+}
+
+std::vector<double> LocalBlockStepper::LossGradient(std::span<const double> row_gradient) const {
+  std::vector<double> gradient;
+  for (const ColumnBlock& block : blocks_) {
+    const std::vector<double> part = BlockLossGradient(block, row_gradient);
+    gradient.insert(gradient.end(), part.begin(), part.end());
+  }
+  return gradient;
+}
+
+ColumnProblem MakeProblem(const ProblemSpec& spec, std::span<const double> labels, std::span<const double> row_weights,
+                          BlockStepper& stepper) {
+  return {spec, labels, row_weights, &stepper, stepper.blocks(), 1.0 / static_cast<double>(spec.rows), {}};
 }
 
 // The iteration's outcome to the caller (its subgradient norm is at the iteration's start, its
@@ -381,32 +425,14 @@ void KeepCheckpoint(const ColumnDescentOptions& options, const DescentState& sta
                          state.damping});
 }
 
-// A x on the blocks' columns (the intercept's a column of ones): a pass over the data.
-std::vector<double> MarginsOf(const ColumnProblem& problem, std::span<const double> x) {
-  std::vector<double> margins(problem.labels.size(), 0.0);
-  for (const ColumnBlock& block : problem.blocks) {
-    for (uint32_t k = 0; k < block.end - block.begin; ++k) {
-      const double weight = x[block.begin + k];
-      if (weight == 0) continue;
-      for (int64_t e = block.col_ptr[k]; e < block.col_ptr[k + 1]; ++e) {
-        margins[block.row_idx[e]] += block.values[e] * weight;
-      }
-    }
-  }
-  if (problem.spec.intercept) {
-    for (double& margin : margins) margin += x.back();
-  }
-  return margins;
-}
-
 // The loop's state as a checkpoint left it: x and the last step, their margins, the models'
 // adaptation and the stop test's reference.
-void Resume(const ColumnProblem& problem, const ColumnDescentOptions& options, const ColumnDescentCheckpoint& kept,
-            DescentState& state) {
+Status Resume(const ColumnProblem& problem, const ColumnDescentOptions& options, const ColumnDescentCheckpoint& kept,
+              DescentState& state) {
   state.x = kept.x;
-  state.margins = MarginsOf(problem, state.x);
+  NIMBUS_ASSIGN_OR_RETURN(state.margins, problem.stepper->Margins(state.x));
   state.last_step = kept.last_step;
-  state.last_margin_step = MarginsOf(problem, state.last_step);
+  NIMBUS_ASSIGN_OR_RETURN(state.last_margin_step, problem.stepper->Margins(state.last_step));
   state.objective = Objective(problem, state.x, state.margins);
   state.curvature_scale = kept.curvature_scale;
   state.damping = kept.damping;
@@ -415,6 +441,7 @@ void Resume(const ColumnProblem& problem, const ColumnDescentOptions& options, c
   state.summary.initial_subgradient_norm = kept.subgradient_reference;
   state.summary.subgradient_tolerance = options.gradient_tolerance * kept.subgradient_reference;
   state.summary.data_passes = 2;
+  return Status::Ok();
 }
 
 // The loop, from state.x: one round per iteration, distributed.
@@ -422,7 +449,11 @@ void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, 
   if (state.summary.iterations == 0) state.curvature_scale = options.curvature_scale > 0 ? options.curvature_scale : 1;
   for (; state.summary.iterations < options.max_iterations; ++state.summary.iterations) {
     TakeDerivatives(problem, state);
-    StepEachBlock(problem, options, state);
+    if (Status stepped = StepEachBlock(problem, options, state); !stepped.ok()) {
+      state.summary.failed = true;
+      state.summary.message = stepped.message();
+      break;
+    }
     if (Converged(state)) break;
     CombineSteps(problem, options, state);
     if (Status moved = SearchLine(problem, state); !moved.ok()) {
@@ -433,7 +464,7 @@ void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, 
     KeepCheckpoint(options, state);
     if (!Report(options, state)) break;
   }
-  state.summary.converged = Converged(state);
+  state.summary.converged = !state.summary.failed && Converged(state);
   state.summary.objective = state.objective;
   if (state.summary.message.empty()) {
     state.summary.message = state.summary.converged ? "converged"
@@ -444,13 +475,9 @@ void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, 
 
 // grad_j f at x on every column (the loss's, plus l2 x_j), the intercept's last: a pass over
 // the data, from derivatives taken at x.
-std::vector<double> FullGradient(const ColumnProblem& problem, DescentState& state) {
+std::vector<double> FullGradient(const ColumnProblem& problem, const LocalBlockStepper& blocks, DescentState& state) {
   TakeDerivatives(problem, state);
-  std::vector<double> gradient(state.x.size());
-  for (const ColumnBlock& block : problem.blocks) {
-    const std::vector<double> part = BlockLossGradient(block, state.at.first);
-    std::copy(part.begin(), part.end(), gradient.begin() + block.begin);
-  }
+  std::vector<double> gradient = blocks.LossGradient(state.at.first);
   for (std::size_t j = 0; j < problem.spec.regularized_size(); ++j) gradient[j] += problem.spec.regularizer.l2 * state.x[j];
   state.summary.data_passes += 1;
   return gradient;
@@ -458,7 +485,8 @@ std::vector<double> FullGradient(const ColumnProblem& problem, DescentState& sta
 
 // A path's start x0: no weight, the intercept (if any) at its own optimum, by the loop with
 // every other coordinate held at zero. Returns grad f(x0).
-std::vector<double> StartPath(ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+std::vector<double> StartPath(ColumnProblem& problem, const LocalBlockStepper& blocks, const ColumnDescentOptions& options,
+                              DescentState& state) {
   Start(problem, state);
   if (problem.spec.intercept) {
     problem.eligible.assign(state.x.size(), 0);
@@ -466,7 +494,7 @@ std::vector<double> StartPath(ColumnProblem& problem, const ColumnDescentOptions
     Descend(problem, options, state);
     problem.eligible.clear();
   }
-  return FullGradient(problem, state);
+  return FullGradient(problem, blocks, state);
 }
 
 double LargestWeightGradient(const ColumnProblem& problem, std::span<const double> gradient) {
@@ -511,8 +539,8 @@ int AddViolators(ColumnProblem& problem, std::span<const double> gradient) {
 
 // A point's solves from the last point's answer: descend, check, and again while the check adds
 // (each time a column, so at most once per column).
-ColumnPathPoint SolvePoint(ColumnProblem& problem, const ColumnPathOptions& options, double reference,
-                           std::vector<double>& gradient, DescentState& state) {
+ColumnPathPoint SolvePoint(ColumnProblem& problem, const LocalBlockStepper& blocks, const ColumnPathOptions& options,
+                           double reference, std::vector<double>& gradient, DescentState& state) {
   ColumnPathPoint point;
   point.l1 = problem.spec.regularizer.l1;
   ColumnDescentSummary total;
@@ -524,7 +552,7 @@ ColumnPathPoint SolvePoint(ColumnProblem& problem, const ColumnPathOptions& opti
     state.last_margin_step.clear();
     state.objective = Objective(problem, state.x, state.margins);
     Descend(problem, options.descent, state);
-    gradient = FullGradient(problem, state);
+    gradient = FullGradient(problem, blocks, state);
     total.iterations += state.summary.iterations;
     total.data_passes += state.summary.data_passes;
     total.step_halvings += state.summary.step_halvings;
@@ -589,6 +617,7 @@ void AddClass(const ProblemSpec& spec, int64_t c, const DescentState& state, Col
   whole.initial_subgradient_norm = std::hypot(whole.initial_subgradient_norm, part.initial_subgradient_norm);
   whole.subgradient_tolerance = std::hypot(whole.subgradient_tolerance, part.subgradient_tolerance);
   whole.stopped = whole.stopped || part.stopped;
+  whole.failed = whole.failed || part.failed;
   whole.data_passes += part.data_passes;
   whole.step_halvings += part.step_halvings;
 }
@@ -598,6 +627,7 @@ void AddClass(const ProblemSpec& spec, int64_t c, const DescentState& state, Col
 struct ColumnPath::State {
   ColumnPathOptions options;
   BinaryRows rows;  // the problem's labels and weights point here
+  std::optional<LocalBlockStepper> blocks;
   ColumnProblem problem;
   DescentState descent;
   std::vector<double> gradient;           // grad f at the last point's answer
@@ -616,15 +646,15 @@ ColumnPath::~ColumnPath() = default;
 Result<ColumnPath> ColumnPath::Start(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                                      std::span<const double> row_weights, const ColumnPathOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
-  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix.rows, labels, row_weights));
   if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
   auto state = std::make_unique<State>();
   state->options = options;
   state->options.on_point = nullptr;
   state->rows = RowsOfClass(spec, labels, row_weights, 0);
-  state->problem = MakeProblem(BinarySpec(spec), matrix, state->rows.labels, state->rows.weights,
-                               options.descent.blocks);
-  state->gradient = StartPath(state->problem, options.descent, state->descent);
+  state->blocks.emplace(matrix, options.descent.blocks, spec.intercept, options.descent.threads);
+  state->problem = MakeProblem(BinarySpec(spec), state->rows.labels, state->rows.weights, *state->blocks);
+  state->gradient = StartPath(state->problem, *state->blocks, options.descent, state->descent);
   state->gradient_at_start = state->gradient;
   state->l2 = spec.regularizer.l2;
   state->l1_max = state->last_l1 = LargestWeightGradient(state->problem, state->gradient);
@@ -644,7 +674,7 @@ Result<ColumnPathPoint> ColumnPath::Next(double l1) {
     path.problem.eligible = StrongRuleSet(path.problem, path.descent.x, path.gradient, std::max(path.last_l1, l1));
   }
   const double reference = SubgradientNormAtStart(path.problem, path.gradient_at_start);
-  ColumnPathPoint point = SolvePoint(path.problem, path.options, reference, path.gradient, path.descent);
+  ColumnPathPoint point = SolvePoint(path.problem, *path.blocks, path.options, reference, path.gradient, path.descent);
   path.last_l1 = path.last_asked = l1;
   return point;
 }
@@ -680,9 +710,18 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
                                            std::span<const double> labels, std::span<const double> row_weights,
                                            const ColumnDescentOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
-  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix, labels, row_weights));
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix.rows, labels, row_weights));
   // The blocks' columns once; each class's rows in turn (one-vs-rest's classes are independent).
-  ColumnProblem problem = MakeProblem(BinarySpec(spec), matrix, {}, {}, options.blocks);
+  LocalBlockStepper blocks(matrix, options.blocks, spec.intercept, options.threads);
+  return SolveByColumns(spec, labels, row_weights, blocks, options);
+}
+
+Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, std::span<const double> labels,
+                                           std::span<const double> row_weights, BlockStepper& stepper,
+                                           const ColumnDescentOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, static_cast<int64_t>(labels.size()), labels, row_weights));
+  ColumnProblem problem = MakeProblem(BinarySpec(spec), {}, {}, stepper);
   ColumnDescentResult result;
   result.x.assign(spec.model_size(), 0.0);
   if (spec.one_vs_rest() && (options.resume != nullptr || options.checkpoint_every > 0)) {
@@ -698,11 +737,11 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
     problem.weights = rows.weights;
     DescentState state;
     Start(problem, state);
-    if (options.resume != nullptr) Resume(problem, options, *options.resume, state);
+    if (options.resume != nullptr) NIMBUS_RETURN_IF_ERROR(Resume(problem, options, *options.resume, state));
     Descend(problem, options, state);
     if (!spec.one_vs_rest()) return ColumnDescentResult{std::move(state.x), state.summary};
     AddClass(spec, c, state, result);
-    if (state.summary.stopped) break;
+    if (state.summary.stopped || state.summary.failed) break;
   }
   return result;
 }

@@ -118,6 +118,29 @@ Dataset Dataset::SelectRows(std::span<const int64_t> rows) const {
   return part;
 }
 
+Dataset Dataset::SelectColumns(uint32_t begin, uint32_t end) const {
+  struct Arrays {
+    std::vector<int64_t> row_ptr{0};
+    std::vector<uint32_t> col_idx;
+    std::vector<double> values;
+  };
+  auto arrays = std::make_shared<Arrays>();
+  arrays->row_ptr.reserve(static_cast<std::size_t>(rows()) + 1);
+  for (int64_t r = 0; r < rows(); ++r) {
+    for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
+      if (matrix.col_idx[k] < begin || matrix.col_idx[k] >= end) continue;
+      arrays->col_idx.push_back(matrix.col_idx[k]);
+      arrays->values.push_back(matrix.Value(k));
+    }
+    arrays->row_ptr.push_back(static_cast<int64_t>(arrays->col_idx.size()));
+  }
+  Dataset part = *this;  // the labels, weights and folds as they are
+  part.matrix = {rows(), matrix.cols, arrays->row_ptr.data(), arrays->col_idx.data(), arrays->values.data()};
+  part.own = {};
+  part.storage = std::make_shared<std::pair<std::shared_ptr<Arrays>, std::shared_ptr<const void>>>(arrays, storage);
+  return part;
+}
+
 Dataset Dataset::Rows(int64_t begin, int64_t end) const {
   Dataset part = *this;
   part.own = {};  // shared with this data set

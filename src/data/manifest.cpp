@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <xxhash.h>
 
@@ -274,9 +275,12 @@ Result<Manifest> WriteShards(const Dataset& data, int shards, const std::string&
   return WriteShards(data, PartitionRows(data.matrix, shards), source, store);
 }
 
-Result<Manifest> WriteShards(const Dataset& data, const std::vector<std::pair<int64_t, int64_t>>& ranges,
-                             const std::string& source, Store& store) {
-  const int shards = static_cast<int>(ranges.size());
+namespace {
+
+// `count` shards of `data`, shard i and its first row from `shard(i)`, and the manifest.
+Result<Manifest> WriteShardsOf(const Dataset& data, std::size_t count,
+                               const std::function<std::pair<Dataset, int64_t>(std::size_t)>& shard,
+                               const std::string& source, Store& store) {
   Manifest manifest;
   manifest.source = source;
   manifest.rows = data.rows();
@@ -286,14 +290,32 @@ Result<Manifest> WriteShards(const Dataset& data, const std::vector<std::pair<in
   if (data.columns.renumbered()) {
     NIMBUS_ASSIGN_OR_RETURN(manifest.features, WriteColumnMap(store, data.columns));
   }
-  for (int i = 0; i < shards; ++i) {
-    const auto [begin, end] = ranges[static_cast<std::size_t>(i)];
-    const std::string key = ShardKey(i);
-    NIMBUS_ASSIGN_OR_RETURN(ShardInfo info, WriteShard(data.Rows(begin, end), begin, store, key));
-    manifest.shards.push_back({key, info.rows, info.nnz, begin, info.payload_checksum});
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string key = ShardKey(static_cast<int>(i));
+    const auto [rows, first_row] = shard(i);
+    NIMBUS_ASSIGN_OR_RETURN(ShardInfo info, WriteShard(rows, first_row, store, key));
+    manifest.shards.push_back({key, info.rows, info.nnz, first_row, info.payload_checksum});
   }
   NIMBUS_RETURN_IF_ERROR(WriteManifest(store, manifest));
   return manifest;
+}
+
+}  // namespace
+
+Result<Manifest> WriteShards(const Dataset& data, const std::vector<std::pair<int64_t, int64_t>>& ranges,
+                             const std::string& source, Store& store) {
+  return WriteShardsOf(
+      data, ranges.size(),
+      [&](std::size_t i) { return std::pair(data.Rows(ranges[i].first, ranges[i].second), ranges[i].first); }, source,
+      store);
+}
+
+Result<Manifest> WriteColumnShards(const Dataset& data, const std::vector<std::pair<uint32_t, uint32_t>>& blocks,
+                                   const std::string& source, Store& store) {
+  return WriteShardsOf(
+      data, blocks.size(),
+      [&](std::size_t i) { return std::pair(data.SelectColumns(blocks[i].first, blocks[i].second), int64_t{0}); },
+      source, store);
 }
 
 }  // namespace nimbus

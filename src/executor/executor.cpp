@@ -8,11 +8,23 @@ std::vector<WorkerReply> Executor::RunRound(const RoundRequest& request, Deadlin
   std::vector<int> everyone(static_cast<std::size_t>(workers()));
   std::iota(everyone.begin(), everyone.end(), 0);
   Dispatch(request, everyone);
-  std::vector<WorkerReply> replies(everyone.size());
-  std::vector<bool> replied(everyone.size(), false);
+  return CollectRound(request.round, deadline);
+}
+
+std::vector<WorkerReply> Executor::RunRound(std::span<const RoundRequest> requests, Deadline deadline) {
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const int worker = static_cast<int>(i);
+    Dispatch(requests[i], std::span(&worker, 1));
+  }
+  return CollectRound(requests.empty() ? 0 : requests.front().round, deadline);
+}
+
+std::vector<WorkerReply> Executor::CollectRound(int64_t round, Deadline deadline) {
+  std::vector<WorkerReply> replies(static_cast<std::size_t>(workers()));
+  std::vector<bool> replied(replies.size(), false);
   for (WorkerReply& reply : Collect(workers(), deadline)) {
     const auto worker = static_cast<std::size_t>(reply.worker);
-    if (worker < replies.size() && reply.round == request.round) {
+    if (worker < replies.size() && reply.round == round) {
       replied[worker] = true;
       replies[worker] = std::move(reply);
     }
@@ -20,7 +32,7 @@ std::vector<WorkerReply> Executor::RunRound(const RoundRequest& request, Deadlin
   for (std::size_t i = 0; i < replies.size(); ++i) {
     if (replied[i]) continue;
     replies[i].worker = static_cast<int>(i);
-    replies[i].round = request.round;
+    replies[i].round = round;
     replies[i].status = ReplyStatus::kTimedOut;
     replies[i].error = "no reply before the round deadline";
   }

@@ -366,8 +366,8 @@ void RemoteExecutor::HandleReply(int worker, const Incoming& incoming) {
     transport_->CountStale(reply.ok() ? "a reply to a round that is not out" : reply.status().message());
     return;
   }
-  // Figures of any length answer a score round only, and a score round nothing else.
-  if (reply->status == ReplyStatus::kOk && (reply->w_vectors == 0) != (slot.round->kind == RoundKind::kScore)) {
+  // Figures of any length answer a score or column round only, and those rounds nothing else.
+  if (reply->status == ReplyStatus::kOk && (reply->w_vectors == 0) != AnyLengthRound(slot.round->kind)) {
     transport_->CountStale("a reply whose w does not fit its round's kind");
     return;
   }

@@ -777,7 +777,7 @@ WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
   const ResumeState* resume = request.resume.get();
   const bool newton = request.kind != RoundKind::kAdmm;
   const bool point = request.kind == RoundKind::kHessianVector && !request.point.empty();
-  const bool score = request.kind == RoundKind::kScore;
+  const bool score = AnyLengthRound(request.kind);
   const int64_t resume_kind =
       score ? 4 : newton ? (point ? 3 : 0) : resume == nullptr ? 0 : (resume->x.empty() ? 1 : 2);
   RoundFields f{request.round,
@@ -791,7 +791,10 @@ WireMessage PackRound(const Envelope& envelope, const RoundRequest& request) {
                 static_cast<int64_t>(request.kind),
                 request.point_round,
                 request.on_support ? 1 : 0};
-  Frame z = VectorFrame(request.z, request.lean, &f.z_entry_bytes);
+  // A column round's z goes whole, in doubles: its length is its own.
+  Frame z = request.kind == RoundKind::kColumnStep ? Frame::Share(request.z)
+                                                            : VectorFrame(request.z, request.lean, &f.z_entry_bytes);
+  if (request.kind == RoundKind::kColumnStep) f.z_entry_bytes = sizeof(double);
   std::vector<Frame> payload{FieldsFrame(f), std::move(z)};
   if (point) {
     payload.push_back(Frame::Share(request.point));
@@ -817,15 +820,21 @@ Result<RoundRequest> UnpackRound(const WireMessage& message, std::size_t model_s
   request.inner_tolerance = f.inner_tolerance;
   request.inner_relative_tolerance = f.inner_relative_tolerance;
   request.lean = f.z_entry_bytes == sizeof(float) || f.z_entry_bytes == -static_cast<int64_t>(sizeof(float));
-  if (f.kind < 0 || f.kind > static_cast<int64_t>(RoundKind::kScore)) {
+  if (f.kind < 0 || f.kind > static_cast<int64_t>(RoundKind::kColumnStep)) {
     return BadBody(MessageType::kRound, "unknown round kind " + std::to_string(f.kind));
   }
   request.kind = static_cast<RoundKind>(f.kind);
   request.point_round = f.point_round;
   request.on_support = f.on_support != 0;
+  if (request.kind == RoundKind::kColumnStep) {
+    if (f.z_entry_bytes != sizeof(double) || message.payload[1].size() % sizeof(double) != 0) {
+      return BadBody(MessageType::kRound, "a column round's derivatives not in whole doubles");
+    }
+    model_size = message.payload[1].size() / sizeof(double);
+  }
   NIMBUS_ASSIGN_OR_RETURN(request.z, ReadVector(message.payload[1], model_size, f.z_entry_bytes, MessageType::kRound, "z"));
   const bool point_allowed = request.kind == RoundKind::kHessianVector;
-  const bool score = request.kind == RoundKind::kScore;
+  const bool score = AnyLengthRound(request.kind);
   if (f.resume < 0 || f.resume > 4 || (f.resume == 0) != (message.payload.size() == 2) ||
       (f.resume == 3) != (point_allowed && message.payload.size() == 3) || (f.resume == 4) != score ||
       (request.kind != RoundKind::kAdmm && f.resume != 0 && f.resume != 3 && f.resume != 4)) {

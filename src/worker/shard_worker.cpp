@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "nimbus/columns/block_round.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/vector_ops.h"
 #include "nimbus/data/feature_map.h"
@@ -159,13 +160,16 @@ WorkerReply ShardWorker::Serve(const RoundRequest& request, uint64_t invocation)
   reply.worker = id_;
   reply.round = request.round;
   reply.timings.start_wall = WallSeconds();
-  const std::span<const double> z = Local(request.z, z_local_);
-  if (z.size() != x_.size()) {
+  const std::span<const double> z =
+      request.kind == RoundKind::kColumnStep ? request.z.span() : Local(request.z, z_local_);
+  if (request.kind != RoundKind::kColumnStep && z.size() != x_.size()) {
     reply.status = ReplyStatus::kFailed;
     reply.error = "z has " + std::to_string(z.size()) + " entries, the model has " + std::to_string(x_.size());
     return reply;
   }
-  if (request.kind == RoundKind::kAdmm) {
+  if (request.kind == RoundKind::kColumnStep) {
+    ServeColumns(request, reply);
+  } else if (request.kind == RoundKind::kAdmm) {
     ServeAdmm(request, z, reply);
   } else if (request.kind == RoundKind::kScore) {
     ServeScore(request, z, reply);
@@ -229,6 +233,52 @@ void ShardWorker::ServeScore(const RoundRequest& request, std::span<const double
   std::vector<double> answer;
   held_out_->Answer(*query, answer);
   reply.w = std::move(answer);
+  reply.w_vectors = 0;
+  reply.timings.solve_seconds = solve_watch.ElapsedSeconds();
+}
+
+// The block's columns of this worker's rows (the column layout gives it every row), by columns:
+// made at the first column round, kept while the rounds name the same block.
+Result<const ColumnBlock*> ShardWorker::ColumnsOf(const BlockRange& block) {
+  if (block.end > shard_.cols()) {
+    return InvalidArgument("a column round for columns up to " + std::to_string(block.end) + " of a shard of " +
+                           std::to_string(shard_.cols()));
+  }
+  if (!column_block_ || column_block_->range() != block) {
+    column_block_ = ColumnBlock::Of(shard_.matrix, block.begin, block.end, block.intercept);
+  }
+  return &*column_block_;
+}
+
+void ShardWorker::ServeColumns(const RoundRequest& request, WorkerReply& reply) {
+  const auto rows = static_cast<std::size_t>(shard_.rows());
+  Result<BlockRound> round = DecodeBlockRound(request.query.span());
+  Result<const ColumnBlock*> block = round.ok() ? ColumnsOf(round->block) : Result<const ColumnBlock*>(round.status());
+  if (block.ok() && !round->margins_only && request.z.size() != 2 * rows) {
+    block = InvalidArgument("a column round with " + std::to_string(request.z.size()) + " derivatives for " +
+                            std::to_string(rows) + " rows (two each)");
+  }
+  if (!block.ok()) {
+    reply.status = ReplyStatus::kFailed;
+    reply.error = block.status().message();
+    return;
+  }
+  Stopwatch solve_watch;
+  const ColumnBlock& columns = **block;
+  if (round->margins_only) {
+    std::vector<double> margins(rows, 0.0);
+    AddBlockMargins(columns, round->x_block, margins);
+    reply.w = std::move(margins);
+    reply.timings.data_passes = 1;
+  } else {
+    const std::span<const double> z = request.z.span();
+    const RowDerivatives at{{z.begin(), z.begin() + static_cast<std::ptrdiff_t>(rows)},
+                            {z.begin() + static_cast<std::ptrdiff_t>(rows), z.end()}};
+    const BlockStep step = MinimizeBlockModel(columns, at, round->x_block, round->model, round->eligible);
+    reply.timings.local_iterations = step.passes;
+    reply.timings.data_passes = (step.entries_read + columns.nnz() / 2) / std::max<int64_t>(columns.nnz(), 1);
+    reply.w = EncodeBlockStep(step);
+  }
   reply.w_vectors = 0;
   reply.timings.solve_seconds = solve_watch.ElapsedSeconds();
 }

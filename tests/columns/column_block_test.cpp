@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,20 @@ TEST(ColumnBlock, HoldsItsRangeOfColumnsColumnByColumn) {
       EXPECT_EQ(block.values[k], dense[block.row_idx[k] * 9 + 3 + j]);
     }
   }
+}
+
+// Blocks that together cover the columns and the intercept add up to A x + b, the test's own
+// dense product (what the column method's workers send for a resumed run's margins).
+TEST(ColumnBlock, BlocksMarginsAddUpToTheWholeProduct) {
+  const SparseProblem p = MakeRandomProblem(40, 9, 4, 3, Loss::kLogistic);
+  const std::vector<double> x = RandomVector(10, 5, 1.0);  // 9 weights, the intercept last
+  const std::vector<double> expected = RefMargins(p, /*intercept=*/true, x);
+  std::vector<double> margins(40, 0.0);
+  const ColumnBlock first = ColumnBlock::Of(p.View(), 0, 4, false);
+  const ColumnBlock second = ColumnBlock::Of(p.View(), 4, 9, true);
+  AddBlockMargins(first, std::span(x).first(4), margins);
+  AddBlockMargins(second, std::span(x).subspan(4), margins);
+  for (std::size_t r = 0; r < margins.size(); ++r) EXPECT_NEAR(margins[r], expected[r], 1e-12) << "row " << r;
 }
 
 TEST(ColumnBlock, WithoutL1ItsPassesSolveTheNewtonSystem) {

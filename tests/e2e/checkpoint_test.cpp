@@ -188,6 +188,12 @@ TEST_F(CheckpointCli, AColumnMethodsMasterKilledWithSignal9IsResumedToTheSameMod
   KillAndResume("threads", false, false, true);
 }
 
+// On process workers, a block of columns each: the resumed master asks them for the margins of x
+// and of the last step (a round each), and goes on to the same model.
+TEST_F(CheckpointCli, AColumnMethodsMasterWithProcessWorkersKilledWithSignal9IsResumedToTheSameModel) {
+  KillAndResume("process", false, false, true);
+}
+
 TEST_F(CheckpointCli, CheckpointsGoToS3AndAResumeReadsThem) {
   MotoServer server;
   server.ExportEnvironment();

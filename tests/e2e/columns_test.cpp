@@ -2,7 +2,9 @@
 // optimum against liblinear is in liblinear_match_test.cpp (L1 and L2), multiclass_test.cpp
 // (one-vs-rest), weights_test.cpp (class and sample weights), path_test.cpp (its paths, with
 // strong rules) and cv_test.cpp (cross-validation); here the optimality condition with an
-// intercept, the stop at a target objective, the summary, and what it refuses.
+// intercept, the stop at a target objective, the summary, its blocks on workers of the local
+// runtimes (a worker replaced mid-run; mpi_test.cpp and lambda_test.cpp: ranks and functions),
+// and what it refuses.
 #include "e2e_support.h"
 
 namespace nimbus::testing {
@@ -49,6 +51,70 @@ TEST(Columns, StopsAtATargetObjectiveAndReportsItsRounds) {
   EXPECT_NE(brief.out.find("gradient norm"), std::string::npos) << brief.out;
 }
 
+// Train's arguments with more.
+std::vector<std::string> With(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// The blocks on process and command workers, a block of columns each: the model the blocks on
+// threads make, byte for byte (a worker's step is the same computation on the same numbers),
+// which is liblinear's optimum. A worker killed in its third round is replaced, and the model
+// does not change: a worker keeps nothing between rounds.
+TEST(Columns, ItsBlocksOnWorkersGiveTheThreadsModelAndSurviveAWorkerReplaced) {
+  TempDir run;
+  const double lambda = 0.01;
+  const std::vector<std::string> args = {"--data", HeartScalePath(), "--algorithm", "columns", "--l1", Number(lambda),
+                                         "--workers", "3", "--gradient-tolerance", "1e-8"};
+  Train(With(args, {"--out", run.File("threads.json")}));
+  const std::string expected = ReadTextFile(run.File("threads.json"));
+  ASSERT_FALSE(expected.empty());
+  const double optimum =
+      ObjectiveOf(TrainLiblinear(6, 1.0 / (270 * lambda), 1e-8, HeartScalePath(), run.File("ll.model")),
+                  HeartScalePath(), lambda, 0);
+  EXPECT_NEAR(ObjectiveOf(run.File("threads.json"), HeartScalePath(), lambda, 0), optimum, 1e-6 * optimum);
+  Train(With(args, {"--runtime", "process", "--out", run.File("process.json"), "--summary-json", run.File("p.json")}));
+  EXPECT_EQ(ReadTextFile(run.File("process.json")), expected);
+  const nlohmann::json process = nlohmann::json::parse(ReadTextFile(run.File("p.json")));
+  EXPECT_EQ(process["runtime"], "process");
+  EXPECT_EQ(process["algorithm"], "columns");
+  EXPECT_GT(process["bytes_sent"].get<int64_t>(), 0);
+  Train(With(args, {"--runtime", "command", "--launch", std::string(NIMBUS_BINARY) + " worker {args}", "--out",
+                    run.File("command.json")}));
+  EXPECT_EQ(ReadTextFile(run.File("command.json")), expected);
+  Train(With(args, {"--runtime", "process", "--inject-crash", "@1:3", "--heartbeat", "0.2", "--out",
+                    run.File("crashed.json"), "--summary-json", run.File("c.json")}));
+  const nlohmann::json crashed = nlohmann::json::parse(ReadTextFile(run.File("c.json")));
+  EXPECT_EQ(crashed["worker_restarts"], 1);
+  EXPECT_EQ(crashed["termination"], "converged");
+  EXPECT_EQ(ReadTextFile(run.File("crashed.json")), expected);
+}
+
+// With an intercept, sample weights and one-vs-rest's classes, process workers give the threads
+// model too.
+TEST(Columns, ItsWorkersServeInterceptsWeightsAndOneVsRest) {
+  TempDir run;
+  WriteTextFile(run.File("w.txt"), [] {
+    std::string weights;
+    for (int r = 0; r < 270; ++r) weights += r % 3 == 0 ? "2\n" : "0.5\n";
+    return weights;
+  }());
+  WriteTextFile(run.File("four.svm"), "1 1:1 3:0.5\n2 2:1\n3 1:-1 4:1\n4 3:1\n1 1:0.5 4:-0.5\n2 2:0.5 3:0.25\n"
+                                      "3 2:-1\n4 3:0.75 4:0.5\n1 2:0.25\n3 4:0.5\n");
+  const std::vector<std::vector<std::string>> cases = {
+      {"--data", HeartScalePath(), "--l1", "0.005", "--l2", "0.01", "--intercept", "--sample-weights", run.File("w.txt")},
+      {"--data", run.File("four.svm"), "--l1", "0.01", "--intercept"}};
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE("case " + std::to_string(c));
+    const std::vector<std::string> args = With(cases[c], {"--algorithm", "columns", "--workers", "2"});
+    Train(With(args, {"--out", run.File("threads.json")}));
+    Train(With(args, {"--runtime", "process", "--out", run.File("process.json")}));
+    const std::string expected = ReadTextFile(run.File("threads.json"));
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(ReadTextFile(run.File("process.json")), expected);
+  }
+}
+
 std::string ThreeClasses(const TempDir& run) {
   WriteTextFile(run.File("three.svm"), "1 1:1\n2 2:1\n3 1:-1\n1 1:0.5\n2 2:0.5\n3 2:-1\n");
   return run.File("three.svm");
@@ -58,13 +124,17 @@ TEST(Columns, WhatItDoesNotDoYetIsRefusedByName) {
   TempDir run;
   const std::string data = HeartScalePath();
   ExpectRefused({"train", "--data", data, "--algorithm", "columns"},
-                {{{"--runtime", "process"}, "--algorithm columns: its blocks run on threads of this process"},
-                 {{"--multiclass", "multinomial"}, "--algorithm columns: one-vs-rest only"},
+                {{{"--multiclass", "multinomial"}, "--algorithm columns: one-vs-rest only"},
+                 {{"--runtime", "process", "--workers", "20"}, "--algorithm columns: 20 workers for 13 columns"},
                  {{"--barrier", "1", "--workers", "2"}, "--algorithm columns: not with --barrier or --relays"}});
   ExpectRefused({"path", "--data", data, "--algorithm", "columns"},
-                {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"}});
+                {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"},
+                 {{"--runtime", "process"}, "--algorithm columns: paths and cross-validation run on this process's "
+                                            "threads"}});
   ExpectRefused({"cv", "--data", data, "--algorithm", "columns"},
-                {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"}});
+                {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"},
+                 {{"--runtime", "process"}, "--algorithm columns: paths and cross-validation run on this process's "
+                                            "threads"}});
   ExpectRefused({"train", "--data", ThreeClasses(run), "--algorithm", "columns"},
                 {{{"--checkpoint", run.File("checkpoints")},
                   "--algorithm columns: checkpoints of binary and regression problems only"}});

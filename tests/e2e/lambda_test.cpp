@@ -120,6 +120,22 @@ TEST(LambdaEmulator, FourFunctionsSolveAsThreadsDo) {
   EXPECT_EQ(lambda.emulator().stats().cold_starts, 4);
 }
 
+// The column method's blocks on functions, a block of columns each: the threads model.
+TEST(LambdaEmulator, TheColumnMethodsBlocksOnFunctionsGiveTheThreadsModel) {
+  Emulated lambda;
+  TempDir dir;
+  const std::vector<std::string> args = {"--data", HeartScalePath(), "--l1", "0.01", "--algorithm", "columns",
+                                         "--workers", "3"};
+  Train(Concat(args, {"--out", dir.File("threads.json")}));
+  Train(Concat(Concat(args, {"--out", dir.File("lambda.json"), "--summary-json", dir.File("s.json")}),
+               lambda.TrainArgs()));
+  const std::string expected = ReadTextFile(dir.File("threads.json"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(ReadTextFile(dir.File("lambda.json")), expected);
+  EXPECT_EQ(Json::parse(ReadTextFile(dir.File("s.json")))["runtime"], "lambda");
+  EXPECT_EQ(lambda.emulator().stats().cold_starts, 3);
+}
+
 // LIBSVM text in S3, no split step: each function reads its own byte range by ranged GETs
 // (the text cut mid-line into three), and the model is the one threads make from a local copy.
 TEST(LambdaEmulator, FunctionsReadTheirOwnRangesOfTextInS3) {

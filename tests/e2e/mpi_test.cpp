@@ -40,6 +40,24 @@ TEST(MpiRuntime, NewtonOverAStarOfRanksGivesTheThreadsModel) {
   EXPECT_EQ(ReadTextFile(dir.File("mpi.json")), expected);
 }
 
+// The column method over a star of ranks, each holding a block of columns of every row.
+TEST(MpiRuntime, TheColumnMethodsBlocksOnRanksGiveTheThreadsModel) {
+  TempDir dir;
+  const std::vector<std::string> args = {"--data", HeartScalePath(), "--l1", "0.01", "--intercept", "--algorithm",
+                                         "columns"};
+  std::vector<std::string> mpi_args = args;
+  mpi_args.insert(mpi_args.end(), {"--out", dir.File("mpi.json"), "--summary-json", dir.File("summary.json")});
+  const CommandResult mpi = MpiRun(4, mpi_args);
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
+  EXPECT_EQ(JsonField(ReadTextFile(dir.File("summary.json")), "algorithm"), "\"columns\"");
+  std::vector<std::string> threads_args = args;
+  threads_args.insert(threads_args.end(), {"--workers", "3", "--out", dir.File("threads.json")});
+  Train(threads_args);
+  const std::string expected = ReadTextFile(dir.File("threads.json"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(ReadTextFile(dir.File("mpi.json")), expected);
+}
+
 TEST(MpiRuntime, RanksLoadTheShardsOfADirectory) {
   TempDir dir;
   ASSERT_EQ(RunNimbus({"gen", "--rows", "3000", "--cols", "400", "--nnz-per-row", "12", "--seed", "5", "--out",

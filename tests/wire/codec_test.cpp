@@ -246,6 +246,30 @@ TEST(CodecTest, ScoreRoundsAndTheirFiguresRoundTrip) {
   EXPECT_TRUE(UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), figures, /*lean=*/true)), 3).ok());
 }
 
+// A column round's z is the rows' derivatives, as long as they are (not the model's length), and
+// travels in whole doubles even when asked lean: the line search needs them exact.
+TEST(CodecTest, ColumnRoundsCarryTheirRowsDerivativesWhole) {
+  RoundRequest step;
+  step.round = 4;
+  step.kind = RoundKind::kColumnStep;
+  step.lean = true;
+  step.z = Vector({1.0 / 3.0, -2.5e-7, 0.0, 0.0, 1e-300});  // five doubles, for a model of 3
+  step.query = Vector({0, 2, 1, 0, 0.01, 0, 20, 0.1, 1, 0, 0, 0.5, -0.25, 3});
+  const RoundRequest back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), step)), 3).value();
+  EXPECT_EQ(back.kind, RoundKind::kColumnStep);
+  EXPECT_EQ(back.z.ToVector(), step.z.ToVector());
+  EXPECT_EQ(back.query, step.query);
+  step.z = SharedVector();  // a margins round: no derivatives
+  EXPECT_TRUE(UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), step)), 3).value().z.empty());
+
+  WorkerReply answer;
+  answer.round = 4;
+  answer.w = Vector({0.5, -1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0});
+  answer.w_vectors = 0;
+  EXPECT_EQ(UnpackReply(Transmit(PackReply(TestEnvelope(MessageType::kReply), answer, /*lean=*/true)), 3).value().w,
+            answer.w);
+}
+
 TEST(CodecTest, LeanVectorsHalveTheBytesAndStayWithinFloatRounding) {
   RoundRequest request;
   request.z = Vector({1.0 / 3.0, -2.5e-7, 123456.789, 0.0, -1e30});

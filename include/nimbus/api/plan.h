@@ -70,6 +70,9 @@ struct Plan {
   int workers = 0;
   std::optional<Dataset> data;                      // in this process
   std::vector<std::pair<int64_t, int64_t>> ranges;  // its row blocks, one per worker
+  // The column method's layout instead (when not empty): worker i holds every row's entries in
+  // columns [first, second) of block i.
+  std::vector<std::pair<uint32_t, uint32_t>> column_blocks;
   std::shared_ptr<Store> store;                     // store input
   Manifest manifest;
   std::optional<TextSource> text;                   // text input (the master reads no row)

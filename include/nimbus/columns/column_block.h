@@ -21,6 +21,15 @@
 
 namespace nimbus {
 
+// Where a block's columns are: [begin, end) of the model's, and the intercept after them (the
+// last block's). What the master knows of a block a worker holds.
+struct BlockRange {
+  uint32_t begin = 0, end = 0;
+  bool intercept = false;
+  std::size_t size() const { return end - begin + (intercept ? 1 : 0); }
+  bool operator==(const BlockRange&) const = default;
+};
+
 // Columns [begin, end) of a row-major matrix, stored column by column (CSC), with an optional
 // column of ones (the intercept) after them.
 struct ColumnBlock {
@@ -36,6 +45,7 @@ struct ColumnBlock {
   // The block's coordinates: its columns, and the intercept last.
   std::size_t size() const { return end - begin + (intercept ? 1 : 0); }
   int64_t nnz() const { return col_ptr.back(); }
+  BlockRange range() const { return {begin, end, intercept}; }
 };
 
 // The rows' derivatives at the margins: first[r] = g_r, second[r] = h_r.
@@ -80,6 +90,9 @@ struct BlockStep {
 // at zero, their columns not read; empty: every coordinate is eligible).
 BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
                              const BlockModelOptions& options, std::span<const uint8_t> eligible = {});
+
+// margins += A_B v (v on the block's coordinates, the intercept's last): a pass over the block.
+void AddBlockMargins(const ColumnBlock& block, std::span<const double> v, std::span<double> margins);
 
 // The loss's gradient on the block's coordinates, sum_r a_rj g_r (one pass over the block).
 std::vector<double> BlockLossGradient(const ColumnBlock& block, std::span<const double> row_gradient);

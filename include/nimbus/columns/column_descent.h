@@ -6,8 +6,8 @@
 // and a line search along d on the margins takes the step. Distributed, a block is a worker and
 // an iteration one round: each sends A_B delta_B, an N-vector, and its delta_B.
 //
-// Here the blocks run one after another in this process: the algorithm, its rounds and its data
-// passes, before the runtimes carry it.
+// The blocks run where a BlockStepper puts them: on this process's threads, or on a runtime's
+// workers, a block each (api/columns_solve.cpp); the master's part is the same.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "nimbus/columns/column_block.h"
 #include "nimbus/core/csr.h"
 #include "nimbus/core/status.h"
 #include "nimbus/problem/problem.h"
@@ -43,6 +44,7 @@ struct ColumnDescentSummary {
   bool stopped = false;              // on_iteration asked to stop
   double data_passes = 0;       // matrix entries read over all blocks, in passes over the data
   int step_halvings = 0;        // the line search's, over all iterations
+  bool failed = false;          // the blocks could not be stepped (a worker lost for good): message says why
   std::string message;
 };
 
@@ -86,12 +88,34 @@ struct ColumnDescentResult {
   ColumnDescentSummary summary;
 };
 
+// Where the blocks' coordinate descent runs each iteration: this process's threads (SolveByColumns
+// on a matrix), or a runtime's workers, a block each (api/columns_solve.cpp). Either gives the
+// same steps: each block's is MinimizeBlockModel's on the same numbers.
+class BlockStepper {
+ public:
+  virtual ~BlockStepper() = default;
+  // The blocks in order (the intercept in the last), and the data's entries over them all.
+  virtual const std::vector<BlockRange>& blocks() const = 0;
+  virtual int64_t nnz() const = 0;
+  // Each block's step of its model at x, from the rows' derivatives there (one round).
+  // `eligible`: the strong rules' over every coordinate (empty: all).
+  virtual Result<std::vector<BlockStep>> Step(const RowDerivatives& at, std::span<const double> x,
+                                              const BlockModelOptions& model, std::span<const uint8_t> eligible) = 0;
+  // A v, v's intercept added to every row (one round, a pass over the data).
+  virtual Result<std::vector<double>> Margins(std::span<const double> v) = 0;
+};
+
 // Solves spec's problem on `matrix` (every row) with its labels and row weights s_r (empty:
 // all 1), from x = 0: binary classification (class weights too), one-vs-rest (its classes one
 // after another on the same blocks; the summary adds them up) and regression, with l1 and l2
 // (no softmax, custom regularizer or cross-validation's copies).
 Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrView& matrix,
                                            std::span<const double> labels, std::span<const double> row_weights,
+                                           const ColumnDescentOptions& options);
+// The same on blocks that `stepper` steps (options.blocks and threads are its own): the master's
+// part here, with the rows' labels and weights (the same problems).
+Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, std::span<const double> labels,
+                                           std::span<const double> row_weights, BlockStepper& stepper,
                                            const ColumnDescentOptions& options);
 
 // A path of l1 values, glmnet's way: each point warm-started from the last, and with the

@@ -95,6 +95,9 @@ struct Dataset {
   Dataset Rows(int64_t begin, int64_t end) const;
   // These rows (ascending), copied.
   Dataset SelectRows(std::span<const int64_t> rows) const;
+  // Every row with its entries in columns [begin, end) alone (the columns keep their numbers),
+  // copied: the column method's shard of a block.
+  Dataset SelectColumns(uint32_t begin, uint32_t end) const;
   // Bytes of the CSR arrays, labels, weights and column map as held in memory.
   uint64_t MemoryBytes() const;
 };

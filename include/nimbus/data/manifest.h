@@ -80,6 +80,10 @@ Result<Manifest> WriteShards(const Dataset& data, int shards, const std::string&
 // The same with the row blocks given (each [begin, end), in order, together every row).
 Result<Manifest> WriteShards(const Dataset& data, const std::vector<std::pair<int64_t, int64_t>>& ranges,
                              const std::string& source, Store& store);
+// The column method's layout: shard i holds every row with its entries in columns
+// [blocks[i].first, blocks[i].second) (Dataset::SelectColumns; each shard's first row is 0).
+Result<Manifest> WriteColumnShards(const Dataset& data, const std::vector<std::pair<uint32_t, uint32_t>>& blocks,
+                                   const std::string& source, Store& store);
 
 // Key of shard i: "shard-00007.bin".
 std::string ShardKey(int index);

@@ -94,6 +94,13 @@ class Executor {
   // One synchronous round: dispatch to every worker and collect every reply, in worker
   // order; a worker that did not reply by the deadline gets a kTimedOut reply.
   std::vector<WorkerReply> RunRound(const RoundRequest& request, Deadline deadline);
+  // The same with a question of its own for each worker: requests[i] to worker i, all of one
+  // round (the column method's blocks).
+  std::vector<WorkerReply> RunRound(std::span<const RoundRequest> requests, Deadline deadline);
+
+ private:
+  // Every worker's reply to `round`, in worker order, kTimedOut for those not in by the deadline.
+  std::vector<WorkerReply> CollectRound(int64_t round, Deadline deadline);
 };
 
 }  // namespace nimbus

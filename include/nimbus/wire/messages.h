@@ -88,8 +88,12 @@ struct WorkerHistory {
 // and cross-validation asks for the figures of its folds' models on the rows they held out:
 //   kScore          z = the model (every copy), query = what to answer (worker/held_out_scores.h):
 //                   reply w = the folds' sums and the AUC's digit counts (any length)
-// kColumnStep: an iteration of the column method in the master's process (its traces' rounds; no
-// worker is sent one, and the wire refuses it).
+// and the column method (columns/column_descent.h) asks a worker holding a block of columns (all
+// rows' entries in them) for its block's step:
+//   kColumnStep     z = the rows' derivatives g then h (2 N; empty for margins), query = the block,
+//                   x on it and the model's options (columns/block_round.h): reply w = the block's
+//                   step and A_B delta, or the margins A_B v (any length); the worker keeps nothing
+// (a column method run in the master's process traces its iterations as kColumnStep rounds too).
 enum class RoundKind : int64_t { kAdmm = 0, kEvaluate = 1, kHessianVector = 2, kScore = 3, kColumnStep = 4 };
 template <>
 struct ChoiceNames<RoundKind> {
@@ -98,6 +102,10 @@ struct ChoiceNames<RoundKind> {
       {{RoundKind::kAdmm, "admm"}, {RoundKind::kEvaluate, "evaluate"}, {RoundKind::kHessianVector, "hessian-vector"},
        {RoundKind::kScore, "score"}, {RoundKind::kColumnStep, "column-step"}});
 };
+
+// Rounds whose z and reply w are as long as they are (not model-sized), whole doubles on the wire,
+// with a query.
+inline bool AnyLengthRound(RoundKind kind) { return kind == RoundKind::kScore || kind == RoundKind::kColumnStep; }
 
 struct RoundRequest {
   int64_t round = 0;
@@ -121,7 +129,7 @@ struct RoundRequest {
   // kHessianVector: w is needed only on the features where z has an entry (L1 Newton's working
   // set), so a worker may compute it there alone, from those columns.
   bool on_support = false;
-  // kScore: the question (worker/held_out_scores.h: ScoreQuery).
+  // kScore: the question (worker/held_out_scores.h: ScoreQuery); kColumnStep: the block's round.
   SharedVector query;
 };
 

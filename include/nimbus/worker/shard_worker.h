@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "nimbus/columns/column_block.h"
 #include "nimbus/core/status.h"
 #include "nimbus/data/dataset.h"
 #include "nimbus/local/augmented_objective.h"
@@ -71,8 +72,9 @@ class ShardWorker {
   // One ADMM round (see wire/messages.h for the order of updates). `invocation` numbers the
   // starts of this worker (it only seeds injected faults). In the general form z may be the
   // whole model's (in-process runtimes) or the support's (over the wire).
-  // Rounds of the distributed Newton master (RoundKind kEvaluate, kHessianVector) and
-  // cross-validation's score rounds (kScore) are served too; they leave the ADMM state alone.
+  // Rounds of the distributed Newton master (RoundKind kEvaluate, kHessianVector),
+  // cross-validation's score rounds (kScore) and the column method's (kColumnStep) are served
+  // too; they leave the ADMM state alone.
   WorkerReply Serve(const RoundRequest& request, uint64_t invocation = 0);
 
  private:
@@ -83,6 +85,9 @@ class ShardWorker {
   void ServeAdmm(const RoundRequest& request, std::span<const double> z, WorkerReply& reply);
   void ServeNewton(const RoundRequest& request, std::span<const double> v, WorkerReply& reply);
   void ServeScore(const RoundRequest& request, std::span<const double> model, WorkerReply& reply);
+  // The column method's round (columns/block_round.h): this shard holds a block's columns.
+  void ServeColumns(const RoundRequest& request, WorkerReply& reply);
+  Result<const ColumnBlock*> ColumnsOf(const BlockRange& block);
 
   int id_;
   Dataset shard_;
@@ -103,6 +108,7 @@ class ShardWorker {
   std::vector<double> x_, x_relaxed_, u_, center_;
   std::optional<HeldOutScores> held_out_;  // cross-validation: the last model scored
   int64_t scored_round_ = -1;               // and the round that named it
+  std::optional<ColumnBlock> column_block_;  // the column method: the block, by columns
   bool has_iterate_ = false;   // x_ and x_relaxed_ hold a previous round's result
   double rho_of_u_ = 0;        // the rho that u_ is scaled for (0: u_ is zero)
 };

@@ -1,0 +1,39 @@
+// A block's round as it travels to the worker that holds the block's columns and back
+// (RoundKind::kColumnStep, wire/messages.h): the master's question in RoundRequest::query (the
+// rows' derivatives in z), the worker's answer in WorkerReply::w. Both are plain doubles, so
+// every runtime carries them as it carries a score round's figures.
+//
+// A worker keeps nothing between these rounds: x on its block comes with each, so a worker
+// that replaces a lost one answers the round exactly as the lost one would have.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nimbus/columns/column_block.h"
+#include "nimbus/core/status.h"
+
+namespace nimbus {
+
+struct BlockRound {
+  BlockRange block;
+  // A step of the block's model at x (MinimizeBlockModel), or the margins A_B v of v = x_block.
+  bool margins_only = false;
+  BlockModelOptions model;
+  std::vector<double> x_block;    // x (or v) on the block's coordinates
+  std::vector<uint8_t> eligible;  // the strong rules' (empty: every coordinate)
+};
+
+// query = [begin, end, intercept, margins only, l1, l2, max passes, inner ratio, curvature scale,
+//          damping, eligible given, x_block..., eligible...]
+std::vector<double> EncodeBlockRound(const BlockRound& round);
+// Refuses a query that is not what EncodeBlockRound writes.
+Result<BlockRound> DecodeBlockRound(std::span<const double> query);
+
+// w = [delta (the block's size), A_B delta (one per row), subgradient squared, subgradient max,
+//      passes, entries read, active]
+std::vector<double> EncodeBlockStep(const BlockStep& step);
+Result<BlockStep> DecodeBlockStep(std::span<const double> w, std::size_t block_size, int64_t rows);
+
+}  // namespace nimbus

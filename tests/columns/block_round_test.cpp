@@ -1,0 +1,74 @@
+#include "nimbus/columns/block_round.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace nimbus {
+namespace {
+
+BlockRound ARound() {
+  BlockRound round;
+  round.block = {3, 6, true};
+  round.model = {0.01, 0.5, 7, 0.25, 2, 1e-6};
+  round.x_block = {0.5, 0, -1.25, 3};  // three columns and the intercept
+  return round;
+}
+
+// The query holds its fields in the order its comment in block_round.h gives.
+TEST(BlockRound, TheQueryHoldsItsFieldsInTheDocumentedOrder) {
+  const std::vector<double> query = EncodeBlockRound(ARound());
+  const std::vector<double> expected{3, 6, 1, 0, 0.01, 0.5, 7, 0.25, 2, 1e-6, 0, 0.5, 0, -1.25, 3};
+  EXPECT_EQ(query, expected);
+  const BlockRound back = DecodeBlockRound(query).value();
+  EXPECT_EQ(back.block, (BlockRange{3, 6, true}));
+  EXPECT_FALSE(back.margins_only);
+  EXPECT_EQ(back.model.max_passes, 7);
+  EXPECT_EQ(back.model.curvature_scale, 2);
+  EXPECT_EQ(back.x_block, ARound().x_block);
+  EXPECT_TRUE(back.eligible.empty());
+}
+
+TEST(BlockRound, CarriesTheStrongRulesEligibleSet) {
+  BlockRound round = ARound();
+  round.margins_only = true;
+  round.eligible = {1, 0, 0, 1};
+  const BlockRound back = DecodeBlockRound(EncodeBlockRound(round)).value();
+  EXPECT_TRUE(back.margins_only);
+  EXPECT_EQ(back.eligible, round.eligible);
+}
+
+TEST(BlockRound, RefusesAQueryThatIsNotOne) {
+  std::vector<double> query = EncodeBlockRound(ARound());
+  EXPECT_FALSE(DecodeBlockRound(std::vector<double>(query.begin(), query.end() - 1)).ok());  // x cut short
+  query[0] = 7;  // begin after end
+  EXPECT_FALSE(DecodeBlockRound(query).ok());
+  query[0] = 2.5;  // not a column
+  EXPECT_FALSE(DecodeBlockRound(query).ok());
+  query[0] = 3;
+  query[2] = 2;  // a flag that is not 0 or 1
+  EXPECT_FALSE(DecodeBlockRound(query).ok());
+  EXPECT_FALSE(DecodeBlockRound(std::vector<double>{1, 2}).ok());
+}
+
+TEST(BlockRound, AStepTravelsAsDeltaMarginsAndItsFigures) {
+  BlockStep step;
+  step.delta = {0.5, -0.5};
+  step.margin_change = {1, 2, 3};
+  step.subgradient_squared = 4;
+  step.subgradient_max = 1.5;
+  step.passes = 3;
+  step.entries_read = 120;
+  step.active = 2;
+  const std::vector<double> w = EncodeBlockStep(step);
+  EXPECT_EQ(w, (std::vector<double>{0.5, -0.5, 1, 2, 3, 4, 1.5, 3, 120, 2}));
+  const BlockStep back = DecodeBlockStep(w, 2, 3).value();
+  EXPECT_EQ(back.delta, step.delta);
+  EXPECT_EQ(back.margin_change, step.margin_change);
+  EXPECT_EQ(back.entries_read, 120);
+  EXPECT_EQ(back.active, 2u);
+  EXPECT_FALSE(DecodeBlockStep(w, 2, 4).ok());  // a row short
+}
+
+}  // namespace
+}  // namespace nimbus
