@@ -32,7 +32,7 @@
 #                     30 with SOLVERS_QUICK=1)
 #   REPEATS=N         runs per time (default 3; 1 with SOLVERS_QUICK=1)
 #   SOLVERS_ALGORITHM=A  nimbus runs with --algorithm A (default: none, nimbus's own choice);
-#                     columns implies SOLVERS_WIRE=0 (its blocks share one process)
+#                     (columns: its MB/round on process workers, a block of columns each)
 #   SOLVERS_KS="1 2"  the worker counts K (default 1 2 4; 2 with SOLVERS_QUICK=1)
 #   SOLVERS_CASES="debian L1 1e-6,fashion L1 1e-5"   these cases only (comma-separated)
 set -euo pipefail
@@ -48,7 +48,6 @@ else repeats=${REPEATS:-3}; ks=(1 2 4); nimbus_limit=${SOLVERS_TIMEOUT:-900}; fi
 [ -n "${SOLVERS_KS:-}" ] && read -r -a ks <<< "$SOLVERS_KS"
 algorithm_flags=()
 [ -n "${SOLVERS_ALGORITHM:-}" ] && algorithm_flags=(--algorithm "$SOLVERS_ALGORITHM")
-[ "${SOLVERS_ALGORITHM:-}" = columns ] && wire=0
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=data/build.sh
 source "$here/data/build.sh"   # the data sets, shared with bench/evaluation.sh

@@ -289,12 +289,21 @@ void InjectDelay(const SolveOptions& options, ColumnDescentOptions& columns) {
 // --trace: the problem as a "setup" event, then a "round" per iteration (kind column-step): its
 // objective at its end, the subgradient norm at its start against the stop test's tolerance (as
 // Newton's rounds carry theirs) and its seconds.
+// The last step round the workers answered (the column method on a runtime), for the trace:
+// its number, the wait for it, and each worker's timings.
+struct WorkerRound {
+  int64_t round = -1;  // -1: none since the last iteration's event
+  double wait_seconds = 0, dispatch_wall = 0, replies_wall = 0;
+  std::vector<WorkerReply> replies;
+};
+
 void TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, ColumnDescentOptions& columns,
-                     Stopwatch& watch) {
+                     Stopwatch& watch, std::shared_ptr<WorkerRound> last_round) {
   if (trace == nullptr) return;
-  trace->Write(SetupEvent(std::string(NameOf(runtime)), columns.blocks, plan.spec, {}, 0, 0));
+  const int blocks = runtime == RuntimeKind::kThreads ? columns.blocks : plan.workers;
+  trace->Write(SetupEvent(std::string(NameOf(runtime)), blocks, plan.spec, {}, 0, 0));
   auto last_end = std::make_shared<double>(0.0);
-  columns.on_iteration = [trace, &watch, last_end, observer = std::move(columns.on_iteration)](
+  columns.on_iteration = [trace, &watch, last_end, last_round, observer = std::move(columns.on_iteration)](
                              const ColumnDescentSummary& now) {
     TraceRound round;
     round.round = now.iterations;
@@ -304,6 +313,15 @@ void TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, Co
     round.primal_residual = now.subgradient_norm;
     round.eps_primal = now.subgradient_tolerance;
     round.master_seconds = round.time - *last_end;
+    if (last_round->round >= 0) {  // the workers' round, and the wait for it
+      round.round = last_round->round;
+      round.wait_seconds = last_round->wait_seconds;
+      round.master_seconds -= last_round->wait_seconds;
+      round.dispatch = last_round->dispatch_wall;
+      round.replies = last_round->replies_wall;
+      for (const WorkerReply& r : last_round->replies) round.workers.push_back({r.timings, r.worker});
+      *last_round = WorkerRound{};
+    }
     *last_end = round.time;
     trace->Write(TraceLine(round));
     return !observer || observer(now);
@@ -316,10 +334,11 @@ void TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, Co
 // one the runtime replaces answers the round as the lost one would have.
 class WorkerBlockStepper final : public BlockStepper {
  public:
+  // Each step round's replies go to `last_round` (for the trace).
   WorkerBlockStepper(Executor& executor, std::vector<BlockRange> blocks, int64_t nnz, int64_t rows,
-                     double round_timeout_seconds, Summary& summary)
+                     double round_timeout_seconds, Summary& summary, std::shared_ptr<WorkerRound> last_round)
       : executor_(executor), blocks_(std::move(blocks)), nnz_(nnz), rows_(rows),
-        round_timeout_seconds_(round_timeout_seconds), summary_(summary) {}
+        round_timeout_seconds_(round_timeout_seconds), summary_(summary), last_round_(std::move(last_round)) {}
   const std::vector<BlockRange>& blocks() const override { return blocks_; }
   int64_t nnz() const override { return nnz_; }
 
@@ -327,8 +346,11 @@ class WorkerBlockStepper final : public BlockStepper {
                                       const BlockModelOptions& model, std::span<const uint8_t> eligible) override {
     auto derivatives = std::make_shared<std::vector<double>>(at.first);
     derivatives->insert(derivatives->end(), at.second.begin(), at.second.end());
-    NIMBUS_ASSIGN_OR_RETURN(const std::vector<WorkerReply> replies,
+    const double dispatch_wall = WallSeconds();
+    Stopwatch wait;
+    NIMBUS_ASSIGN_OR_RETURN(std::vector<WorkerReply> replies,
                             Run(SharedVector(std::move(derivatives)), x, model, eligible, false));
+    *last_round_ = {next_round_ - 1, wait.ElapsedSeconds(), dispatch_wall, WallSeconds(), replies};
     std::vector<BlockStep> steps;
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       Result<BlockStep> step = DecodeBlockStep(replies[b].w, blocks_[b].size(), rows_);
@@ -392,13 +414,15 @@ class WorkerBlockStepper final : public BlockStepper {
   int64_t nnz_, rows_;
   double round_timeout_seconds_;
   Summary& summary_;
+  std::shared_ptr<WorkerRound> last_round_;
   int64_t next_round_ = 0;
 };
 
 // The plan's rows as column blocks on the options' runtime, a worker each, and the method with
 // its blocks stepped there; the runtime's counters into `run`.
 Result<ColumnDescentResult> SolveOnWorkers(const Plan& plan, const SolveOptions& options,
-                                           const ColumnDescentOptions& columns, TraceSink* trace, Summary& run) {
+                                           const ColumnDescentOptions& columns, TraceSink* trace,
+                                           std::shared_ptr<WorkerRound> last_round, Summary& run) {
   if (plan.workers > plan.spec.cols) {
     return InvalidArgument("--algorithm columns: " + std::to_string(plan.workers) + " workers for " +
                            std::to_string(plan.spec.cols) + " columns (a block of columns each)");
@@ -418,7 +442,7 @@ Result<ColumnDescentResult> SolveOnWorkers(const Plan& plan, const SolveOptions&
   const auto solve = [&]() -> Result<ColumnDescentResult> {
     NIMBUS_RETURN_IF_ERROR(StartWorkers(executor, plan.spec, options.admm.start_timeout_seconds, run).status());
     WorkerBlockStepper stepper(executor, std::move(blocks), plan.data->nnz(), plan.spec.rows,
-                               NewtonOptionsOf(options).round_timeout_seconds, run);
+                               NewtonOptionsOf(options).round_timeout_seconds, run, std::move(last_round));
     return SolveByColumns(plan.spec, plan.data->labels, plan.data->weights, stepper, columns);
   };
   Result<ColumnDescentResult> solved = solve();
@@ -442,12 +466,13 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   Summary run;  // the checkpoints, and a runtime's counters
   NIMBUS_RETURN_IF_ERROR(SetCheckpoints(plan, options, columns, run));
   InjectDelay(options, columns);
-  TraceIterations(trace.get(), plan, runtime, columns, watch);
+  const auto last_round = std::make_shared<WorkerRound>();
+  TraceIterations(trace.get(), plan, runtime, columns, watch, last_round);
   const Dataset& data = *plan.data;
   NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved,
                           runtime == RuntimeKind::kThreads
                               ? SolveByColumns(plan.spec, data.matrix, data.labels, data.weights, columns)
-                              : SolveOnWorkers(plan, options, columns, trace.get(), run));
+                              : SolveOnWorkers(plan, options, columns, trace.get(), last_round, run));
   const double seconds = watch.ElapsedSeconds() - run.setup_seconds;
   Solution solution = SolutionOf(plan, choice, std::move(solved.x), solved.summary, options, seconds, std::move(run));
   if (trace != nullptr) trace->Write(TraceLine(solution.summary));

@@ -80,6 +80,24 @@ TEST(Evaluation, ReportOfAColumnMethodRunHasEveryIteration) {
   // No worker answered its rounds (the blocks run in the master's process): no plot of theirs.
   EXPECT_FALSE(FileExists(dir.File("r/breakdown.png")));
   EXPECT_EQ(ReadTextFile(dir.File("r/index.html")).find("breakdown.svg"), std::string::npos);
+
+  // On process workers each iteration's round carries the workers' timings, and the report
+  // draws where the time went.
+  Train({"--data", HeartScalePath(), "--l1", "0.01", "--algorithm", "columns", "--workers", "2", "--runtime",
+         "process", "--trace", dir.File("p.jsonl"), "--summary-json", dir.File("p.json")});
+  int worker_rounds = 0;
+  std::istringstream process_trace(ReadTextFile(dir.File("p.jsonl")));
+  for (std::string line; std::getline(process_trace, line);) {
+    const Json event = Json::parse(line);
+    if (event["event"] != "round") continue;
+    ++worker_rounds;
+    ASSERT_EQ(event["workers"].size(), 2u) << line;
+    EXPECT_GT(event["wait_seconds"].get<double>(), 0);
+  }
+  EXPECT_EQ(worker_rounds, Json::parse(ReadTextFile(dir.File("p.json")))["rounds"].get<int>());
+  const CommandResult process_report = RunNimbus({"report", dir.File("p.jsonl"), "--out", dir.File("pr")});
+  ASSERT_EQ(process_report.exit_code, 0) << process_report.err;
+  EXPECT_TRUE(FileExists(dir.File("pr/breakdown.png")));
 }
 
 // The report as a user opens it, in a browser (headless Chromium): every image of index.html

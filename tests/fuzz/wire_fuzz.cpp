@@ -79,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const size_t bytes = m.payload.size() > 1 ? m.payload[1].size() : 0;
       for (const size_t n : {bytes / 8, bytes / 4, size_t{3}}) {
         if (auto body = UnpackRound(m, n); body.ok()) {
-          FUZZ_CHECK(body->z.size() == n);
+          // (A column round's z is as long as it is, whatever the receiver's model.)
+          FUZZ_CHECK(body->z.size() == n || body->kind == RoundKind::kColumnStep);
           auto unpack = [n](const WireMessage& w) { return UnpackRound(w, n); };
           auto pack = [&](const RoundRequest& r) { return PackRound(e, r); };
           CheckCanonical(pack(*body), unpack, pack);
