@@ -12,6 +12,38 @@ constexpr std::size_t kStepTail = 5;  // the step's figures after A_B delta
 // A field that must be a whole number in [0, most].
 bool Whole(double value, double most) { return value >= 0 && value <= most && std::floor(value) == value; }
 
+// v's nonzeros appended as [count, their positions, their values]: an l1 model's x and step are
+// mostly zeros, and the rows' vectors, not the block's, should make a round's bytes.
+void AppendSparse(std::span<const double> v, std::vector<double>& out) {
+  std::vector<double> positions, values;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (v[k] == 0) continue;
+    positions.push_back(static_cast<double>(k));
+    values.push_back(v[k]);
+  }
+  out.push_back(static_cast<double>(positions.size()));
+  out.insert(out.end(), positions.begin(), positions.end());
+  out.insert(out.end(), values.begin(), values.end());
+}
+
+// A vector of `size` from AppendSparse's form at in[at...]; `at` moves past it.
+Result<std::vector<double>> ReadSparse(std::span<const double> in, std::size_t& at, std::size_t size,
+                                       const std::string& what) {
+  if (at >= in.size() || !Whole(in[at], static_cast<double>(size))) return InvalidArgument(what + ": no count of nonzeros");
+  const auto count = static_cast<std::size_t>(in[at++]);
+  if (in.size() - at < 2 * count) return InvalidArgument(what + ": " + std::to_string(count) + " nonzeros cut short");
+  std::vector<double> v(size, 0.0);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double position = in[at + i];
+    if (!Whole(position, static_cast<double>(size) - 1) || (i > 0 && !(position > in[at + i - 1]))) {
+      return InvalidArgument(what + ": positions not ascending within its " + std::to_string(size) + " entries");
+    }
+    v[static_cast<std::size_t>(position)] = in[at + count + i];
+  }
+  at += 2 * count;
+  return v;
+}
+
 }  // namespace
 
 std::vector<double> EncodeBlockRound(const BlockRound& round) {
@@ -27,7 +59,7 @@ std::vector<double> EncodeBlockRound(const BlockRound& round) {
                             m.curvature_scale,
                             m.damping,
                             round.eligible.empty() ? 0.0 : 1.0};
-  query.insert(query.end(), round.x_block.begin(), round.x_block.end());
+  AppendSparse(round.x_block, query);
   for (const uint8_t e : round.eligible) query.push_back(e ? 1.0 : 0.0);
   return query;
 }
@@ -46,20 +78,23 @@ Result<BlockRound> DecodeBlockRound(std::span<const double> query) {
   round.model = {query[4], query[5], 0, query[7], query[8], query[9]};
   if (!Whole(query[6], 1 << 30)) return bad("max passes not a count");
   round.model.max_passes = static_cast<int>(query[6]);
-  const bool eligible = query[10] == 1;
   const std::size_t size = round.block.size();
-  if (query.size() != kHeader + size * (eligible ? 2 : 1)) {
-    return bad(std::to_string(query.size()) + " values for a block of " + std::to_string(size) + " coordinates");
+  std::size_t at = kHeader;
+  Result<std::vector<double>> x = ReadSparse(query, at, size, "x on the block");
+  if (!x.ok()) return bad(x.status().message());
+  round.x_block = std::move(x).value();
+  const std::size_t eligible = query[10] == 1 ? size : 0;
+  if (query.size() - at != eligible) {
+    return bad(std::to_string(query.size() - at) + " values after x for a block of " + std::to_string(size) +
+               " coordinates");
   }
-  round.x_block.assign(query.begin() + kHeader, query.begin() + static_cast<std::ptrdiff_t>(kHeader + size));
-  if (eligible) {
-    for (const double e : query.subspan(kHeader + size)) round.eligible.push_back(e != 0 ? 1 : 0);
-  }
+  for (const double e : query.subspan(at)) round.eligible.push_back(e != 0 ? 1 : 0);
   return round;
 }
 
 std::vector<double> EncodeBlockStep(const BlockStep& step) {
-  std::vector<double> w = step.delta;
+  std::vector<double> w;
+  AppendSparse(step.delta, w);
   w.insert(w.end(), step.margin_change.begin(), step.margin_change.end());
   w.insert(w.end(), {step.subgradient_squared, step.subgradient_max, static_cast<double>(step.passes),
                      static_cast<double>(step.entries_read), static_cast<double>(step.active)});
@@ -67,16 +102,18 @@ std::vector<double> EncodeBlockStep(const BlockStep& step) {
 }
 
 Result<BlockStep> DecodeBlockStep(std::span<const double> w, std::size_t block_size, int64_t rows) {
-  const std::size_t n = static_cast<std::size_t>(rows);
-  if (w.size() != block_size + n + kStepTail) {
-    return InvalidArgument("a block's step of " + std::to_string(w.size()) + " values, expected " +
-                           std::to_string(block_size + n + kStepTail));
-  }
+  const auto n = static_cast<std::size_t>(rows);
+  std::size_t at = 0;
   BlockStep step;
-  step.delta.assign(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(block_size));
-  step.margin_change.assign(w.begin() + static_cast<std::ptrdiff_t>(block_size),
-                            w.begin() + static_cast<std::ptrdiff_t>(block_size + n));
-  const std::span<const double> tail = w.subspan(block_size + n);
+  Result<std::vector<double>> delta = ReadSparse(w, at, block_size, "a block's step");
+  if (!delta.ok()) return delta.status();
+  step.delta = std::move(delta).value();
+  if (w.size() - at != n + kStepTail) {
+    return InvalidArgument("a block's step: " + std::to_string(w.size() - at) + " values after its delta, expected " +
+                           std::to_string(n + kStepTail) + " (a margin change per row and its figures)");
+  }
+  step.margin_change.assign(w.begin() + static_cast<std::ptrdiff_t>(at), w.begin() + static_cast<std::ptrdiff_t>(at + n));
+  const std::span<const double> tail = w.subspan(at + n);
   step.subgradient_squared = tail[0];
   step.subgradient_max = tail[1];
   step.passes = static_cast<int>(tail[2]);

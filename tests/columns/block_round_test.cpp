@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 namespace nimbus {
@@ -18,7 +19,8 @@ BlockRound ARound() {
 // The query holds its fields in the order its comment in block_round.h gives.
 TEST(BlockRound, TheQueryHoldsItsFieldsInTheDocumentedOrder) {
   const std::vector<double> query = EncodeBlockRound(ARound());
-  const std::vector<double> expected{3, 6, 1, 0, 0.01, 0.5, 7, 0.25, 2, 1e-6, 0, 0.5, 0, -1.25, 3};
+  // x's three nonzeros: at 0, 2 and 3 (the intercept), then their values.
+  const std::vector<double> expected{3, 6, 1, 0, 0.01, 0.5, 7, 0.25, 2, 1e-6, 0, 3, 0, 2, 3, 0.5, -1.25, 3};
   EXPECT_EQ(query, expected);
   const BlockRound back = DecodeBlockRound(query).value();
   EXPECT_EQ(back.block, (BlockRange{3, 6, true}));
@@ -41,6 +43,12 @@ TEST(BlockRound, CarriesTheStrongRulesEligibleSet) {
 TEST(BlockRound, RefusesAQueryThatIsNotOne) {
   std::vector<double> query = EncodeBlockRound(ARound());
   EXPECT_FALSE(DecodeBlockRound(std::vector<double>(query.begin(), query.end() - 1)).ok());  // x cut short
+  std::vector<double> unordered = query;
+  std::swap(unordered[12], unordered[13]);  // positions 2, 0: not ascending
+  EXPECT_FALSE(DecodeBlockRound(unordered).ok());
+  std::vector<double> outside = query;
+  outside[13] = 4;  // position 4 of a block of 4
+  EXPECT_FALSE(DecodeBlockRound(outside).ok());
   query[0] = 7;  // begin after end
   EXPECT_FALSE(DecodeBlockRound(query).ok());
   query[0] = 2.5;  // not a column
@@ -61,7 +69,7 @@ TEST(BlockRound, AStepTravelsAsDeltaMarginsAndItsFigures) {
   step.entries_read = 120;
   step.active = 2;
   const std::vector<double> w = EncodeBlockStep(step);
-  EXPECT_EQ(w, (std::vector<double>{0.5, -0.5, 1, 2, 3, 4, 1.5, 3, 120, 2}));
+  EXPECT_EQ(w, (std::vector<double>{2, 0, 1, 0.5, -0.5, 1, 2, 3, 4, 1.5, 3, 120, 2}));
   const BlockStep back = DecodeBlockStep(w, 2, 3).value();
   EXPECT_EQ(back.delta, step.delta);
   EXPECT_EQ(back.margin_change, step.margin_change);

@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   RoundRequest column;  // the column method's: the rows' derivatives, and the block's question
   column.kind = RoundKind::kColumnStep;
   column.z = std::vector<double>{0.1, -0.2, 0.3, 0.05, 0.05, 0.02};
-  column.query = std::vector<double>{0, 2, 1, 0, 0.01, 0, 20, 0.1, 1, 0, 0, 0.5, -0.25, 3};
+  column.query = std::vector<double>{0, 2, 1, 0, 0.01, 0, 20, 0.1, 1, 0, 0, 2, 0, 2, 0.5, 3};
   WriteMessage(corpus + "/wire/round-column", PackRound(envelope, column));
   WorkerReply reply;
   reply.w = std::vector<double>{0.25, 0.5, -4.0};

@@ -254,7 +254,7 @@ TEST(CodecTest, ColumnRoundsCarryTheirRowsDerivativesWhole) {
   step.kind = RoundKind::kColumnStep;
   step.lean = true;
   step.z = Vector({1.0 / 3.0, -2.5e-7, 0.0, 0.0, 1e-300});  // five doubles, for a model of 3
-  step.query = Vector({0, 2, 1, 0, 0.01, 0, 20, 0.1, 1, 0, 0, 0.5, -0.25, 3});
+  step.query = Vector({0, 2, 1, 0, 0.01, 0, 20, 0.1, 1, 0, 0, 2, 0, 2, 0.5, 3});
   const RoundRequest back = UnpackRound(Transmit(PackRound(TestEnvelope(MessageType::kRound), step)), 3).value();
   EXPECT_EQ(back.kind, RoundKind::kColumnStep);
   EXPECT_EQ(back.z.ToVector(), step.z.ToVector());
