@@ -581,7 +581,8 @@ Result<std::vector<ShardAssignment>> StoreAssignments(const RuntimeOptions& flag
     const ShardEntry& entry = manifest.shards[i];
     shards.push_back({store_uri, entry.key, entry.checksum, {}, entry.rows, entry.nnz,
                       MemoryEstimate(plan, general_form, entry.rows, entry.nnz)});
-    if (plan.data && !plan.data->folds.empty() && plan.column_blocks.empty()) {  // the same row blocks as the shards written
+    // The same row blocks as the shards written (the column layout's shards have every row).
+    if (plan.data && !plan.data->folds.empty() && plan.column_blocks.empty()) {
       const auto [begin, end] = plan.ranges[i];
       shards.back().folds.assign(plan.data->folds.begin() + begin, plan.data->folds.begin() + end);
     }

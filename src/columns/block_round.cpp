@@ -29,7 +29,9 @@ void AppendSparse(std::span<const double> v, std::vector<double>& out) {
 // A vector of `size` from AppendSparse's form at in[at...]; `at` moves past it.
 Result<std::vector<double>> ReadSparse(std::span<const double> in, std::size_t& at, std::size_t size,
                                        const std::string& what) {
-  if (at >= in.size() || !Whole(in[at], static_cast<double>(size))) return InvalidArgument(what + ": no count of nonzeros");
+  if (at >= in.size() || !Whole(in[at], static_cast<double>(size))) {
+    return InvalidArgument(what + ": no count of nonzeros");
+  }
   const auto count = static_cast<std::size_t>(in[at++]);
   if (in.size() - at < 2 * count) return InvalidArgument(what + ": " + std::to_string(count) + " nonzeros cut short");
   std::vector<double> v(size, 0.0);
@@ -112,7 +114,8 @@ Result<BlockStep> DecodeBlockStep(std::span<const double> w, std::size_t block_s
     return InvalidArgument("a block's step: " + std::to_string(w.size() - at) + " values after its delta, expected " +
                            std::to_string(n + kStepTail) + " (a margin change per row and its figures)");
   }
-  step.margin_change.assign(w.begin() + static_cast<std::ptrdiff_t>(at), w.begin() + static_cast<std::ptrdiff_t>(at + n));
+  const auto first = w.begin() + static_cast<std::ptrdiff_t>(at);
+  step.margin_change.assign(first, first + static_cast<std::ptrdiff_t>(n));
   const std::span<const double> tail = w.subspan(at + n);
   step.subgradient_squared = tail[0];
   step.subgradient_max = tail[1];

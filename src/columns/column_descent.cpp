@@ -101,7 +101,8 @@ Status StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& o
     if (state.subgradient_reference == 0) state.subgradient_reference = state.summary.subgradient_norm;
     state.summary.subgradient_tolerance = options.gradient_tolerance * state.subgradient_reference;
   }
-  state.summary.data_passes += static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(problem.stepper->nnz(), 1));
+  const auto nnz = static_cast<double>(std::max<int64_t>(problem.stepper->nnz(), 1));
+  state.summary.data_passes += static_cast<double>(entries) / nnz;
   return Status::Ok();
 }
 
@@ -485,8 +486,8 @@ std::vector<double> FullGradient(const ColumnProblem& problem, const LocalBlockS
 
 // A path's start x0: no weight, the intercept (if any) at its own optimum, by the loop with
 // every other coordinate held at zero. Returns grad f(x0).
-std::vector<double> StartPath(ColumnProblem& problem, const LocalBlockStepper& blocks, const ColumnDescentOptions& options,
-                              DescentState& state) {
+std::vector<double> StartPath(ColumnProblem& problem, const LocalBlockStepper& blocks,
+                              const ColumnDescentOptions& options, DescentState& state) {
   Start(problem, state);
   if (problem.spec.intercept) {
     problem.eligible.assign(state.x.size(), 0);

@@ -102,7 +102,8 @@ TEST(Columns, ItsWorkersServeInterceptsWeightsAndOneVsRest) {
   WriteTextFile(run.File("four.svm"), "1 1:1 3:0.5\n2 2:1\n3 1:-1 4:1\n4 3:1\n1 1:0.5 4:-0.5\n2 2:0.5 3:0.25\n"
                                       "3 2:-1\n4 3:0.75 4:0.5\n1 2:0.25\n3 4:0.5\n");
   const std::vector<std::vector<std::string>> cases = {
-      {"--data", HeartScalePath(), "--l1", "0.005", "--l2", "0.01", "--intercept", "--sample-weights", run.File("w.txt")},
+      {"--data", HeartScalePath(), "--l1", "0.005", "--l2", "0.01", "--intercept", "--sample-weights",
+       run.File("w.txt")},
       {"--data", run.File("four.svm"), "--l1", "0.01", "--intercept"}};
   for (std::size_t c = 0; c < cases.size(); ++c) {
     SCOPED_TRACE("case " + std::to_string(c));
