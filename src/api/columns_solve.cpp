@@ -418,21 +418,28 @@ class WorkerBlockStepper final : public BlockStepper {
   int64_t next_round_ = 0;
 };
 
-// The plan's rows as column blocks on the options' runtime, a worker each, and the method with
-// its blocks stepped there; the runtime's counters into `run`.
-Result<ColumnDescentResult> SolveOnWorkers(const Plan& plan, const SolveOptions& options,
-                                           const ColumnDescentOptions& columns, TraceSink* trace,
-                                           std::shared_ptr<WorkerRound> last_round, Summary& run) {
+// The plan's rows as column blocks, a worker's each (Plan::column_blocks), refused if a block's
+// worker would not fit in its memory.
+Result<Plan> ColumnLayoutOf(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
   if (plan.workers > plan.spec.cols) {
     return InvalidArgument("--algorithm columns: " + std::to_string(plan.workers) + " workers for " +
                            std::to_string(plan.spec.cols) + " columns (a block of columns each)");
   }
   Plan layout = plan;
-  std::vector<BlockRange> blocks;
   const std::vector<uint32_t> cuts = CutColumns(plan.data->matrix, plan.workers);
-  for (int b = 0; b < plan.workers; ++b) {
-    layout.column_blocks.emplace_back(cuts[b], cuts[b + 1]);
-    blocks.push_back({cuts[b], cuts[b + 1], plan.spec.intercept && b + 1 == plan.workers});
+  for (int b = 0; b < plan.workers; ++b) layout.column_blocks.emplace_back(cuts[b], cuts[b + 1]);
+  NIMBUS_RETURN_IF_ERROR(CheckPlanFits(layout, options, choice));
+  return layout;
+}
+
+// The method with its blocks stepped on the options' runtime, a worker each for the layout's
+// blocks; the runtime's counters into `run`.
+Result<ColumnDescentResult> SolveOnWorkers(const Plan& layout, const SolveOptions& options,
+                                           const ColumnDescentOptions& columns, TraceSink* trace,
+                                           std::shared_ptr<WorkerRound> last_round, Summary& run) {
+  std::vector<BlockRange> blocks;
+  for (const auto& [begin, end] : layout.column_blocks) {
+    blocks.push_back({begin, end, layout.spec.intercept && blocks.size() + 1 == layout.column_blocks.size()});
   }
   WorkerOptions worker_options = WorkerOptionsOf(options);
   worker_options.general_form = false;  // a worker's vectors follow its rows and block, not the model
@@ -440,10 +447,10 @@ Result<ColumnDescentResult> SolveOnWorkers(const Plan& plan, const SolveOptions&
   if (runtime.remote != nullptr && trace != nullptr) runtime.remote->SetTraceSink(trace);
   Executor& executor = *runtime.executor;
   const auto solve = [&]() -> Result<ColumnDescentResult> {
-    NIMBUS_RETURN_IF_ERROR(StartWorkers(executor, plan.spec, options.admm.start_timeout_seconds, run).status());
-    WorkerBlockStepper stepper(executor, std::move(blocks), plan.data->nnz(), plan.spec.rows,
+    NIMBUS_RETURN_IF_ERROR(StartWorkers(executor, layout.spec, options.admm.start_timeout_seconds, run).status());
+    WorkerBlockStepper stepper(executor, std::move(blocks), layout.data->nnz(), layout.spec.rows,
                                NewtonOptionsOf(options).round_timeout_seconds, run, std::move(last_round));
-    return SolveByColumns(plan.spec, plan.data->labels, plan.data->weights, stepper, columns);
+    return SolveByColumns(layout.spec, layout.data->labels, layout.data->weights, stepper, columns);
   };
   Result<ColumnDescentResult> solved = solve();
   executor.Stop();
@@ -457,6 +464,10 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   const RuntimeKind runtime = options.runtime.kind;
+  std::optional<Plan> layout;  // on workers: a block of columns each
+  if (runtime != RuntimeKind::kThreads) {
+    NIMBUS_ASSIGN_OR_RETURN(layout, ColumnLayoutOf(plan, options, choice));
+  }
   if (options.on_start) {
     NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers,
                                                        std::string(NameOf(runtime)), choice.algorithm, choice.reason}));
@@ -472,7 +483,7 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved,
                           runtime == RuntimeKind::kThreads
                               ? SolveByColumns(plan.spec, data.matrix, data.labels, data.weights, columns)
-                              : SolveOnWorkers(plan, options, columns, trace.get(), last_round, run));
+                              : SolveOnWorkers(*layout, options, columns, trace.get(), last_round, run));
   const double seconds = watch.ElapsedSeconds() - run.setup_seconds;
   Solution solution = SolutionOf(plan, choice, std::move(solved.x), solved.summary, options, seconds, std::move(run));
   if (trace != nullptr) trace->Write(TraceLine(solution.summary));

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <tuple>
 #include <thread>
 
@@ -465,16 +466,33 @@ double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool gen
 Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_columns, double limit_mb) {
   if (limit_mb <= 0) return Status::Ok();
   const auto n = static_cast<int64_t>(plan.spec.model_size());
-  auto check = [&](const std::string& shard, int64_t rows, int64_t nnz) -> Status {
+  const std::string advice = std::string("use more workers") + (plan.column_blocks.empty() ? " (or split into more shards)" : "") +
+                             (general_form || !plan.column_blocks.empty() ? "" : ", or --consensus general");
+  // `extra_bytes`: what the shard's worker holds beyond a row worker's.
+  auto check = [&](const std::string& shard, int64_t rows, int64_t nnz, double extra_bytes = 0) -> Status {
     const double needed_mb =
-        WorkerMemoryBytes(rows, nnz, n, general_form, plan.spec.blocks(), working_columns) / 1e6;
+        (WorkerMemoryBytes(rows, nnz, n, general_form, plan.spec.blocks(), working_columns) + extra_bytes) / 1e6;
     if (needed_mb <= limit_mb) return Status::Ok();
     return InvalidArgument(shard + " (" + std::to_string(rows) + " rows, " + std::to_string(nnz) +
                            " nonzeros) needs about " + std::to_string(static_cast<int64_t>(std::ceil(needed_mb))) +
                            " MB in a worker, over the " + std::to_string(static_cast<int64_t>(limit_mb)) +
-                           " MB limit (--worker-memory-mb): use more workers (or split into more shards)" +
-                           (general_form ? "" : ", or --consensus general"));
+                           " MB limit (--worker-memory-mb): " + advice);
   };
+  if (plan.data && !plan.column_blocks.empty()) {
+    // The column method's: every row, its block's entries, those again by columns (12 bytes an
+    // entry) and a round's derivatives and margins (24 bytes a row).
+    std::vector<int64_t> per_column(static_cast<std::size_t>(plan.data->cols()), 0);
+    const CsrView& matrix = plan.data->matrix;
+    for (int64_t k = matrix.row_ptr[0]; k < matrix.row_ptr[matrix.rows]; ++k) ++per_column[matrix.col_idx[k]];
+    for (std::size_t i = 0; i < plan.column_blocks.size(); ++i) {
+      const auto [begin, end] = plan.column_blocks[i];
+      const int64_t nnz = std::accumulate(per_column.begin() + begin, per_column.begin() + end, int64_t{0});
+      const std::string shard = "worker " + std::to_string(i) + "'s columns [" + std::to_string(begin) + ", " +
+                                std::to_string(end) + ") of " + plan.source;
+      NIMBUS_RETURN_IF_ERROR(check(shard, matrix.rows, nnz, 12.0 * static_cast<double>(nnz) + 24.0 * matrix.rows));
+    }
+    return Status::Ok();
+  }
   if (plan.data) {
     for (std::size_t i = 0; i < plan.ranges.size(); ++i) {
       const auto [begin, end] = plan.ranges[i];

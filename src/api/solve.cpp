@@ -300,7 +300,8 @@ Status CheckPlanFits(const Plan& plan, const SolveOptions& options, const Master
                           : runtime.kind == RuntimeKind::kLambda ? options.prices.function_memory_gb * 1000
                                                                  : 0;
   const bool working_columns = master.algorithm == Algorithm::kNewton && plan.spec.regularizer.l1 > 0;
-  const bool general_form = options.consensus == ConsensusForm::kGeneral;
+  // (The column method's workers hold the dense form.)
+  const bool general_form = options.consensus == ConsensusForm::kGeneral && plan.column_blocks.empty();
   NIMBUS_RETURN_IF_ERROR(CheckWorkerMemory(plan, general_form, working_columns, limit_mb));
   if (options.admm.barrier > plan.workers) {
     return InvalidArgument("--barrier: " + std::to_string(options.admm.barrier) + " of " +

@@ -90,6 +90,25 @@ TEST(Columns, ItsBlocksOnWorkersGiveTheThreadsModelAndSurviveAWorkerReplaced) {
   EXPECT_EQ(ReadTextFile(run.File("crashed.json")), expected);
 }
 
+// A block too large for a worker's memory is refused before any worker starts, named by its
+// columns: a dense worker of 200,000 features holds 32 MB of vectors beside its block.
+TEST(Columns, ABlockTooLargeForAWorkersMemoryIsRefusedBeforeTheStart) {
+  TempDir run;
+  ASSERT_EQ(RunNimbus({"gen", "--rows", "20000", "--cols", "200000", "--nnz-per-row", "10", "--seed", "3", "--out",
+                       run.File("wide.svm")}).exit_code, 0);
+  const CommandResult refused =
+      RunNimbus({"train", "--data", run.File("wide.svm"), "--algorithm", "columns", "--workers", "2", "--runtime",
+                 "process", "--worker-memory-mb", "20", "--trace", run.File("t.jsonl")});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("worker 0's columns [0, "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("of " + run.File("wide.svm") + " (20000 rows, "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("MB in a worker, over the 20 MB limit (--worker-memory-mb): use more workers"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.err.find("--consensus general"), std::string::npos) << refused.err;
+  EXPECT_FALSE(FileExists(run.File("t.jsonl"))) << "refused before anything started";
+}
+
 // With an intercept, sample weights and one-vs-rest's classes, process workers give the threads
 // model too.
 TEST(Columns, ItsWorkersServeInterceptsWeightsAndOneVsRest) {
