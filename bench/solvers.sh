@@ -176,7 +176,7 @@ wire_mb() {
   local status=0
   # shellcheck disable=SC2046
   timeout --kill-after=10 "$nimbus_limit" "$nimbus" train --data "$data" $(reg_flags) --workers "$k" "${extra[@]}" \
-    --runtime process --summary-json "$j" --quiet > /dev/null 2> "$work/stderr.txt" || status=$?
+    "${algorithm_flags[@]}" --runtime process --summary-json "$j" --quiet > /dev/null 2> "$work/stderr.txt" || status=$?
   case $status in 0) ;; 124 | 137) echo timeout; return ;; *) echo fail; return ;; esac
   sent=$(field bytes_sent "$j") received=$(field bytes_received "$j") rounds=$(field rounds "$j")
   calc "printf \"%.2f\", ($sent + $received) / 1e6 / ($rounds > 0 ? $rounds : 1)"
