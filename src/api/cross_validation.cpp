@@ -256,7 +256,8 @@ CvPoint PointOf(const Plan& plan, const SolveOptions& options, double lambda, Fo
 // auto's choice for cross-validation along an l1 grid on this process's threads: the column
 // method, its folds' paths side by side on the cores (one block each), when K + 4 copies of the
 // data fit in half the machine's memory (the data, its K folds' training rows and the whole's,
-// each again by columns: Debian packages' 5 folds peaked at 8.3 times its 43 MB file). docs/benchmarks.md ("Cross-validation by columns"):
+// each again by columns: Debian packages' 5 folds peaked at 8.3 times its 43 MB file).
+// docs/benchmarks.md ("Cross-validation by columns"):
 // 2.5x faster than Newton's copies on Debian packages (7.9 s against 19.5 s) and 1.8x on
 // Fashion-MNIST (97.8 s against 173.4 s), sparse text and dense pixels. Sets `solve` to it and
 // returns the reason, or returns "" and leaves `solve` as it was.

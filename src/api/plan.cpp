@@ -466,8 +466,9 @@ double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool gen
 Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_columns, double limit_mb) {
   if (limit_mb <= 0) return Status::Ok();
   const auto n = static_cast<int64_t>(plan.spec.model_size());
-  const std::string advice = std::string("use more workers") + (plan.column_blocks.empty() ? " (or split into more shards)" : "") +
-                             (general_form || !plan.column_blocks.empty() ? "" : ", or --consensus general");
+  const bool columns = !plan.column_blocks.empty();  // the column method's blocks (dense form)
+  const std::string advice = std::string("use more workers") + (columns ? "" : " (or split into more shards)") +
+                             (general_form || columns ? "" : ", or --consensus general");
   // `extra_bytes`: what the shard's worker holds beyond a row worker's.
   auto check = [&](const std::string& shard, int64_t rows, int64_t nnz, double extra_bytes = 0) -> Status {
     const double needed_mb =
