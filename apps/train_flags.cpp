@@ -16,6 +16,10 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
                    "                            allreduce (mpirun -n K: every rank a worker, z from an allreduce)",
                    &options.runtime.topology);
   AddAlgorithmOptions(parser, &options);
+  parser.AddChoice("column-blocks", "HOW", "columns: clustered (columns that share rows in one block), contiguous\n"
+                   "                            (runs of adjacent columns), or auto (clustered for 2 to 8 blocks\n"
+                   "                            of sparse data)",
+                   &options.column_blocks);
   parser.AddString("warm-start", "MODEL", "start from this model (nimbus's or liblinear's, of the same classes)\n"
                    "                            instead of zero; the answer is the same, reached sooner from near it",
                    &flags->warm_start);

@@ -36,6 +36,10 @@ enum class MessagePrecision { kFloat64, kFloat32 };
 enum class Penalty { kL1, kL2 };
 // ADMM's x-update on each worker: Newton-CG (TRON) or L-BFGS on the augmented objective.
 enum class LocalSolver { kNewtonCg, kLbfgs };
+// The column method's blocks: columns that share rows together (Scherrer et al.'s clustering),
+// runs of adjacent columns, or the measured rule's choice between them (columns/column_descent.h:
+// LayOutColumns).
+enum class ColumnBlocks { kAuto, kClustered, kContiguous };
 
 // Each choice's names as text spells them, and the option that takes it.
 template <typename Choice>
@@ -60,6 +64,8 @@ NIMBUS_CHOICE(MessagePrecision, "--message-precision", {MessagePrecision::kFloat
               {MessagePrecision::kFloat32, "float32"})
 NIMBUS_CHOICE(Penalty, "--penalty", {Penalty::kL1, "l1"}, {Penalty::kL2, "l2"})
 NIMBUS_CHOICE(LocalSolver, "--local-solver", {LocalSolver::kNewtonCg, "newton-cg"}, {LocalSolver::kLbfgs, "lbfgs"})
+NIMBUS_CHOICE(ColumnBlocks, "--column-blocks", {ColumnBlocks::kClustered, "clustered"},
+              {ColumnBlocks::kContiguous, "contiguous"}, {ColumnBlocks::kAuto, "auto"})
 #undef NIMBUS_CHOICE
 
 // The choice's name ("threads", "newton", ...): a string literal, so .data() ends in a NUL.

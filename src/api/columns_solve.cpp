@@ -134,6 +134,9 @@ Status CheckColumnsPathPlan(const Plan& plan, const SolveOptions& options) {
                            " yet (nimbus train runs on any)");
   }
   if (plan.spec.classes > 1) return InvalidArgument("--algorithm columns: paths of binary or regression problems only");
+  if (options.column_blocks != ColumnBlocks::kAuto) {
+    return InvalidArgument("--column-blocks: nimbus train's (a path's blocks are contiguous)");
+  }
   return Status::Ok();
 }
 
@@ -232,6 +235,8 @@ MasterState MasterStateOf(const ColumnDescentCheckpoint& kept) {
   state.z_last = kept.last_step;
   state.curvature_scale = kept.curvature_scale;
   state.damping = kept.damping;
+  state.margins = kept.margins;
+  state.margin_step = kept.last_margin_step;
   return state;
 }
 
@@ -245,10 +250,12 @@ Result<std::shared_ptr<const ColumnDescentCheckpoint>> ColumnStateOf(const Maste
     return InvalidArgument("--resume: the checkpoint holds " + std::to_string(state.z.size()) +
                            " weights, the data's model " + std::to_string(plan.spec.model_size()));
   }
-  const std::span<const double> x = state.z, last_step = state.z_last;
+  const std::span<const double> x = state.z, last_step = state.z_last, margins = state.margins,
+                                margin_step = state.margin_step;
   return std::make_shared<const ColumnDescentCheckpoint>(ColumnDescentCheckpoint{
       {x.begin(), x.end()}, {last_step.begin(), last_step.end()}, static_cast<int>(state.iterations),
-      state.gradient_reference, state.curvature_scale, state.damping});
+      state.gradient_reference, state.curvature_scale, state.damping, {margins.begin(), margins.end()},
+      {margin_step.begin(), margin_step.end()}});
 }
 
 // --checkpoint (every --checkpoint-every iterations, counted in `summary`) and --resume, as the
@@ -326,6 +333,17 @@ void TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, Co
     trace->Write(TraceLine(round));
     return !observer || observer(now);
   };
+}
+
+// The columns of the plan's workers' blocks, as the options ask.
+ColumnLayout BlockLayoutOf(const Plan& plan, ColumnBlocks how) {
+  const CsrView& matrix = plan.data->matrix;
+  switch (how) {
+    case ColumnBlocks::kClustered: return ClusterColumns(matrix, plan.workers);
+    case ColumnBlocks::kContiguous: return {{}, CutColumns(matrix, plan.workers)};
+    case ColumnBlocks::kAuto: break;
+  }
+  return LayOutColumns(matrix, plan.workers);
 }
 
 // The blocks on a runtime's workers, worker b holding every row's entries in block b's columns
@@ -418,16 +436,18 @@ class WorkerBlockStepper final : public BlockStepper {
   int64_t next_round_ = 0;
 };
 
-// The plan's rows as column blocks, a worker's each (Plan::column_blocks), refused if a block's
-// worker would not fit in its memory.
-Result<Plan> ColumnLayoutOf(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
+// The plan's rows as `blocks`' column blocks, a worker's each (Plan::column_blocks; the columns
+// renumbered in the blocks' order when it is not theirs), refused if a block's worker would not
+// fit in its memory.
+Result<Plan> ColumnLayoutOf(const Plan& plan, const SolveOptions& options, const MasterChoice& choice,
+                            const ColumnLayout& blocks) {
   if (plan.workers > plan.spec.cols) {
     return InvalidArgument("--algorithm columns: " + std::to_string(plan.workers) + " workers for " +
                            std::to_string(plan.spec.cols) + " columns (a block of columns each)");
   }
   Plan layout = plan;
-  const std::vector<uint32_t> cuts = CutColumns(plan.data->matrix, plan.workers);
-  for (int b = 0; b < plan.workers; ++b) layout.column_blocks.emplace_back(cuts[b], cuts[b + 1]);
+  if (!blocks.order.empty()) layout.data = plan.data->ReorderColumns(blocks.PositionOf());
+  for (int b = 0; b < blocks.blocks(); ++b) layout.column_blocks.emplace_back(blocks.cuts[b], blocks.cuts[b + 1]);
   NIMBUS_RETURN_IF_ERROR(CheckPlanFits(layout, options, choice));
   return layout;
 }
@@ -464,9 +484,10 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   const RuntimeKind runtime = options.runtime.kind;
+  ColumnLayout blocks = BlockLayoutOf(plan, options.column_blocks);
   std::optional<Plan> layout;  // on workers: a block of columns each
   if (runtime != RuntimeKind::kThreads) {
-    NIMBUS_ASSIGN_OR_RETURN(layout, ColumnLayoutOf(plan, options, choice));
+    NIMBUS_ASSIGN_OR_RETURN(layout, ColumnLayoutOf(plan, options, choice, blocks));
   }
   if (options.on_start) {
     NIMBUS_RETURN_IF_ERROR(options.on_start(SolveStart{plan.spec, SourceCols(plan), plan.workers,
@@ -474,6 +495,7 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   }
   Stopwatch watch;
   ColumnDescentOptions columns = ObservedOptionsOf(plan, options, watch);
+  columns.layout = std::move(blocks);
   Summary run;  // the checkpoints, and a runtime's counters
   NIMBUS_RETURN_IF_ERROR(SetCheckpoints(plan, options, columns, run));
   InjectDelay(options, columns);

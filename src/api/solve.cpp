@@ -164,7 +164,10 @@ Status ClassWeights::Validate() const {
 // The column method runs in this process on the rows it holds (api/columns_solve.cpp): what the
 // runtimes' workers and Newton's and ADMM's masters add is not there yet.
 Status SolveOptions::ValidateColumns() const {
-  if (algorithm != Algorithm::kColumns) return Status::Ok();
+  if (algorithm != Algorithm::kColumns) {
+    if (column_blocks == ColumnBlocks::kAuto) return Status::Ok();
+    return InvalidArgument("--column-blocks: the column method's blocks (--algorithm columns)");
+  }
   const std::string columns = "--algorithm columns: ";
   if (runtime.kind == RuntimeKind::kMpi && runtime.topology == Topology::kAllreduce) {
     return InvalidArgument(columns + "its workers send their blocks' steps to a master (--topology star), not "

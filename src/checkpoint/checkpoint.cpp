@@ -51,6 +51,8 @@ Json Metadata(const Checkpoint& checkpoint) {
               {"curvature_scale", s.curvature_scale},
               {"damping", s.damping},
               {"model_size", s.z.size()},
+              {"margins_size", s.margins.size()},
+              {"margin_step_size", s.margin_step.size()},
               {"workers", workers},
               {"arguments", checkpoint.arguments},
               {"working_directory", checkpoint.working_directory}};
@@ -87,6 +89,8 @@ Status WriteTo(BlobWriter& writer, const Checkpoint& checkpoint) {
   NIMBUS_RETURN_IF_ERROR(sink.Write(metadata));
   NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(checkpoint.state.z)));
   NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(checkpoint.state.z_last)));
+  NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(checkpoint.state.margins)));
+  NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(checkpoint.state.margin_step)));
   for (const MasterState::Worker& w : checkpoint.state.workers) {
     NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(w.w_last)));
     NIMBUS_RETURN_IF_ERROR(sink.Write(BytesOf(w.w_previous)));
@@ -200,7 +204,9 @@ Result<std::vector<std::size_t>> ReadMetadata(std::string_view metadata, Checkpo
     NIMBUS_ASSIGN_OR_RETURN(s.algorithm, AlgorithmOf(json));
     ReadScalars(json, &s);
     const auto model_size = JsonInteger<std::size_t>(json.at("model_size"));
-    lengths = {model_size, model_size};
+    // The column method's margins, written since its checkpoints carried them.
+    const auto size_of = [&](const char* key) { return json.contains(key) ? JsonInteger<std::size_t>(json.at(key)) : 0; };
+    lengths = {model_size, model_size, size_of("margins_size"), size_of("margin_step_size")};
     for (const Json& w : json.at("workers")) {
       s.workers.push_back({JsonInteger<int64_t>(w.at("rows")), JsonInteger<int64_t>(w.at("nnz")), {}, {}});
       lengths.push_back(JsonInteger<std::size_t>(w.at("w_last")));
@@ -252,9 +258,11 @@ Status ReadVectors(std::string_view vectors, const std::vector<std::size_t>& len
   };
   s.z = take(lengths[0]);
   s.z_last = take(lengths[1]);
+  s.margins = take(lengths[2]);
+  s.margin_step = take(lengths[3]);
   for (std::size_t i = 0; i < s.workers.size(); ++i) {
-    s.workers[i].w_last = take(lengths[2 + 2 * i]);
-    s.workers[i].w_previous = take(lengths[3 + 2 * i]);
+    s.workers[i].w_last = take(lengths[4 + 2 * i]);
+    s.workers[i].w_previous = take(lengths[5 + 2 * i]);
   }
   return Status::Ok();
 }

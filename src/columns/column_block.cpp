@@ -79,7 +79,9 @@ int64_t ColumnEntries(const ColumnBlock& block, std::size_t j) {
 
 }  // namespace
 
-ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept) {
+ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept,
+                            std::span<const uint32_t> position_of) {
+  const auto position = [&](uint32_t j) { return position_of.empty() ? j : position_of[j]; };
   ColumnBlock block;
   block.begin = begin;
   block.end = end;
@@ -89,7 +91,7 @@ ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end,
   std::vector<int64_t> counts(cols + 1, 0);
   for (int64_t r = 0; r < matrix.rows; ++r) {
     for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
-      const uint32_t j = matrix.col_idx[k];
+      const uint32_t j = position(matrix.col_idx[k]);
       if (j >= begin && j < end) ++counts[j - begin + 1];
     }
   }
@@ -100,7 +102,7 @@ ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end,
   // Rows in order, so each column's rows come out ascending.
   for (int64_t r = 0; r < matrix.rows; ++r) {
     for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
-      const uint32_t j = matrix.col_idx[k];
+      const uint32_t j = position(matrix.col_idx[k]);
       if (j < begin || j >= end) continue;
       const int64_t at = counts[j - begin]++;
       block.row_idx[at] = static_cast<uint32_t>(r);

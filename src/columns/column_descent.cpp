@@ -1,7 +1,9 @@
 #include "nimbus/columns/column_descent.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <numeric>
 #include <optional>
 #include <thread>
 
@@ -19,7 +21,8 @@ constexpr int kMaxHalvings = 40;
 // The blocks in this process, stepped on its threads (block b on thread b mod threads).
 class LocalBlockStepper final : public BlockStepper {
  public:
-  LocalBlockStepper(const CsrView& matrix, int blocks, bool intercept, int threads);
+  // The matrix's columns in `layout`'s blocks (its cuts given).
+  LocalBlockStepper(const CsrView& matrix, const ColumnLayout& layout, bool intercept, int threads);
   const std::vector<BlockRange>& blocks() const override { return ranges_; }
   int64_t nnz() const override { return nnz_; }
   Result<std::vector<BlockStep>> Step(const RowDerivatives& at, std::span<const double> x,
@@ -327,6 +330,9 @@ Status ColumnDescentOptions::Validate() const {
   if (!(curvature_scale == 0 || curvature_scale >= 1)) return InvalidArgument("curvature scale: 0 (adapt) or at least 1");
   if (!(damping >= 0 && std::isfinite(damping))) return InvalidArgument("damping: at least 0");
   if (threads < 1) return InvalidArgument("threads: at least 1");
+  if (!layout.cuts.empty() && layout.blocks() != blocks) {
+    return InvalidArgument("column layout: " + std::to_string(blocks) + " blocks, as many as the options'");
+  }
   if (checkpoint_every < 0) return InvalidArgument("checkpoint every: at least 0");
   if (resume != nullptr && (resume->iterations < 1 || !(resume->subgradient_reference > 0) ||
                             !(resume->curvature_scale >= 1) || !(resume->damping >= 0) ||
@@ -354,13 +360,106 @@ std::vector<uint32_t> CutColumns(const CsrView& matrix, int blocks) {
   return cuts;
 }
 
+std::vector<uint32_t> ColumnLayout::PositionOf() const {
+  std::vector<uint32_t> position_of(order.size());
+  for (std::size_t p = 0; p < order.size(); ++p) position_of[order[p]] = static_cast<uint32_t>(p);
+  return position_of;
+}
+
 namespace {
 
-LocalBlockStepper::LocalBlockStepper(const CsrView& matrix, int blocks, bool intercept, int threads)
+// Each column's rows, ascending: the matrix's pattern by columns (its values left out).
+struct ColumnPattern {
+  std::vector<int64_t> start;  // cols + 1
+  std::vector<uint32_t> rows;
+
+  explicit ColumnPattern(const CsrView& matrix) : start(static_cast<std::size_t>(matrix.cols) + 1, 0) {
+    for (int64_t k = 0; k < matrix.nnz(); ++k) ++start[matrix.col_idx[matrix.row_ptr[0] + k] + 1];
+    for (std::size_t j = 1; j < start.size(); ++j) start[j] += start[j - 1];
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
+    rows.resize(static_cast<std::size_t>(matrix.nnz()));
+    for (int64_t r = 0; r < matrix.rows; ++r) {
+      for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
+        rows[static_cast<std::size_t>(next[matrix.col_idx[k]]++)] = static_cast<uint32_t>(r);
+      }
+    }
+  }
+  std::span<const uint32_t> RowsOf(std::size_t j) const {
+    return std::span<const uint32_t>(rows).subspan(static_cast<std::size_t>(start[j]),
+                                                    static_cast<std::size_t>(start[j + 1] - start[j]));
+  }
+};
+
+// The block column j joins: of those it fits in (below `share` entries with it), the one whose
+// rows it shares most (`shared[b]`: its rows in block b), the least filled of those tied; the
+// least filled if it fits in none.
+std::size_t BlockToJoin(std::span<const int64_t> shared, std::span<const int64_t> filled, int64_t entries,
+                        double share) {
+  std::optional<std::size_t> best;
+  for (std::size_t b = 0; b < filled.size(); ++b) {
+    if (static_cast<double>(filled[b] + entries) > share) continue;
+    if (!best || shared[b] > shared[*best] || (shared[b] == shared[*best] && filled[b] < filled[*best])) best = b;
+  }
+  if (best) return *best;
+  return static_cast<std::size_t>(std::min_element(filled.begin(), filled.end()) - filled.begin());
+}
+
+// The columns in their blocks' order (each block's ascending), and the blocks' bounds.
+ColumnLayout LayoutOfBlocks(std::span<const std::size_t> block_of, std::size_t blocks) {
+  ColumnLayout layout;
+  layout.cuts.push_back(0);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    for (std::size_t j = 0; j < block_of.size(); ++j) {
+      if (block_of[j] == b) layout.order.push_back(static_cast<uint32_t>(j));
+    }
+    layout.cuts.push_back(static_cast<uint32_t>(layout.order.size()));
+  }
+  return layout;
+}
+
+}  // namespace
+
+ColumnLayout ClusterColumns(const CsrView& matrix, int blocks) {
+  if (blocks < 2 || blocks > 64) return {{}, CutColumns(matrix, blocks)};  // a bit per block
+  const ColumnPattern pattern(matrix);
+  const auto cols = static_cast<std::size_t>(matrix.cols), count = static_cast<std::size_t>(blocks);
+  const auto entries = [&](std::size_t j) { return pattern.start[j + 1] - pattern.start[j]; };
+  std::vector<std::size_t> most_first(cols);
+  std::iota(most_first.begin(), most_first.end(), std::size_t{0});
+  std::stable_sort(most_first.begin(), most_first.end(),
+                   [&](std::size_t a, std::size_t b) { return entries(a) > entries(b); });
+  const double share = 1.02 * static_cast<double>(matrix.nnz()) / blocks;
+  std::vector<uint64_t> blocks_of_row(static_cast<std::size_t>(matrix.rows), 0);  // a bit per block
+  std::vector<int64_t> filled(count, 0), shared(count);
+  std::vector<std::size_t> block_of(cols, 0);
+  for (const std::size_t j : most_first) {
+    std::fill(shared.begin(), shared.end(), 0);
+    for (const uint32_t r : pattern.RowsOf(j)) {
+      for (uint64_t bits = blocks_of_row[r]; bits != 0; bits &= bits - 1) ++shared[std::countr_zero(bits)];
+    }
+    const std::size_t b = BlockToJoin(shared, filled, entries(j), share);
+    block_of[j] = b;
+    filled[b] += entries(j);
+    for (const uint32_t r : pattern.RowsOf(j)) blocks_of_row[r] |= uint64_t{1} << b;
+  }
+  return LayoutOfBlocks(block_of, count);
+}
+
+ColumnLayout LayOutColumns(const CsrView& matrix, int blocks) {
+  const double filled = static_cast<double>(matrix.nnz()) / (static_cast<double>(matrix.rows) * matrix.cols);
+  if (blocks >= 2 && blocks <= 8 && filled < 0.1) return ClusterColumns(matrix, blocks);
+  return {{}, CutColumns(matrix, blocks)};
+}
+
+namespace {
+
+LocalBlockStepper::LocalBlockStepper(const CsrView& matrix, const ColumnLayout& layout, bool intercept, int threads)
     : nnz_(matrix.nnz()), rows_(matrix.rows), threads_(threads) {
-  const std::vector<uint32_t> cuts = CutColumns(matrix, blocks);
+  const std::vector<uint32_t> position_of = layout.PositionOf();
+  const int blocks = layout.blocks();
   for (int b = 0; b < blocks; ++b) {
-    blocks_.push_back(ColumnBlock::Of(matrix, cuts[b], cuts[b + 1], intercept && b + 1 == blocks));
+    blocks_.push_back(
+        ColumnBlock::Of(matrix, layout.cuts[b], layout.cuts[b + 1], intercept && b + 1 == blocks, position_of));
     ranges_.push_back(blocks_.back().range());
   }
 }
@@ -423,7 +522,64 @@ void KeepCheckpoint(const ColumnDescentOptions& options, const DescentState& sta
   const int made = state.summary.iterations + 1;
   if (options.checkpoint_every == 0 || !options.on_checkpoint || made % options.checkpoint_every != 0) return;
   options.on_checkpoint({state.x, state.last_step, made, state.subgradient_reference, state.curvature_scale,
-                         state.damping});
+                         state.damping, state.margins, state.last_margin_step});
+}
+
+// x (the weights, the intercept after them) from the blocks' order into the matrix's
+// (order[p]: the matrix's column at position p; empty: the same), and back.
+std::vector<double> InMatrixOrder(std::span<const uint32_t> order, std::span<const double> x) {
+  std::vector<double> out(x.begin(), x.end());
+  for (std::size_t p = 0; p < order.size(); ++p) out[order[p]] = x[p];
+  return out;
+}
+
+std::vector<double> InBlockOrder(std::span<const uint32_t> order, std::span<const double> x) {
+  std::vector<double> out(x.begin(), x.end());
+  for (std::size_t p = 0; p < order.size(); ++p) out[p] = x[order[p]];
+  return out;
+}
+
+// The options for the loop, whose x follows the blocks' order: the state it resumes brought into
+// that order, the states it keeps taken out of it (a checkpoint follows the matrix's columns).
+ColumnDescentOptions InBlockOrder(const ColumnDescentOptions& options) {
+  const std::vector<uint32_t>& order = options.layout.order;
+  if (order.empty()) return options;
+  ColumnDescentOptions ordered = options;
+  if (options.resume != nullptr) {
+    auto resume = std::make_shared<ColumnDescentCheckpoint>(*options.resume);
+    resume->x = InBlockOrder(order, resume->x);
+    resume->last_step = InBlockOrder(order, resume->last_step);
+    ordered.resume = std::move(resume);
+  }
+  if (options.on_checkpoint) {
+    ordered.on_checkpoint = [order, keep = options.on_checkpoint](const ColumnDescentCheckpoint& kept) {
+      ColumnDescentCheckpoint out = kept;
+      out.x = InMatrixOrder(order, kept.x);
+      out.last_step = InMatrixOrder(order, kept.last_step);
+      keep(out);
+    };
+  }
+  return ordered;
+}
+
+// A layout of `cols` columns: cuts from 0 to cols, ascending; an order that is each column once.
+Status CheckLayout(const ColumnLayout& layout, int64_t cols) {
+  if (layout.cuts.empty() && layout.order.empty()) return Status::Ok();
+  if (layout.cuts.size() < 2 || layout.cuts.front() != 0 || layout.cuts.back() != cols ||
+      !std::is_sorted(layout.cuts.begin(), layout.cuts.end())) {
+    return InvalidArgument("column layout: cuts ascending from 0 to the " + std::to_string(cols) + " columns");
+  }
+  if (layout.order.empty()) return Status::Ok();
+  std::vector<uint8_t> seen(static_cast<std::size_t>(cols), 0);
+  for (const uint32_t j : layout.order) {
+    if (j >= seen.size() || seen[j]++ != 0) {
+      return InvalidArgument("column layout: an order of the " + std::to_string(cols) + " columns, each once");
+    }
+  }
+  if (layout.order.size() != seen.size()) {
+    return InvalidArgument("column layout: an order of the " + std::to_string(cols) + " columns, each once");
+  }
+  return Status::Ok();
 }
 
 // The loop's state as a checkpoint left it: x and the last step, their margins, the models'
@@ -431,9 +587,16 @@ void KeepCheckpoint(const ColumnDescentOptions& options, const DescentState& sta
 Status Resume(const ColumnProblem& problem, const ColumnDescentOptions& options, const ColumnDescentCheckpoint& kept,
               DescentState& state) {
   state.x = kept.x;
-  NIMBUS_ASSIGN_OR_RETURN(state.margins, problem.stepper->Margins(state.x));
   state.last_step = kept.last_step;
-  NIMBUS_ASSIGN_OR_RETURN(state.last_margin_step, problem.stepper->Margins(state.last_step));
+  const std::size_t rows = problem.labels.size();
+  if (kept.margins.size() == rows && kept.last_margin_step.size() == rows) {
+    state.margins = kept.margins;  // as the run had them, so that it goes on bit for bit
+    state.last_margin_step = kept.last_margin_step;
+  } else {  // a pass over the data each: the run goes on as it would have, to rounding
+    NIMBUS_ASSIGN_OR_RETURN(state.margins, problem.stepper->Margins(state.x));
+    NIMBUS_ASSIGN_OR_RETURN(state.last_margin_step, problem.stepper->Margins(state.last_step));
+    state.summary.data_passes = 2;
+  }
   state.objective = Objective(problem, state.x, state.margins);
   state.curvature_scale = kept.curvature_scale;
   state.damping = kept.damping;
@@ -441,7 +604,6 @@ Status Resume(const ColumnProblem& problem, const ColumnDescentOptions& options,
   state.summary.iterations = kept.iterations;
   state.summary.initial_subgradient_norm = kept.subgradient_reference;
   state.summary.subgradient_tolerance = options.gradient_tolerance * kept.subgradient_reference;
-  state.summary.data_passes = 2;
   return Status::Ok();
 }
 
@@ -649,11 +811,15 @@ Result<ColumnPath> ColumnPath::Start(const ProblemSpec& spec, const CsrView& mat
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix.rows, labels, row_weights));
   if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
+  if (!options.descent.layout.cuts.empty()) {
+    return InvalidArgument("the column method's paths: contiguous blocks only (no layout)");
+  }
   auto state = std::make_unique<State>();
   state->options = options;
   state->options.on_point = nullptr;
   state->rows = RowsOfClass(spec, labels, row_weights, 0);
-  state->blocks.emplace(matrix, options.descent.blocks, spec.intercept, options.descent.threads);
+  const ColumnLayout contiguous{{}, CutColumns(matrix, options.descent.blocks)};
+  state->blocks.emplace(matrix, contiguous, spec.intercept, options.descent.threads);
   state->problem = MakeProblem(BinarySpec(spec), state->rows.labels, state->rows.weights, *state->blocks);
   state->gradient = StartPath(state->problem, *state->blocks, options.descent, state->descent);
   state->gradient_at_start = state->gradient;
@@ -712,8 +878,11 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, const CsrVie
                                            const ColumnDescentOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix.rows, labels, row_weights));
+  const ColumnLayout layout =
+      options.layout.cuts.empty() ? ColumnLayout{{}, CutColumns(matrix, options.blocks)} : options.layout;
+  NIMBUS_RETURN_IF_ERROR(CheckLayout(layout, matrix.cols));
   // The blocks' columns once; each class's rows in turn (one-vs-rest's classes are independent).
-  LocalBlockStepper blocks(matrix, options.blocks, spec.intercept, options.threads);
+  LocalBlockStepper blocks(matrix, layout, spec.intercept, options.threads);
   return SolveByColumns(spec, labels, row_weights, blocks, options);
 }
 
@@ -722,6 +891,7 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, std::span<co
                                            const ColumnDescentOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, static_cast<int64_t>(labels.size()), labels, row_weights));
+  NIMBUS_RETURN_IF_ERROR(CheckLayout(options.layout, spec.cols));
   ColumnProblem problem = MakeProblem(BinarySpec(spec), {}, {}, stepper);
   ColumnDescentResult result;
   result.x.assign(spec.model_size(), 0.0);
@@ -732,14 +902,16 @@ Result<ColumnDescentResult> SolveByColumns(const ProblemSpec& spec, std::span<co
     return InvalidArgument("resume: " + std::to_string(options.resume->x.size()) + " weights for a model of " +
                            std::to_string(result.x.size()));
   }
+  const ColumnDescentOptions ordered = InBlockOrder(options);
   for (int64_t c = 0; c < (spec.one_vs_rest() ? spec.classes : 1); ++c) {
     const BinaryRows rows = RowsOfClass(spec, labels, row_weights, c);
     problem.labels = rows.labels;
     problem.weights = rows.weights;
     DescentState state;
     Start(problem, state);
-    if (options.resume != nullptr) NIMBUS_RETURN_IF_ERROR(Resume(problem, options, *options.resume, state));
-    Descend(problem, options, state);
+    if (ordered.resume != nullptr) NIMBUS_RETURN_IF_ERROR(Resume(problem, ordered, *ordered.resume, state));
+    Descend(problem, ordered, state);
+    state.x = InMatrixOrder(options.layout.order, state.x);
     if (!spec.one_vs_rest()) return ColumnDescentResult{std::move(state.x), state.summary};
     AddClass(spec, c, state, result);
     if (state.summary.stopped || state.summary.failed) break;

@@ -118,13 +118,30 @@ Dataset Dataset::SelectRows(std::span<const int64_t> rows) const {
   return part;
 }
 
+namespace {
+
+// A matrix's arrays, built row by row.
+struct CsrArrays {
+  std::vector<int64_t> row_ptr{0};
+  std::vector<uint32_t> col_idx;
+  std::vector<double> values;
+};
+
+// `data`'s rows (labels, weights and folds as they are) with `arrays` as their entries, every
+// column kept; both kept alive with the copy.
+Dataset WithMatrix(const Dataset& data, std::shared_ptr<CsrArrays> arrays) {
+  Dataset copy = data;
+  copy.matrix = {data.rows(), data.matrix.cols, arrays->row_ptr.data(), arrays->col_idx.data(), arrays->values.data()};
+  copy.own = {};
+  copy.storage = std::make_shared<std::pair<std::shared_ptr<CsrArrays>, std::shared_ptr<const void>>>(
+      std::move(arrays), data.storage);
+  return copy;
+}
+
+}  // namespace
+
 Dataset Dataset::SelectColumns(uint32_t begin, uint32_t end) const {
-  struct Arrays {
-    std::vector<int64_t> row_ptr{0};
-    std::vector<uint32_t> col_idx;
-    std::vector<double> values;
-  };
-  auto arrays = std::make_shared<Arrays>();
+  auto arrays = std::make_shared<CsrArrays>();
   arrays->row_ptr.reserve(static_cast<std::size_t>(rows()) + 1);
   for (int64_t r = 0; r < rows(); ++r) {
     for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
@@ -134,11 +151,34 @@ Dataset Dataset::SelectColumns(uint32_t begin, uint32_t end) const {
     }
     arrays->row_ptr.push_back(static_cast<int64_t>(arrays->col_idx.size()));
   }
-  Dataset part = *this;  // the labels, weights and folds as they are
-  part.matrix = {rows(), matrix.cols, arrays->row_ptr.data(), arrays->col_idx.data(), arrays->values.data()};
-  part.own = {};
-  part.storage = std::make_shared<std::pair<std::shared_ptr<Arrays>, std::shared_ptr<const void>>>(arrays, storage);
-  return part;
+  return WithMatrix(*this, std::move(arrays));
+}
+
+Dataset Dataset::ReorderColumns(std::span<const uint32_t> position_of) const {
+  auto arrays = std::make_shared<CsrArrays>();
+  arrays->row_ptr.reserve(static_cast<std::size_t>(rows()) + 1);
+  arrays->col_idx.reserve(static_cast<std::size_t>(nnz()));
+  arrays->values.reserve(static_cast<std::size_t>(nnz()));
+  std::vector<std::pair<uint32_t, double>> row;
+  for (int64_t r = 0; r < rows(); ++r) {
+    row.clear();
+    for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
+      row.emplace_back(position_of[matrix.col_idx[k]], matrix.Value(k));
+    }
+    std::sort(row.begin(), row.end());
+    for (const auto& [column, value] : row) {
+      arrays->col_idx.push_back(column);
+      arrays->values.push_back(value);
+    }
+    arrays->row_ptr.push_back(static_cast<int64_t>(arrays->col_idx.size()));
+  }
+  Dataset reordered = WithMatrix(*this, std::move(arrays));
+  if (columns.renumbered()) {  // column position_of[j] is the source's feature column j was
+    auto features = std::make_shared<std::vector<uint32_t>>(columns.features->size());
+    for (std::size_t j = 0; j < features->size(); ++j) (*features)[position_of[j]] = (*columns.features)[j];
+    reordered.columns.features = std::move(features);
+  }
+  return reordered;
 }
 
 Dataset Dataset::Rows(int64_t begin, int64_t end) const {

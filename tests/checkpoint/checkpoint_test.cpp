@@ -57,6 +57,8 @@ void ExpectSame(const Checkpoint& a, const Checkpoint& b) {
   };
   EXPECT_EQ(bits(x.z), bits(y.z));
   EXPECT_EQ(bits(x.z_last), bits(y.z_last));
+  EXPECT_EQ(bits(x.margins), bits(y.margins));
+  EXPECT_EQ(bits(x.margin_step), bits(y.margin_step));
   for (const auto& [p, q] : {std::pair{x.rho, y.rho}, {x.rho_of_previous_round, y.rho_of_previous_round},
                              {x.dual_residual, y.dual_residual}, {x.inner_tolerance, y.inner_tolerance},
                              {x.inner_relative, y.inner_relative}, {x.rho_last, y.rho_last},
@@ -155,6 +157,8 @@ TEST(Checkpoint, AColumnMethodsStateComesBackAndIsChecked) {
   s.damping = 1.5e-5;
   s.z = std::vector<double>{0.5, -0.0, 1e-310};
   s.z_last = std::vector<double>{-0.25, 0.0, 3.0};
+  s.margins = std::vector<double>{1.5, -0.0, 2.5, 5e-324};  // four rows
+  s.margin_step = std::vector<double>{0.25, 0.5, -0.0, 1.0};
   s.objective = 0.5;
   Result<Checkpoint> decoded = DecodeCheckpoint(EncodeCheckpoint(columns), "c");
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
@@ -174,6 +178,18 @@ TEST(Checkpoint, AColumnMethodsStateComesBackAndIsChecked) {
   ASSERT_TRUE(before.ok()) << before.status().ToString();
   EXPECT_EQ(before->state.curvature_scale, 1.0);
   EXPECT_EQ(before->state.damping, 0.0);
+  // Written before the margins were kept: none come back (a resumed run makes them anew).
+  Checkpoint without = columns;
+  without.state.margins = without.state.margin_step = SharedVector();
+  const std::string oldest = WithMetadataChanged(
+      WithMetadataChanged(EncodeCheckpoint(without), "\"margin_step_size\":0,", ""), "\"margins_size\":0,", "");
+  ASSERT_EQ(oldest.find("margin"), std::string::npos);
+  Result<Checkpoint> oldest_decoded = DecodeCheckpoint(oldest, "c");
+  ASSERT_TRUE(oldest_decoded.ok()) << oldest_decoded.status().ToString();
+  ExpectSame(without, *oldest_decoded);
+  // Margins the metadata does not count are bytes beyond the vectors.
+  const std::string uncounted = WithMetadataChanged(EncodeCheckpoint(columns), "\"margins_size\":4,", "");
+  EXPECT_FALSE(DecodeCheckpoint(uncounted, "c").ok());
 }
 
 TEST(Checkpoint, ACutOrDamagedFileIsRefusedWithItsName) {

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -63,17 +65,21 @@ TEST(ColumnDescent, ReachesLiblinearsL1OptimumWithAnyNumberOfBlocks) {
   const double optimum = LiblinearOptimum(6, spec, data);
   for (const int blocks : {1, 2, 5, 13}) {
     // The blocks' steps weighed (sigma 1), summed with sigma adapted (d-GLMNET), or summed with
-    // CoCoA+'s sigma = K.
+    // CoCoA+'s sigma = K; the blocks contiguous or clustered by their rows (the answer in the
+    // matrix's column order either way).
     for (const double sigma : {1.0, 0.0, static_cast<double>(blocks)}) {
-      ColumnDescentOptions options = Tight(blocks);
-      options.curvature_scale = sigma;
-      if (sigma != 1) options.combination = BlockCombination::kSum;
-      Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, data.labels, {}, options);
-      ASSERT_TRUE(result.ok()) << result.status().ToString();
-      EXPECT_TRUE(result->summary.converged) << result->summary.message;
-      const double objective = EvaluateObjective(spec, data.matrix, data.labels, result->x);
-      EXPECT_NEAR(objective, optimum, 1e-7 * optimum) << blocks << " blocks, sigma " << sigma;
-      EXPECT_NEAR(result->summary.objective, objective, 1e-12);
+      for (const bool clustered : {false, true}) {
+        ColumnDescentOptions options = Tight(blocks);
+        options.curvature_scale = sigma;
+        if (sigma != 1) options.combination = BlockCombination::kSum;
+        if (clustered) options.layout = ClusterColumns(data.matrix, blocks);
+        Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, data.labels, {}, options);
+        ASSERT_TRUE(result.ok()) << result.status().ToString();
+        EXPECT_TRUE(result->summary.converged) << result->summary.message;
+        const double objective = EvaluateObjective(spec, data.matrix, data.labels, result->x);
+        EXPECT_NEAR(objective, optimum, 1e-7 * optimum) << blocks << " blocks, sigma " << sigma << ", " << clustered;
+        EXPECT_NEAR(result->summary.objective, objective, 1e-12);
+      }
     }
   }
 }
@@ -100,7 +106,11 @@ TEST(ColumnDescent, OneVsRestWithClassWeightsSolvesLiblinearsBinaryProblems) {
   ProblemSpec spec = SpecOf(data, 0.01, 0.0, /*intercept=*/false);
   spec.classes = 3;
   spec.class_weights = {1.0, 2.0, 0.5};
-  Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, classes, {}, Tight(2));
+  // The blocks clustered: each class's weights come back in the matrix's column order.
+  ColumnDescentOptions options = Tight(2);
+  options.layout = ClusterColumns(data.matrix, 2);
+  ASSERT_FALSE(std::is_sorted(options.layout.order.begin(), options.layout.order.end()));
+  Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, classes, {}, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_TRUE(result->summary.converged) << result->summary.message;
   TempDir dir;
@@ -179,7 +189,9 @@ TEST(ColumnDescent, WithAnInterceptAndRowWeightsMeetsTheOptimalityConditions) {
     spec.cols = 12;
     spec.intercept = true;
     spec.regularizer = Regularizer(0.01, 0.001);
-    Result<ColumnDescentResult> result = SolveByColumns(spec, p.View(), p.labels, weights, Tight(3));
+    ColumnDescentOptions options = Tight(3);
+    options.layout = ClusterColumns(p.View(), 3);  // the intercept stays last, in the last block
+    Result<ColumnDescentResult> result = SolveByColumns(spec, p.View(), p.labels, weights, options);
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     ASSERT_TRUE(result->summary.converged) << result->summary.message;
     const double at_zero = testing::RefNorm(SubgradientAt(p, loss, weights, 0.01, 0.001, std::vector<double>(13, 0.0)));
@@ -194,25 +206,39 @@ TEST(ColumnDescent, WithAnInterceptAndRowWeightsMeetsTheOptimalityConditions) {
 }
 
 // A run resumed from any of its checkpoints goes on as the run that was not stopped: the same
-// iterations and the same answer (its margins recomputed from x, to rounding).
+// iterations and the same answer, bit for bit (to rounding when its margins are made anew).
+// The same with the blocks clustered: the checkpoints follow the matrix's columns.
 TEST(ColumnDescent, ARunResumedFromACheckpointGoesOnAsIfNotStopped) {
   const Dataset data = ReadHeartScale();
   const ProblemSpec spec = SpecOf(data, 0.003, 0.001, true);
-  ColumnDescentOptions options = Tight(3);
-  options.checkpoint_every = 2;
   std::vector<ColumnDescentCheckpoint> kept;
-  options.on_checkpoint = [&](const ColumnDescentCheckpoint& state) { kept.push_back(state); };
-  Result<ColumnDescentResult> whole = SolveByColumns(spec, data.matrix, data.labels, {}, options);
-  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
-  ASSERT_GE(kept.size(), 3u);
-  for (std::size_t k = 0; k < kept.size(); ++k) {
-    EXPECT_EQ(kept[k].iterations, 2 * static_cast<int>(k + 1));
-    ColumnDescentOptions resumed = Tight(3);
-    resumed.resume = std::make_shared<const ColumnDescentCheckpoint>(kept[k]);
-    Result<ColumnDescentResult> rest = SolveByColumns(spec, data.matrix, data.labels, {}, resumed);
-    ASSERT_TRUE(rest.ok()) << rest.status().ToString();
-    EXPECT_EQ(rest->summary.iterations, whole->summary.iterations) << "from " << kept[k].iterations;
-    for (std::size_t j = 0; j < whole->x.size(); ++j) EXPECT_NEAR(rest->x[j], whole->x[j], 1e-12) << j;
+  for (const bool clustered : {false, true}) {
+    ColumnDescentOptions options = Tight(3);
+    if (clustered) options.layout = ClusterColumns(data.matrix, 3);
+    options.checkpoint_every = 2;
+    kept.clear();
+    options.on_checkpoint = [&](const ColumnDescentCheckpoint& state) { kept.push_back(state); };
+    Result<ColumnDescentResult> whole = SolveByColumns(spec, data.matrix, data.labels, {}, options);
+    ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+    ASSERT_GE(kept.size(), 3u);
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      EXPECT_EQ(kept[k].iterations, 2 * static_cast<int>(k + 1));
+      ColumnDescentOptions resumed = Tight(3);
+      resumed.layout = options.layout;
+      resumed.resume = std::make_shared<const ColumnDescentCheckpoint>(kept[k]);
+      Result<ColumnDescentResult> rest = SolveByColumns(spec, data.matrix, data.labels, {}, resumed);
+      ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+      EXPECT_EQ(rest->summary.iterations, whole->summary.iterations) << "from " << kept[k].iterations;
+      EXPECT_EQ(rest->x, whole->x) << "from " << kept[k].iterations;  // the margins kept: bit for bit
+      // Without its margins (a checkpoint written before they were kept), to rounding.
+      ColumnDescentCheckpoint bare = kept[k];
+      bare.margins.clear();
+      bare.last_margin_step.clear();
+      resumed.resume = std::make_shared<const ColumnDescentCheckpoint>(bare);
+      rest = SolveByColumns(spec, data.matrix, data.labels, {}, resumed);
+      ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+      for (std::size_t j = 0; j < whole->x.size(); ++j) EXPECT_NEAR(rest->x[j], whole->x[j], 1e-12) << j;
+    }
   }
   // A state that is not one is refused, as are one-vs-rest's checkpoints.
   ColumnDescentCheckpoint wrong = kept[0];
@@ -241,6 +267,72 @@ TEST(ColumnDescent, CutsColumnsIntoBlocksOfAboutEqualEntries) {
   Result<ColumnDescentResult> result = SolveByColumns(SpecOf(data, 0.01, 0.0), data.matrix, data.labels, {}, Tight(20));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_TRUE(result->summary.converged);
+}
+
+// Two groups of columns, each group's rows its own (columns 0, 2, 4 in rows 0-9; 1, 3, 5 in rows
+// 10-19): clustered into two blocks, each group is a block, in the matrix's order within it.
+TEST(ColumnDescent, ClustersColumnsThatShareRowsIntoOneBlock) {
+  SparseProblem p;
+  p.cols = 6;
+  for (int r = 0; r < 20; ++r) {
+    const uint32_t first = r < 10 ? 0 : 1;
+    p.AddRow({{first, 1.0}, {first + 2, 0.5}, {first + 4, -1.0}}, r % 2 == 0 ? 1.0 : -1.0);
+  }
+  const ColumnLayout layout = ClusterColumns(p.View(), 2);
+  EXPECT_EQ(layout.order, (std::vector<uint32_t>{0, 2, 4, 1, 3, 5}));
+  EXPECT_EQ(layout.cuts, (std::vector<uint32_t>{0, 3, 6}));
+  EXPECT_EQ(layout.PositionOf(), (std::vector<uint32_t>{0, 3, 1, 4, 2, 5}));
+  // Contiguous blocks would cut the groups in halves.
+  EXPECT_EQ(CutColumns(p.View(), 2), (std::vector<uint32_t>{0, 3, 6}));
+}
+
+// On text-like data (a few columns in most rows): every column once, and the blocks' entries
+// within 1.02 of an equal share, or over it by no more than their last column's.
+TEST(ColumnDescent, ClusteredBlocksHoldEveryColumnOnceInAboutEqualEntries) {
+  const SparseProblem p = MakeRandomProblem(400, 60, 8, 11, Loss::kLogistic);
+  const std::vector<int64_t> entries = ColumnNonzeros(p.View());
+  for (const int blocks : {2, 3, 8}) {
+    const ColumnLayout layout = ClusterColumns(p.View(), blocks);
+    ASSERT_EQ(layout.blocks(), blocks);
+    std::vector<uint32_t> sorted = layout.order;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<uint32_t> every(60);
+    std::iota(every.begin(), every.end(), 0u);
+    EXPECT_EQ(sorted, every) << blocks;
+    const double share = 1.02 * static_cast<double>(p.View().nnz()) / blocks;
+    const int64_t largest = *std::max_element(entries.begin(), entries.end());
+    for (int b = 0; b < blocks; ++b) {
+      int64_t filled = 0;
+      for (uint32_t at = layout.cuts[b]; at < layout.cuts[b + 1]; ++at) filled += entries[layout.order[at]];
+      EXPECT_LE(static_cast<double>(filled), share + static_cast<double>(largest)) << blocks << " blocks, block " << b;
+    }
+  }
+  // The measured rule: clustered for 2 to 8 blocks of a sparse matrix, contiguous otherwise.
+  const SparseProblem sparse = MakeRandomProblem(400, 200, 4, 11, Loss::kLogistic);  // 2% filled
+  EXPECT_TRUE(LayOutColumns(sparse.View(), 1).order.empty());
+  EXPECT_FALSE(LayOutColumns(sparse.View(), 4).order.empty());
+  EXPECT_TRUE(LayOutColumns(sparse.View(), 16).order.empty());
+  EXPECT_EQ(LayOutColumns(sparse.View(), 16).cuts, CutColumns(sparse.View(), 16));
+  EXPECT_TRUE(LayOutColumns(p.View(), 4).order.empty());  // 13% filled
+  EXPECT_EQ(LayOutColumns(p.View(), 4).cuts, CutColumns(p.View(), 4));
+}
+
+// A layout that is not one of the matrix's columns is refused before any work.
+TEST(ColumnDescent, RefusesALayoutThatIsNotAnOrderOfTheColumns) {
+  const Dataset data = ReadHeartScale();
+  const ProblemSpec spec = SpecOf(data, 0.01, 0.0);
+  ColumnDescentOptions options = Tight(2);
+  options.layout = ClusterColumns(data.matrix, 2);
+  options.layout.order[1] = options.layout.order[0];  // a column twice, another never
+  EXPECT_FALSE(SolveByColumns(spec, data.matrix, data.labels, {}, options).ok());
+  options.layout = ClusterColumns(data.matrix, 2);
+  options.layout.cuts.back() = 12;  // short of the 13 columns
+  EXPECT_FALSE(SolveByColumns(spec, data.matrix, data.labels, {}, options).ok());
+  options.layout = ClusterColumns(data.matrix, 3);  // three blocks for two
+  EXPECT_FALSE(options.Validate().ok());
+  ColumnPathOptions path{Tight(2), true, {}};
+  path.descent.layout = ClusterColumns(data.matrix, 2);
+  EXPECT_FALSE(ColumnPath::Start(spec, data.matrix, data.labels, {}, path).ok());
 }
 
 // l1_max = max_j |grad_j f(0)| on heart_scale's logistic loss (labels +-1): the least l1

@@ -111,6 +111,21 @@ TEST(DatasetTest, RowsIsAViewSharingStorage) {
   EXPECT_EQ(none.nnz(), 0);
 }
 
+// The column method's clustered blocks: column j's entries move to column position_of[j], each
+// row ascending again, the labels and the source's features following.
+TEST(DatasetTest, ReorderColumnsMovesEachEntryAndItsFeature) {
+  Dataset data = MakeDataset({{1, {{0, 1}, {2, 3}}}, {-1, {{1, 2}, {2, 5}}}, {1, {}}, {-1, {{0, 4}, {1, 6}}}}, 3);
+  data.columns.features = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{10, 20, 30});
+  data.columns.source_cols = 31;
+  const std::vector<uint32_t> position_of = {2, 0, 1};  // column 0 to 2, 1 to 0, 2 to 1
+  const Dataset reordered = data.ReorderColumns(position_of);
+  EXPECT_EQ(RowsOf(reordered), (std::vector<PlainRow>{{1, {{1, 3}, {2, 1}}}, {-1, {{0, 2}, {1, 5}}}, {1, {}},
+                                                      {-1, {{0, 6}, {2, 4}}}}));
+  EXPECT_EQ(*reordered.columns.features, (std::vector<uint32_t>{20, 30, 10}));
+  EXPECT_EQ(reordered.source_cols(), 31);
+  EXPECT_EQ(RowsOf(data)[0], (PlainRow{1, {{0, 1}, {2, 3}}}));  // a copy: the data as it was
+}
+
 TEST(DatasetTest, MemoryBytes) {
   const Dataset data = MakeDataset({{1, {{0, 1}}}, {-1, {{1, 2}, {2, 3}}}, {1, {}}}, 3);
   // 3 entries x (4 + 8) + 4 row pointers x 8 + 3 labels x 8

@@ -40,8 +40,11 @@ struct ColumnBlock {
   std::vector<uint32_t> row_idx;
   std::vector<double> values;
 
-  // The block's columns of `matrix`, in one pass over its rows.
-  static ColumnBlock Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept);
+  // The block's columns of `matrix`, in one pass over its rows. `position_of[j]`: where the
+  // matrix's column j stands in the blocks' order (empty: at j), the block holding positions
+  // [begin, end).
+  static ColumnBlock Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept,
+                        std::span<const uint32_t> position_of = {});
   // The block's coordinates: its columns, and the intercept last.
   std::size_t size() const { return end - begin + (intercept ? 1 : 0); }
   int64_t nnz() const { return col_ptr.back(); }

@@ -57,8 +57,8 @@ class DistinctLabels {
 // its columns renumbered to the features that occur, in ascending order, so that every vector
 // over the model is sized by the data (data/feature_map.h).
 struct ColumnMap {
-  // Column k is feature (*features)[k] of the source (0-based, ascending). Null: column j is
-  // feature j.
+  // Column k is feature (*features)[k] of the source (0-based, ascending as read; in the
+  // column method's blocks' order after Dataset::ReorderColumns). Null: column j is feature j.
   std::shared_ptr<const std::vector<uint32_t>> features;
   int64_t source_cols = 0;  // the source's feature count (its largest index), when renumbered
 
@@ -98,6 +98,10 @@ struct Dataset {
   // Every row with its entries in columns [begin, end) alone (the columns keep their numbers),
   // copied: the column method's shard of a block.
   Dataset SelectColumns(uint32_t begin, uint32_t end) const;
+  // Every row with column j's entry moved to column position_of[j] (a permutation of the
+  // columns; each row's entries ascending again, the column map permuted alike), copied: the
+  // column method's blocks clustered.
+  Dataset ReorderColumns(std::span<const uint32_t> position_of) const;
   // Bytes of the CSR arrays, labels, weights and column map as held in memory.
   uint64_t MemoryBytes() const;
 };

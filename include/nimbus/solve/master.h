@@ -56,10 +56,12 @@ struct MasterState {
   double solve_seconds = 0;
   double objective = 0;               // F(z^{next_round - 1})
   // The column method's (columns/column_descent.h: ColumnDescentCheckpoint): z is x, z_last the
-  // last step, iterations, next_round and gradient_reference its own, and its blocks' models'
+  // last step, iterations, next_round and gradient_reference its own, its blocks' models'
   // adaptation (no workers).
   double curvature_scale = 1;
   double damping = 0;
+  SharedVector margins;      // and its rows' margins A x + b (empty in checkpoints before these)
+  SharedVector margin_step;  // and A s
 };
 // Checkpoints go to `write` every `every` rounds; a failed write does not stop the solve
 // (the writer reports it; the summary counts it).
