@@ -17,7 +17,7 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
                    &options.runtime.topology);
   AddAlgorithmOptions(parser, &options);
   parser.AddChoice("column-blocks", "HOW", "columns: clustered (columns that share rows in one block), contiguous\n"
-                   "                            (runs of adjacent columns), or auto (clustered for 2 to 8 blocks\n"
+                   "                            (runs of adjacent columns), or auto (clustered for 2 to 64 blocks\n"
                    "                            of sparse data)",
                    &options.column_blocks);
   parser.AddString("warm-start", "MODEL", "start from this model (nimbus's or liblinear's, of the same classes)\n"

@@ -190,7 +190,7 @@ struct SolveOptions {
   // summary says which and why).
   Algorithm algorithm = Algorithm::kAuto;
   // columns, nimbus train's: which columns each block holds (auto: clustered by their rows for 2
-  // to 8 blocks of a sparse matrix, contiguous otherwise, as measured).
+  // to 64 blocks of a sparse matrix, contiguous otherwise, as measured).
   ColumnBlocks column_blocks = ColumnBlocks::kAuto;
   // auto: calibrated profiles of this kind of problem, one with each algorithm (`nimbus
   // simulate calibrate --algorithm newton`, and admm): where no option decides, auto takes the

@@ -9,9 +9,6 @@
 namespace nimbus {
 namespace {
 
-// newGLMNET's nu: keeps a coordinate's curvature positive where its rows have none.
-constexpr double kCurvatureFloor = 1e-12;
-
 // argmin_t gradient t + curvature t^2 / 2 + l1 |w + t|: the Newton step, soft-thresholded.
 double CoordinateStep(double gradient, double curvature, double w, double l1) {
   if (gradient + l1 <= curvature * w) return -(gradient + l1) / curvature;
@@ -142,7 +139,7 @@ BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at,
     Coordinate& c = coordinates[j];
     c.loss_gradient = ColumnDot(block, j, at.first);
     c.curvature = options.curvature_scale * ColumnSquaredDot(block, j, at.second) + l2_of(j) + options.damping +
-                  kCurvatureFloor;
+                  kBlockCurvatureFloor;
     const double gradient = c.loss_gradient + l2_of(j) * x_block[j];
     const double v = MinimumNormSubgradient(x_block[j], gradient, l1_of(j));
     step.subgradient_squared += v * v;

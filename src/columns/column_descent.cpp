@@ -129,10 +129,10 @@ std::vector<Direction> Directions(const ColumnProblem& problem, const DescentSta
   return directions;
 }
 
-// sum_j u_j v_j over the regularized coordinates both directions have (the l2 term's part).
-double CoordinateDot(const Direction& u, const Direction& v, std::size_t regularized) {
+// sum_j u_j v_j over the coordinates below `below` both directions have.
+double CoordinateDot(const Direction& u, const Direction& v, std::size_t below) {
   const std::size_t begin = std::max(u.offset, v.offset);
-  const std::size_t end = std::min({u.offset + u.coordinates.size(), v.offset + v.coordinates.size(), regularized});
+  const std::size_t end = std::min({u.offset + u.coordinates.size(), v.offset + v.coordinates.size(), below});
   double sum = 0;
   for (std::size_t j = begin; j < end; ++j) sum += u.coordinates[j - u.offset] * v.coordinates[j - v.offset];
   return sum;
@@ -164,7 +164,8 @@ std::vector<double> SolveSmallSystem(std::vector<double> m, std::vector<double> 
 }
 
 // The weights w minimizing F's quadratic model at x over d = sum_i w_i p_i:
-//   c^T w + w^T M w / 2,  c_i = g . A p_i + (l2 x + l1 xi) . p_i,  M_ik = (A p_i)^T H (A p_k) + l2 p_i . p_k,
+//   c^T w + w^T M w / 2,  c_i = g . A p_i + (l2 x + l1 xi) . p_i,
+//   M_ik = (A p_i)^T H (A p_k) + l2 p_i . p_k + (mu + nu) p_i . p_k (the blocks' damping and floor),
 // with l1 |.| taken as linear on the orthant xi: x's signs, and where x_j = 0 the blocks' step's.
 std::vector<double> WeighDirections(const ColumnProblem& problem, const DescentState& state,
                                     const std::vector<Direction>& directions) {
@@ -189,7 +190,11 @@ std::vector<double> WeighDirections(const ColumnProblem& problem, const DescentS
     }
     linear[i] = -c;
     for (std::size_t k = 0; k <= i; ++k) {
-      double curvature = g.l2 * CoordinateDot(p, directions[k], regularized);
+      // l2 (not on the intercept), the damping and the floor, as the blocks' models have them:
+      // without the last two a direction on rows with h ~ 0 looked free, and its weight ran to
+      // 1e9 (Debian packages' first 2,000 rows, 16 blocks).
+      double curvature = g.l2 * CoordinateDot(p, directions[k], regularized) +
+                         (state.damping + kBlockCurvatureFloor) * CoordinateDot(p, directions[k], state.x.size());
       for (std::size_t r = 0; r < p.margins.size(); ++r) {
         curvature += state.at.second[r] * p.margins[r] * directions[k].margins[r];
       }
@@ -217,19 +222,6 @@ void Assemble(const ColumnProblem& problem, const std::vector<Direction>& direct
     decrease += g.l2 * x * d + g.l1 * (std::abs(x + d) - std::abs(x));
   }
   state.decrease = decrease;
-}
-
-// d from the blocks' steps (the master's part of a round): weighed, or summed (also where the
-// weighed direction does not descend, the orthant's linear l1 having misjudged it).
-void CombineSteps(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
-  const std::vector<Direction> directions = Directions(problem, state);
-  if (options.combination == BlockCombination::kWeighted) {
-    Assemble(problem, directions, WeighDirections(problem, state, directions), state);
-    if (state.decrease < 0) return;
-  }
-  std::vector<double> sum(directions.size(), 1.0);
-  if (!state.last_step.empty()) sum.back() = 0;
-  Assemble(problem, directions, sum, state);
 }
 
 // loss(y, m + step) - loss(y, m), computed as a difference, not as two values subtracted: near
@@ -288,6 +280,21 @@ Status SearchLine(const ColumnProblem& problem, DescentState& state) {
     ++state.summary.step_halvings;
   }
   return FailedPrecondition("the line search found no decrease in " + std::to_string(kMaxHalvings) + " halvings");
+}
+
+// The step from the blocks' (the master's part of a round): along their weighed direction, or
+// along their sum where that one does not descend or no step along it decreases F (the orthant's
+// linear l1 can misjudge the weighing).
+Status MoveAlongSteps(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+  const std::vector<Direction> directions = Directions(problem, state);
+  if (options.combination == BlockCombination::kWeighted) {
+    Assemble(problem, directions, WeighDirections(problem, state, directions), state);
+    if (state.decrease < 0 && SearchLine(problem, state).ok()) return Status::Ok();
+  }
+  std::vector<double> sum(directions.size(), 1.0);
+  if (!state.last_step.empty()) sum.back() = 0;
+  Assemble(problem, directions, sum, state);
+  return SearchLine(problem, state);
 }
 
 // After a cut step (the blocks' models overshot) sigma x 2, up to the number of blocks, if it
@@ -446,9 +453,10 @@ ColumnLayout ClusterColumns(const CsrView& matrix, int blocks) {
 }
 
 ColumnLayout LayOutColumns(const CsrView& matrix, int blocks) {
-  const double filled = static_cast<double>(matrix.nnz()) / (static_cast<double>(matrix.rows) * matrix.cols);
-  if (blocks >= 2 && blocks <= 8 && filled < 0.1) return ClusterColumns(matrix, blocks);
-  return {{}, CutColumns(matrix, blocks)};
+  const double cells = static_cast<double>(matrix.rows) * static_cast<double>(matrix.cols);
+  const double filled = cells > 0 ? static_cast<double>(matrix.nnz()) / cells : 1.0;
+  if (blocks < 2 || blocks > 64 || filled >= 0.1) return {{}, CutColumns(matrix, blocks)};
+  return ClusterColumns(matrix, blocks);
 }
 
 namespace {
@@ -618,8 +626,7 @@ void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, 
       break;
     }
     if (Converged(state)) break;
-    CombineSteps(problem, options, state);
-    if (Status moved = SearchLine(problem, state); !moved.ok()) {
+    if (Status moved = MoveAlongSteps(problem, options, state); !moved.ok()) {
       state.summary.message = moved.message();
       break;
     }

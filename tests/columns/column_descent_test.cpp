@@ -307,12 +307,14 @@ TEST(ColumnDescent, ClusteredBlocksHoldEveryColumnOnceInAboutEqualEntries) {
       EXPECT_LE(static_cast<double>(filled), share + static_cast<double>(largest)) << blocks << " blocks, block " << b;
     }
   }
-  // The measured rule: clustered for 2 to 8 blocks of a sparse matrix, contiguous otherwise.
+  // The measured rule: clustered for 2 to 64 blocks of a sparse matrix, contiguous otherwise.
   const SparseProblem sparse = MakeRandomProblem(400, 200, 4, 11, Loss::kLogistic);  // 2% filled
   EXPECT_TRUE(LayOutColumns(sparse.View(), 1).order.empty());
-  EXPECT_FALSE(LayOutColumns(sparse.View(), 4).order.empty());
-  EXPECT_TRUE(LayOutColumns(sparse.View(), 16).order.empty());
-  EXPECT_EQ(LayOutColumns(sparse.View(), 16).cuts, CutColumns(sparse.View(), 16));
+  EXPECT_EQ(LayOutColumns(sparse.View(), 4).order, ClusterColumns(sparse.View(), 4).order);
+  EXPECT_FALSE(LayOutColumns(sparse.View(), 64).order.empty());
+  EXPECT_EQ(LayOutColumns(sparse.View(), 64).cuts, ClusterColumns(sparse.View(), 64).cuts);
+  EXPECT_TRUE(LayOutColumns(sparse.View(), 65).order.empty());
+  EXPECT_EQ(LayOutColumns(sparse.View(), 65).cuts, CutColumns(sparse.View(), 65));
   EXPECT_TRUE(LayOutColumns(p.View(), 4).order.empty());  // 13% filled
   EXPECT_EQ(LayOutColumns(p.View(), 4).cuts, CutColumns(p.View(), 4));
 }

@@ -56,6 +56,10 @@ struct RowDerivatives {
   std::vector<double> first, second;
 };
 
+// newGLMNET's nu: keeps a coordinate's curvature positive where its rows have none (the blocks'
+// models and the master's weighing of their steps alike).
+inline constexpr double kBlockCurvatureFloor = 1e-12;
+
 struct BlockModelOptions {
   double l1 = 0, l2 = 0;
   // The passes over the block's active coordinates at most, and the model's own stop: a pass

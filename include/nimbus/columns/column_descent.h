@@ -28,7 +28,8 @@ namespace nimbus {
 enum class BlockCombination {
   kSum,        // d = sum_b delta_b: d-GLMNET's
   // d = sum_b w_b delta_b + w_0 s, s the last step: the weights minimize F's quadratic model on
-  // that span (the master has each A_B delta_B and A s, so its Hessian there is exact: U^T H U).
+  // that span (the master has each A_B delta_B and A s, so its Hessian there is exact: U^T H U,
+  // with the blocks' models' damping and floor added).
   // Blocks that overlap in their rows share the step; s carries the last rounds' progress
   // across the blocks' boundaries (the "common directions" of Lee, Wang and Lin).
   kWeighted,
@@ -209,7 +210,7 @@ std::vector<uint32_t> CutColumns(const CsrView& matrix, int blocks);
 ColumnLayout ClusterColumns(const CsrView& matrix, int blocks);
 
 // The column method's layout for `blocks` blocks, from measurements (docs/benchmarks.md, "Blocks
-// clustered by their rows"): clustered for 2 to 8 blocks of a sparse matrix (under 10% of its
+// clustered by their rows"): clustered for 2 to 64 blocks of a sparse matrix (under 10% of its
 // cells filled: bags of words gain, images' pixels lose), contiguous otherwise.
 ColumnLayout LayOutColumns(const CsrView& matrix, int blocks);
 
