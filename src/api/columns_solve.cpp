@@ -336,11 +336,16 @@ void TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, Co
 }
 
 // The columns of the plan's workers' blocks, as the options ask.
-ColumnLayout BlockLayoutOf(const Plan& plan, ColumnBlocks how) {
+Result<ColumnLayout> BlockLayoutOf(const Plan& plan, ColumnBlocks how) {
   const CsrView& matrix = plan.data->matrix;
   switch (how) {
-    case ColumnBlocks::kClustered: return ClusterColumns(matrix, plan.workers);
-    case ColumnBlocks::kContiguous: return {{}, CutColumns(matrix, plan.workers)};
+    case ColumnBlocks::kClustered:
+      if (plan.workers > 64) {
+        return InvalidArgument("--column-blocks clustered: at most 64 blocks (a bit per block for each row), not " +
+                               std::to_string(plan.workers) + " (--workers)");
+      }
+      return ClusterColumns(matrix, plan.workers);
+    case ColumnBlocks::kContiguous: return ColumnLayout{{}, CutColumns(matrix, plan.workers)};
     case ColumnBlocks::kAuto: break;
   }
   return LayOutColumns(matrix, plan.workers);
@@ -484,7 +489,7 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
   const RuntimeKind runtime = options.runtime.kind;
-  ColumnLayout blocks = BlockLayoutOf(plan, options.column_blocks);
+  NIMBUS_ASSIGN_OR_RETURN(ColumnLayout blocks, BlockLayoutOf(plan, options.column_blocks));
   std::optional<Plan> layout;  // on workers: a block of columns each
   if (runtime != RuntimeKind::kThreads) {
     NIMBUS_ASSIGN_OR_RETURN(layout, ColumnLayoutOf(plan, options, choice, blocks));

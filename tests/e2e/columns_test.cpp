@@ -154,7 +154,11 @@ TEST(Columns, WhatItDoesNotDoYetIsRefusedByName) {
   ExpectRefused({"train", "--data", data, "--algorithm", "columns"},
                 {{{"--multiclass", "multinomial"}, "--algorithm columns: one-vs-rest only"},
                  {{"--runtime", "process", "--workers", "20"}, "--algorithm columns: 20 workers for 13 columns"},
-                 {{"--barrier", "1", "--workers", "2"}, "--algorithm columns: not with --barrier or --relays"}});
+                 {{"--barrier", "1", "--workers", "2"}, "--algorithm columns: not with --barrier or --relays"},
+                 {{"--workers", "65", "--column-blocks", "clustered"},
+                  "--column-blocks clustered: at most 64 blocks (a bit per block for each row), not 65"}});
+  ExpectRefused({"train", "--data", data},
+                {{{"--column-blocks", "contiguous"}, "--column-blocks: the column method's blocks (--algorithm columns)"}});
   ExpectRefused({"path", "--data", data, "--algorithm", "columns"},
                 {{{"--penalty", "l2"}, "--algorithm columns: l1 paths only"},
                  {{"--runtime", "process"}, "--algorithm columns: paths and cross-validation run on this process's "
