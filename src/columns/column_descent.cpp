@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -111,6 +112,13 @@ Status StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& o
 
 bool Converged(const DescentState& state) {
   return state.summary.subgradient_norm <= state.summary.subgradient_tolerance;
+}
+
+// Tseng and Yun's D is 0 exactly where x is stationary; one within F's rounding, along which no
+// step decreases F, is as close as the arithmetic gets (the first point of a path at lambda_max,
+// or a stop test finer than the arithmetic).
+bool StationaryToRounding(const DescentState& state) {
+  return std::abs(state.decrease) <= 4 * std::numeric_limits<double>::epsilon() * std::abs(state.objective);
 }
 
 // A direction the step is made of: coordinates from `offset` on, and its change of the margins.
@@ -617,6 +625,7 @@ Status Resume(const ColumnProblem& problem, const ColumnDescentOptions& options,
 
 // The loop, from state.x: one round per iteration, distributed.
 void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+  bool stationary = false;
   if (state.summary.iterations == 0) state.curvature_scale = options.curvature_scale > 0 ? options.curvature_scale : 1;
   for (; state.summary.iterations < options.max_iterations; ++state.summary.iterations) {
     TakeDerivatives(problem, state);
@@ -627,14 +636,17 @@ void Descend(const ColumnProblem& problem, const ColumnDescentOptions& options, 
     }
     if (Converged(state)) break;
     if (Status moved = MoveAlongSteps(problem, options, state); !moved.ok()) {
-      state.summary.message = moved.message();
+      stationary = StationaryToRounding(state);
+      state.summary.message = stationary ? Format("converged: no step decreases F (D = %.3g, within its rounding)",
+                                                  state.decrease)
+                                         : moved.message();
       break;
     }
     AdaptModels(problem, options, state);
     KeepCheckpoint(options, state);
     if (!Report(options, state)) break;
   }
-  state.summary.converged = !state.summary.failed && Converged(state);
+  state.summary.converged = !state.summary.failed && (Converged(state) || stationary);
   state.summary.objective = state.objective;
   if (state.summary.message.empty()) {
     state.summary.message = state.summary.converged ? "converged"

@@ -84,6 +84,22 @@ TEST(ColumnDescent, ReachesLiblinearsL1OptimumWithAnyNumberOfBlocks) {
   }
 }
 
+// With no stop test (tolerance 0) the loop runs until no step along the blocks' direction
+// decreases F: Tseng and Yun's D is then below F's rounding, x stationary to rounding, and the
+// run has converged (at liblinear's optimum), not stopped at the cap or failed.
+TEST(ColumnDescent, ConvergesWhereNoStepDecreasesFAnyMore) {
+  const Dataset data = ReadHeartScale();
+  const ProblemSpec spec = SpecOf(data, 0.01, 0.0);
+  ColumnDescentOptions options = Tight(3);
+  options.gradient_tolerance = 0;
+  Result<ColumnDescentResult> result = SolveByColumns(spec, data.matrix, data.labels, {}, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->summary.converged) << result->summary.message;
+  EXPECT_LT(result->summary.iterations, options.max_iterations);
+  const double optimum = LiblinearOptimum(6, spec, data);
+  EXPECT_NEAR(EvaluateObjective(spec, data.matrix, data.labels, result->x), optimum, 1e-9 * optimum);
+}
+
 TEST(ColumnDescent, ReachesLiblinearsL2Optimum) {
   const Dataset data = ReadHeartScale();
   const ProblemSpec spec = SpecOf(data, 0.0, 0.02);
