@@ -442,8 +442,8 @@ class WorkerBlockStepper final : public BlockStepper {
 };
 
 // The plan's rows as `blocks`' column blocks, a worker's each (Plan::column_blocks; the columns
-// renumbered in the blocks' order when it is not theirs), refused if a block's worker would not
-// fit in its memory.
+// at their positions in the blocks' order when it is not theirs), refused if a block's worker
+// would not fit in its memory.
 Result<Plan> ColumnLayoutOf(const Plan& plan, const SolveOptions& options, const MasterChoice& choice,
                             const ColumnLayout& blocks) {
   if (plan.workers > plan.spec.cols) {
@@ -451,7 +451,7 @@ Result<Plan> ColumnLayoutOf(const Plan& plan, const SolveOptions& options, const
                            std::to_string(plan.spec.cols) + " columns (a block of columns each)");
   }
   Plan layout = plan;
-  if (!blocks.order.empty()) layout.data = plan.data->ReorderColumns(blocks.PositionOf());
+  if (!blocks.order.empty()) layout.column_position = blocks.PositionOf();
   for (int b = 0; b < blocks.blocks(); ++b) layout.column_blocks.emplace_back(blocks.cuts[b], blocks.cuts[b + 1]);
   NIMBUS_RETURN_IF_ERROR(CheckPlanFits(layout, options, choice));
   return layout;

@@ -484,7 +484,10 @@ Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_colum
     // entry) and a round's derivatives and margins (24 bytes a row).
     std::vector<int64_t> per_column(static_cast<std::size_t>(plan.data->cols()), 0);
     const CsrView& matrix = plan.data->matrix;
-    for (int64_t k = matrix.row_ptr[0]; k < matrix.row_ptr[matrix.rows]; ++k) ++per_column[matrix.col_idx[k]];
+    const std::span<const uint32_t> position_of = plan.column_position;
+    for (int64_t k = matrix.row_ptr[0]; k < matrix.row_ptr[matrix.rows]; ++k) {
+      ++per_column[position_of.empty() ? matrix.col_idx[k] : position_of[matrix.col_idx[k]]];
+    }
     for (std::size_t i = 0; i < plan.column_blocks.size(); ++i) {
       const auto [begin, end] = plan.column_blocks[i];
       const int64_t nnz = std::accumulate(per_column.begin() + begin, per_column.begin() + end, int64_t{0});
@@ -543,7 +546,7 @@ std::vector<ShardSource> LocalShards(const Plan& plan) {
     for (TextPart& part : plan.text->Parts()) shards.push_back(ShardSource::InText(std::move(part)));
   } else if (plan.data && !plan.column_blocks.empty()) {
     for (const auto& [begin, end] : plan.column_blocks) {
-      shards.push_back(ShardSource::InMemory(plan.data->SelectColumns(begin, end)));
+      shards.push_back(ShardSource::InMemory(plan.data->SelectColumns(begin, end, plan.column_position)));
     }
   } else if (plan.data) {
     for (const auto& [begin, end] : plan.ranges) shards.push_back(ShardSource::InMemory(plan.data->Rows(begin, end)));
@@ -591,7 +594,8 @@ Result<std::vector<ShardAssignment>> StoreAssignments(const RuntimeOptions& flag
     NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenAnyStore(directory, /*create=*/true));
     NIMBUS_ASSIGN_OR_RETURN(manifest, plan.column_blocks.empty()
                                           ? WriteShards(*plan.data, plan.ranges, plan.source, *store)
-                                          : WriteColumnShards(*plan.data, plan.column_blocks, plan.source, *store));
+                                          : WriteColumnShards(*plan.data, plan.column_blocks, plan.column_position,
+                                                              plan.source, *store));
     store_uri = directory;
   }
   if (store_uri.find("://") == std::string::npos) store_uri = AbsolutePath(store_uri);

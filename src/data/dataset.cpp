@@ -140,45 +140,34 @@ Dataset WithMatrix(const Dataset& data, std::shared_ptr<CsrArrays> arrays) {
 
 }  // namespace
 
-Dataset Dataset::SelectColumns(uint32_t begin, uint32_t end) const {
+Dataset Dataset::SelectColumns(uint32_t begin, uint32_t end, std::span<const uint32_t> position_of) const {
+  const auto position = [&](uint32_t column) { return position_of.empty() ? column : position_of[column]; };
   auto arrays = std::make_shared<CsrArrays>();
   arrays->row_ptr.reserve(static_cast<std::size_t>(rows()) + 1);
-  for (int64_t r = 0; r < rows(); ++r) {
-    for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
-      if (matrix.col_idx[k] < begin || matrix.col_idx[k] >= end) continue;
-      arrays->col_idx.push_back(matrix.col_idx[k]);
-      arrays->values.push_back(matrix.Value(k));
-    }
-    arrays->row_ptr.push_back(static_cast<int64_t>(arrays->col_idx.size()));
-  }
-  return WithMatrix(*this, std::move(arrays));
-}
-
-Dataset Dataset::ReorderColumns(std::span<const uint32_t> position_of) const {
-  auto arrays = std::make_shared<CsrArrays>();
-  arrays->row_ptr.reserve(static_cast<std::size_t>(rows()) + 1);
-  arrays->col_idx.reserve(static_cast<std::size_t>(nnz()));
-  arrays->values.reserve(static_cast<std::size_t>(nnz()));
   std::vector<std::pair<uint32_t, double>> row;
   for (int64_t r = 0; r < rows(); ++r) {
     row.clear();
     for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
-      row.emplace_back(position_of[matrix.col_idx[k]], matrix.Value(k));
+      const uint32_t at = position(matrix.col_idx[k]);
+      if (at >= begin && at < end) row.emplace_back(at, matrix.Value(k));
     }
-    std::sort(row.begin(), row.end());
+    if (!position_of.empty()) std::sort(row.begin(), row.end());
     for (const auto& [column, value] : row) {
       arrays->col_idx.push_back(column);
       arrays->values.push_back(value);
     }
     arrays->row_ptr.push_back(static_cast<int64_t>(arrays->col_idx.size()));
   }
-  Dataset reordered = WithMatrix(*this, std::move(arrays));
-  if (columns.renumbered()) {  // column position_of[j] is the source's feature column j was
-    auto features = std::make_shared<std::vector<uint32_t>>(columns.features->size());
-    for (std::size_t j = 0; j < features->size(); ++j) (*features)[position_of[j]] = (*columns.features)[j];
-    reordered.columns.features = std::move(features);
-  }
-  return reordered;
+  Dataset selected = WithMatrix(*this, std::move(arrays));
+  selected.columns = columns.Permuted(position_of);
+  return selected;
+}
+
+ColumnMap ColumnMap::Permuted(std::span<const uint32_t> position_of) const {
+  if (!renumbered() || position_of.empty()) return *this;
+  auto moved = std::make_shared<std::vector<uint32_t>>(features->size());
+  for (std::size_t j = 0; j < moved->size(); ++j) (*moved)[position_of[j]] = (*features)[j];
+  return {std::move(moved), source_cols};
 }
 
 Dataset Dataset::Rows(int64_t begin, int64_t end) const {

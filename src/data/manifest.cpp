@@ -311,10 +311,16 @@ Result<Manifest> WriteShards(const Dataset& data, const std::vector<std::pair<in
 }
 
 Result<Manifest> WriteColumnShards(const Dataset& data, const std::vector<std::pair<uint32_t, uint32_t>>& blocks,
-                                   const std::string& source, Store& store) {
+                                   std::span<const uint32_t> position_of, const std::string& source, Store& store) {
+  // Columns moved: no column map, as a map ascends (ReadColumnMap); the workers read none, and the
+  // shards of more blocks than one are no store of rows to read back (each has every row).
+  Dataset header = data;
+  if (!position_of.empty()) header.columns = {};
   return WriteShardsOf(
-      data, blocks.size(),
-      [&](std::size_t i) { return std::pair(data.SelectColumns(blocks[i].first, blocks[i].second), int64_t{0}); },
+      header, blocks.size(),
+      [&](std::size_t i) {
+        return std::pair(data.SelectColumns(blocks[i].first, blocks[i].second, position_of), int64_t{0});
+      },
       source, store);
 }
 

@@ -111,19 +111,31 @@ TEST(DatasetTest, RowsIsAViewSharingStorage) {
   EXPECT_EQ(none.nnz(), 0);
 }
 
-// The column method's clustered blocks: column j's entries move to column position_of[j], each
-// row ascending again, the labels and the source's features following.
-TEST(DatasetTest, ReorderColumnsMovesEachEntryAndItsFeature) {
+// The column method's shards: a block's entries alone, the columns keeping their numbers.
+TEST(DatasetTest, SelectColumnsKeepsABlocksEntriesAndTheirNumbers) {
+  const Dataset data = MakeDataset({{1, {{0, 1}, {2, 3}}}, {-1, {{1, 2}, {2, 5}}}, {1, {}}, {-1, {{0, 4}, {1, 6}}}}, 3);
+  const Dataset block = data.SelectColumns(1, 3);
+  EXPECT_EQ(RowsOf(block), (std::vector<PlainRow>{{1, {{2, 3}}}, {-1, {{1, 2}, {2, 5}}}, {1, {}}, {-1, {{1, 6}}}}));
+  EXPECT_EQ(block.cols(), 3);
+}
+
+// Clustered blocks: column j's entries move to column position_of[j], each row ascending again,
+// the labels and the source's features following; a block is the positions [begin, end).
+TEST(DatasetTest, SelectColumnsAtPositionsMovesEachEntryAndItsFeature) {
   Dataset data = MakeDataset({{1, {{0, 1}, {2, 3}}}, {-1, {{1, 2}, {2, 5}}}, {1, {}}, {-1, {{0, 4}, {1, 6}}}}, 3);
   data.columns.features = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{10, 20, 30});
   data.columns.source_cols = 31;
   const std::vector<uint32_t> position_of = {2, 0, 1};  // column 0 to 2, 1 to 0, 2 to 1
-  const Dataset reordered = data.ReorderColumns(position_of);
+  const Dataset reordered = data.SelectColumns(0, 3, position_of);
   EXPECT_EQ(RowsOf(reordered), (std::vector<PlainRow>{{1, {{1, 3}, {2, 1}}}, {-1, {{0, 2}, {1, 5}}}, {1, {}},
                                                       {-1, {{0, 6}, {2, 4}}}}));
   EXPECT_EQ(*reordered.columns.features, (std::vector<uint32_t>{20, 30, 10}));
   EXPECT_EQ(reordered.source_cols(), 31);
   EXPECT_EQ(RowsOf(data)[0], (PlainRow{1, {{0, 1}, {2, 3}}}));  // a copy: the data as it was
+  // Positions 1 and 2: the source's columns 2 and 0.
+  const Dataset block = data.SelectColumns(1, 3, position_of);
+  EXPECT_EQ(RowsOf(block), (std::vector<PlainRow>{{1, {{1, 3}, {2, 1}}}, {-1, {{1, 5}}}, {1, {}}, {-1, {{2, 4}}}}));
+  EXPECT_EQ(*block.columns.features, (std::vector<uint32_t>{20, 30, 10}));
 }
 
 TEST(DatasetTest, MemoryBytes) {

@@ -109,6 +109,41 @@ TEST_F(WriteShardsTest, RoundTrip) {
   EXPECT_EQ(joined, all);
 }
 
+// The column method's shards: every row, a block's columns at their positions each (no column
+// map for columns moved: a map ascends); columns in their order keep the map.
+TEST_F(WriteShardsTest, ColumnShardsHoldTheirBlocksColumnsAtTheirPositions) {
+  Dataset data = MakeDataset({{1, {{0, 1}, {2, 3}, {3, 7}}}, {-1, {{1, 2}, {2, 5}}}, {1, {{3, 8}}}}, 4);
+  data.columns.features = std::make_shared<std::vector<uint32_t>>(std::vector<uint32_t>{10, 20, 30, 40});
+  data.columns.source_cols = 41;
+  const std::vector<uint32_t> position_of = {3, 0, 2, 1};  // positions: columns 1, 3, 2, 0
+  Result<Manifest> written = WriteColumnShards(data, {{0, 2}, {2, 4}}, position_of, "c.svm", store_);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  ASSERT_EQ(written->shards.size(), 2u);
+  const std::vector<std::vector<PlainRow>> expected = {
+      {{1, {{1, 7}}}, {-1, {{0, 2}}}, {1, {{1, 8}}}},      // columns 3 and 1 at positions 1 and 0
+      {{1, {{2, 3}, {3, 1}}}, {-1, {{2, 5}}}, {1, {}}}};  // columns 2 and 0 at positions 2 and 3
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(written->shards[i].first_row, 0);
+    Result<Dataset> shard = LoadShard(store_, written->shards[i].key);
+    ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+    EXPECT_EQ(RowsOf(*shard), expected[i]) << "shard " << i;
+  }
+  EXPECT_FALSE(written->features.has_value());
+  EXPECT_FALSE(std::filesystem::exists(store_.PathOf(kFeatureMapKey)));
+
+  TempDir in_order_dir;
+  DirectoryStore in_order(in_order_dir.path());
+  Result<Manifest> one = WriteColumnShards(data, {{0, 4}}, {}, "c.svm", in_order);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  Result<Dataset> shard = LoadShard(in_order, one->shards[0].key);
+  ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+  EXPECT_EQ(RowsOf(*shard), RowsOf(data));
+  Result<ColumnMap> map = ReadColumnMap(in_order, *one);
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(*map->features, (std::vector<uint32_t>{10, 20, 30, 40}));
+  EXPECT_EQ(map->source_cols, 41);
+}
+
 TEST_F(WriteShardsTest, ManifestJsonHasTheDocumentedShape) {
   const Dataset data = MakeDataset({{1, {{0, 1}}}, {-1, {{1, 2}, {2, 3}}}, {1, {}}}, 3);
   Result<Manifest> written = WriteShards(data, 2, "src.svm", store_);

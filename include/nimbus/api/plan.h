@@ -71,8 +71,10 @@ struct Plan {
   std::optional<Dataset> data;                      // in this process
   std::vector<std::pair<int64_t, int64_t>> ranges;  // its row blocks, one per worker
   // The column method's layout instead (when not empty): worker i holds every row's entries in
-  // columns [first, second) of block i.
+  // the columns at positions [first, second) of block i, column j at column_position[j] (empty:
+  // at j; the data stay in their order, each shard is selected from them as it is written).
   std::vector<std::pair<uint32_t, uint32_t>> column_blocks;
+  std::vector<uint32_t> column_position;
   std::shared_ptr<Store> store;                     // store input
   Manifest manifest;
   std::optional<TextSource> text;                   // text input (the master reads no row)

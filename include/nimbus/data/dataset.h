@@ -58,7 +58,7 @@ class DistinctLabels {
 // over the model is sized by the data (data/feature_map.h).
 struct ColumnMap {
   // Column k is feature (*features)[k] of the source (0-based, ascending as read; in the
-  // column method's blocks' order after Dataset::ReorderColumns). Null: column j is feature j.
+  // column method's blocks' order in its shards, Permuted). Null: column j is feature j.
   std::shared_ptr<const std::vector<uint32_t>> features;
   int64_t source_cols = 0;  // the source's feature count (its largest index), when renumbered
 
@@ -66,6 +66,8 @@ struct ColumnMap {
   int64_t FeatureOf(int64_t column) const {
     return renumbered() ? static_cast<int64_t>((*features)[static_cast<std::size_t>(column)]) : column;
   }
+  // The map of the columns moved, column j to position_of[j] (a permutation; empty: as they are).
+  ColumnMap Permuted(std::span<const uint32_t> position_of) const;
 };
 
 struct Dataset {
@@ -95,13 +97,11 @@ struct Dataset {
   Dataset Rows(int64_t begin, int64_t end) const;
   // These rows (ascending), copied.
   Dataset SelectRows(std::span<const int64_t> rows) const;
-  // Every row with its entries in columns [begin, end) alone (the columns keep their numbers),
-  // copied: the column method's shard of a block.
-  Dataset SelectColumns(uint32_t begin, uint32_t end) const;
-  // Every row with column j's entry moved to column position_of[j] (a permutation of the
-  // columns; each row's entries ascending again, the column map permuted alike), copied: the
-  // column method's blocks clustered.
-  Dataset ReorderColumns(std::span<const uint32_t> position_of) const;
+  // Every row with its entries in columns at positions [begin, end) alone, copied: the column
+  // method's shard of a block. Column j is at position position_of[j] (a permutation of the
+  // columns: the blocks clustered) and its entries move there, each row ascending again and the
+  // column map permuted alike; empty position_of: the columns keep their numbers.
+  Dataset SelectColumns(uint32_t begin, uint32_t end, std::span<const uint32_t> position_of = {}) const;
   // Bytes of the CSR arrays, labels, weights and column map as held in memory.
   uint64_t MemoryBytes() const;
 };

@@ -80,10 +80,11 @@ Result<Manifest> WriteShards(const Dataset& data, int shards, const std::string&
 // The same with the row blocks given (each [begin, end), in order, together every row).
 Result<Manifest> WriteShards(const Dataset& data, const std::vector<std::pair<int64_t, int64_t>>& ranges,
                              const std::string& source, Store& store);
-// The column method's layout: shard i holds every row with its entries in columns
-// [blocks[i].first, blocks[i].second) (Dataset::SelectColumns; each shard's first row is 0).
+// The column method's layout: shard i holds every row with its entries in the columns at
+// positions [blocks[i].first, blocks[i].second), column j at position_of[j] (empty: at j, and
+// the column map written; Dataset::SelectColumns; each shard's first row is 0).
 Result<Manifest> WriteColumnShards(const Dataset& data, const std::vector<std::pair<uint32_t, uint32_t>>& blocks,
-                                   const std::string& source, Store& store);
+                                   std::span<const uint32_t> position_of, const std::string& source, Store& store);
 
 // Key of shard i: "shard-00007.bin".
 std::string ShardKey(int index);
