@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "nimbus/problem/problem.h"
 
@@ -15,13 +17,6 @@ double CoordinateStep(double gradient, double curvature, double w, double l1) {
   if (gradient - l1 >= curvature * w) return -(gradient - l1) / curvature;
   return -w;
 }
-
-// What every coordinate's passes need: its column's part of the loss's gradient at x, and its
-// curvature (the regularizer's included).
-struct Coordinate {
-  double loss_gradient = 0;
-  double curvature = 0;
-};
 
 bool IsIntercept(const ColumnBlock& block, std::size_t j) { return j == block.end - block.begin; }
 
@@ -36,14 +31,19 @@ double ColumnDot(const ColumnBlock& block, std::size_t j, std::span<const double
   return sum;
 }
 
-// sum_r a_r^2 v_r over column j's entries.
-double ColumnSquaredDot(const ColumnBlock& block, std::size_t j, std::span<const double> v) {
-  if (IsIntercept(block, j)) return ColumnDot(block, j, v);
-  double sum = 0;
-  for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) {
-    sum += block.values[k] * block.values[k] * v[block.row_idx[k]];
+// sum_r a_r v_r and sum_r a_r^2 v_r over column j's entries.
+std::pair<double, double> ColumnMoments(const ColumnBlock& block, std::size_t j, std::span<const double> v) {
+  if (IsIntercept(block, j)) {
+    const double sum = ColumnDot(block, j, v);
+    return {sum, sum};
   }
-  return sum;
+  double first = 0, second = 0;
+  for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) {
+    const double av = block.values[k] * v[block.row_idx[k]];
+    first += av;
+    second += block.values[k] * av;
+  }
+  return {first, second};
 }
 
 // sum_r a_r h_r r_r over column j's entries: the change of the column's gradient that the
@@ -121,68 +121,152 @@ std::vector<double> BlockLossGradient(const ColumnBlock& block, std::span<const 
   return gradient;
 }
 
-BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
-                             const BlockModelOptions& options, std::span<const uint8_t> eligible) {
-  BlockStep step;
-  step.delta.assign(block.size(), 0.0);
-  step.margin_change.assign(static_cast<std::size_t>(block.rows), 0.0);
-  std::span<double> change = step.margin_change;  // r = A_B delta
-  // The intercept is unregularized: its l1 and l2 are zero.
-  const auto l1_of = [&](std::size_t j) { return IsIntercept(block, j) ? 0.0 : options.l1; };
-  const auto l2_of = [&](std::size_t j) { return IsIntercept(block, j) ? 0.0 : options.l2; };
-  // F's gradient and curvature on every coordinate at x: one pass over the block.
-  std::vector<Coordinate> coordinates(block.size());
-  std::vector<uint32_t> active;
-  for (std::size_t j = 0; j < block.size(); ++j) {
-    if (!eligible.empty() && !eligible[j]) continue;  // held at zero, its column not read
-    step.entries_read += ColumnEntries(block, j);
-    Coordinate& c = coordinates[j];
-    c.loss_gradient = ColumnDot(block, j, at.first);
-    c.curvature = options.curvature_scale * ColumnSquaredDot(block, j, at.second) + l2_of(j) + options.damping +
-                  kBlockCurvatureFloor;
-    const double gradient = c.loss_gradient + l2_of(j) * x_block[j];
-    const double v = MinimumNormSubgradient(x_block[j], gradient, l1_of(j));
-    step.subgradient_squared += v * v;
-    step.subgradient_max = std::max(step.subgradient_max, std::abs(v));
-    if (IsIntercept(block, j) || x_block[j] != 0 || std::abs(gradient) > l1_of(j)) {
-      active.push_back(static_cast<uint32_t>(j));
-    }
+namespace {
+
+// Coordinate descent on a block's model q. With the intercept b in the block, weight j's
+// coordinate moves along e_j - m_j e_b (the intercept following by -m_j its step), where
+// m_j = sum_r h_r a_rj / sum_r h_r: column j centred under the rows' curvature, as glmnet centres
+// its columns. Centred columns are orthogonal to the intercept in the model's metric, so the
+// passes no longer trade between the weights and the intercept the offset that columns of one
+// sign share (pixels, counts). Only the coordinates change; q and its minimum do not.
+// r = A_B delta is kept as its columns' part r_c and the intercept's change delta_b (r = r_c +
+// delta_b 1), with sum_r h_r r_c,r, so the intercept's steps cost no pass over the rows.
+class BlockDescent {
+ public:
+  BlockDescent(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
+               const BlockModelOptions& options, BlockStep& step)
+      : block_(block), at_(at), x_(x_block), options_(options), step_(step), coordinates_(block.size()) {
+    step.delta.assign(block.size(), 0.0);
+    step.margin_change.assign(static_cast<std::size_t>(block.rows), 0.0);
   }
-  step.active = active.size();
-  const double tolerance = options.inner_ratio * step.subgradient_max;
-  // Cyclic passes over the working coordinates, each step moving r along its column. The
-  // model's gradient on coordinate j: g_j + sigma (A_B^T H r)_j + l2 w_j + mu delta_j.
-  std::vector<uint32_t> working = active;
-  double last_largest = std::numeric_limits<double>::infinity();
-  for (int pass = 0; pass < options.max_passes; ++pass) {
+
+  // F's gradient and curvature at x on the eligible coordinates, one pass over their columns;
+  // returns those the passes visit: the intercept, weights not at zero, and weights at zero
+  // whose gradient lies outside [-l1, l1].
+  std::vector<uint32_t> Measure(std::span<const uint8_t> eligible) {
+    std::vector<uint32_t> active;
+    for (std::size_t j = 0; j < block_.size(); ++j) {
+      if (!eligible.empty() && !eligible[j]) continue;  // held at zero, its column not read
+      step_.entries_read += ColumnEntries(block_, j);
+      Coordinate& c = coordinates_[j];
+      c.loss_gradient = ColumnDot(block_, j, at_.first);
+      std::tie(c.weight, c.squared) = ColumnMoments(block_, j, at_.second);
+      const double gradient = c.loss_gradient + L2Of(j) * x_[j];
+      const double v = MinimumNormSubgradient(x_[j], gradient, L1Of(j));
+      step_.subgradient_squared += v * v;
+      step_.subgradient_max = std::max(step_.subgradient_max, std::abs(v));
+      if (IsIntercept(block_, j) || x_[j] != 0 || std::abs(gradient) > L1Of(j)) {
+        active.push_back(static_cast<uint32_t>(j));
+      }
+    }
+    for (const uint32_t j : active) Centre(j);
+    step_.active = active.size();
+    return active;
+  }
+
+  // A pass over `working`, dropping from it the coordinates newGLMNET's shrinking leaves out;
+  // returns the largest of the model's subgradients met.
+  double Pass(std::vector<uint32_t>& working, double last_largest) {
     double largest = 0;
     std::size_t kept = 0;
     for (const uint32_t j : working) {
-      const Coordinate& c = coordinates[j];
-      const double w = x_block[j] + step.delta[j];
-      const double gradient = c.loss_gradient + options.curvature_scale * ColumnDot(block, j, at.second, change) +
-                              l2_of(j) * w + options.damping * step.delta[j];
-      step.entries_read += ColumnEntries(block, j);
-      // newGLMNET's shrinking: at zero, and inside [-l1, l1] by more than the last pass's
-      // largest subgradient over the rows (liblinear's QP_Gmax_old / l).
-      const double margin = last_largest / static_cast<double>(std::max<int64_t>(block.rows, 1));
-      if (w == 0 && !IsIntercept(block, j) && std::abs(gradient) < l1_of(j) - margin) continue;
+      const double w = x_[j] + step_.delta[j];
+      const double gradient = CentredGradient(j);
+      // Shrinking: at zero, and inside [-l1, l1] by more than the last pass's largest
+      // subgradient over the rows (liblinear's QP_Gmax_old / l).
+      const double margin = last_largest / static_cast<double>(std::max<int64_t>(block_.rows, 1));
+      if (w == 0 && !IsIntercept(block_, j) && std::abs(gradient) < L1Of(j) - margin) continue;
       working[kept++] = j;
-      largest = std::max(largest, std::abs(MinimumNormSubgradient(w, gradient, l1_of(j))));
-      const double t = CoordinateStep(gradient, c.curvature, w, l1_of(j));
-      if (t == 0) continue;
-      step.delta[j] += t;
-      step.entries_read += ColumnEntries(block, j);
-      AddColumn(block, j, t, change);
+      largest = std::max(largest, std::abs(MinimumNormSubgradient(w, gradient, L1Of(j))));
+      const double t = CoordinateStep(gradient, coordinates_[j].curvature, w, L1Of(j));
+      if (t != 0) Move(j, t);
     }
     working.resize(kept);
-    ++step.passes;
-    last_largest = largest;
-    if (largest > tolerance) continue;
+    ++step_.passes;
+    return largest;
+  }
+
+  // r = A_B delta with the intercept's change in every row.
+  void Finish() {
+    if (!block_.intercept || step_.delta[Intercept()] == 0) return;
+    for (double& r : step_.margin_change) r += step_.delta[Intercept()];
+  }
+
+ private:
+  struct Coordinate {
+    double loss_gradient = 0;     // g_j at x
+    double weight = 0, squared = 0;  // sum_r h_r a_rj and sum_r h_r a_rj^2
+    double shift = 0;             // m_j (0 without the intercept in the block)
+    double curvature = 0;         // q's along the coordinate's direction
+  };
+
+  std::size_t Intercept() const { return block_.size() - 1; }
+  double L1Of(std::size_t j) const { return IsIntercept(block_, j) ? 0.0 : options_.l1; }  // unregularized
+  double L2Of(std::size_t j) const { return IsIntercept(block_, j) ? 0.0 : options_.l2; }
+
+  // m_j, and q's curvature along e_j - m_j e_b: sigma sum_r h_r (a_rj - m_j)^2 + l2 + mu (1 + m_j^2) + nu,
+  // where sum_r h_r (a_rj - m_j)^2 = sum_r h_r a_rj^2 - m_j sum_r h_r a_rj.
+  void Centre(std::size_t j) {
+    Coordinate& c = coordinates_[j];
+    const double total = block_.intercept ? coordinates_[Intercept()].weight : 0;  // sum_r h_r
+    c.shift = block_.intercept && !IsIntercept(block_, j) && total > 0 ? c.weight / total : 0;
+    c.curvature = options_.curvature_scale * std::max(c.squared - c.shift * c.weight, 0.0) + L2Of(j) +
+                  options_.damping * (1 + c.shift * c.shift) + kBlockCurvatureFloor;
+  }
+
+  // q's gradient on coordinate j at delta: g_j + sigma (A_B^T H r)_j + l2 w_j + mu delta_j.
+  double ModelGradient(std::size_t j) const {
+    const Coordinate& c = coordinates_[j];
+    const double delta_b = block_.intercept ? step_.delta[Intercept()] : 0;
+    const double hr = IsIntercept(block_, j) ? hr_sum_ : ColumnDot(block_, j, at_.second, step_.margin_change);
+    return c.loss_gradient + options_.curvature_scale * (hr + delta_b * c.weight) + L2Of(j) * (x_[j] + step_.delta[j]) +
+           options_.damping * step_.delta[j];
+  }
+
+  // q's derivative along coordinate j's direction, e_j - m_j e_b.
+  double CentredGradient(std::size_t j) {
+    const double shift = coordinates_[j].shift;
+    step_.entries_read += IsIntercept(block_, j) ? 0 : ColumnEntries(block_, j);
+    return ModelGradient(j) - (shift != 0 ? shift * ModelGradient(Intercept()) : 0.0);
+  }
+
+  // delta += t (e_j - m_j e_b), r_c along column j.
+  void Move(std::size_t j, double t) {
+    step_.delta[j] += t;
+    if (IsIntercept(block_, j)) return;
+    step_.entries_read += ColumnEntries(block_, j);
+    AddColumn(block_, j, t, step_.margin_change);
+    hr_sum_ += t * coordinates_[j].weight;
+    if (coordinates_[j].shift != 0) step_.delta[Intercept()] -= coordinates_[j].shift * t;
+  }
+
+  const ColumnBlock& block_;
+  const RowDerivatives& at_;
+  std::span<const double> x_;
+  const BlockModelOptions& options_;
+  BlockStep& step_;
+  std::vector<Coordinate> coordinates_;
+  double hr_sum_ = 0;  // sum_r h_r r_c,r
+};
+
+}  // namespace
+
+BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
+                             const BlockModelOptions& options, std::span<const uint8_t> eligible) {
+  BlockStep step;
+  BlockDescent descent(block, at, x_block, options, step);
+  const std::vector<uint32_t> active = descent.Measure(eligible);
+  const double tolerance = options.inner_ratio * step.subgradient_max;
+  std::vector<uint32_t> working = active;
+  double last_largest = std::numeric_limits<double>::infinity();
+  for (int pass = 0; pass < options.max_passes; ++pass) {
+    last_largest = descent.Pass(working, last_largest);
+    if (last_largest > tolerance) continue;
     if (working.size() == active.size()) break;
     working = active;  // the shrunk ones checked once more before the passes end
     last_largest = std::numeric_limits<double>::infinity();
   }
+  descent.Finish();
   return step;
 }
 

@@ -10,7 +10,9 @@
 //
 // with g_j the regularizer (l1 |.| + l2/2 (.)^2; the intercept's is zero). MinimizeBlockModel
 // runs cyclic coordinate descent on q, as newGLMNET's inner loop does (Yuan, Ho and Lin 2012),
-// keeping r = A_B delta so that a coordinate's step costs one pass over its column.
+// keeping r = A_B delta so that a coordinate's step costs one pass over its column. In the
+// intercept's block a weight's coordinate moves the intercept too, its column centred under the
+// rows' curvature as glmnet centres its columns (Fashion-MNIST's path: 263 -> 105 rounds).
 #pragma once
 
 #include <cstdint>
