@@ -133,7 +133,8 @@ void AddAlgorithmOptions(ArgParser& parser, SolveOptions* flags) {
                    "                            master reads the rows; --workers blocks on its threads, or for train on\n"
                    "                            any --runtime's workers, a block of columns each; path and cv on\n"
                    "                            threads, the folds side by side on its cores), or auto (newton unless an\n"
-                   "                            option needs admm; nimbus cv along an l1 grid on threads: columns)",
+                   "                            option needs admm; columns on threads for nimbus cv along an l1 grid,\n"
+                   "                            and for train and path with --l1 and --intercept, --workers not given)",
                    &flags->algorithm);
   parser.AddDouble("gradient-tolerance", "X", "newton: stop when the minimum-norm subgradient of F is X times its\n"
                    "                            norm at the start", &flags->gradient_tolerance);

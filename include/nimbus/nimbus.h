@@ -186,8 +186,10 @@ struct SolveOptions {
   // The algorithm: newton, admm, columns (coordinate descent on blocks of columns: this
   // process reads the rows and steps runtime.workers blocks, one by default, on its threads, or
   // for Solve on another runtime's workers, a block of every row's columns each; paths and
-  // cross-validation on threads), or auto (newton unless an ADMM-only option is set; the
-  // summary says which and why).
+  // cross-validation on threads), or auto (newton unless an ADMM-only option is set; columns,
+  // one block on threads, for an l1 problem with an intercept (binary, logistic) and workers
+  // not given, and for cross-validation along an l1 grid on threads; the summary says which
+  // and why).
   Algorithm algorithm = Algorithm::kAuto;
   // columns, nimbus train's: which columns each block holds (auto: clustered by their rows for 2
   // to 64 blocks of a sparse matrix, contiguous otherwise, as measured).

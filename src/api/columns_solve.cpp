@@ -1,9 +1,12 @@
 // --algorithm columns through the facade: the column method (columns/column_descent.h) on the
 // rows this process holds, its blocks stepped on this process's threads or, for nimbus train on
 // another runtime, on its workers, a block of columns each.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -485,6 +488,33 @@ Result<ColumnDescentResult> SolveOnWorkers(const Plan& layout, const SolveOption
 
 }  // namespace
 
+std::string ChooseColumnsHere(const TrainingData& data, int copies, std::string reason, SolveOptions& solve) {
+  if (solve.algorithm != Algorithm::kAuto || solve.runtime.kind != RuntimeKind::kThreads ||
+      !solve.algorithm_profiles.empty() || solve.checkpoint.resume != nullptr) {
+    return "";
+  }
+  SolveOptions columns = solve;
+  columns.algorithm = Algorithm::kColumns;
+  columns.runtime.workers = 1;
+  if (!columns.ValidateColumns().ok()) return "";
+  // The data's bytes in memory: 12 a stored entry; a file's text takes at least as many, and
+  // compressed text up to about ten times its size (a list of files or a directory: not here).
+  std::error_code error;
+  const std::string& location = data.location();
+  const bool compressed = location.ends_with(".gz") || location.ends_with(".zst") || location.ends_with(".xz");
+  const uintmax_t bytes = data.in_memory() ? static_cast<uintmax_t>(data.matrix().nnz()) * 12
+                                           : std::filesystem::file_size(location, error) * (compressed ? 10 : 1);
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (error || !(static_cast<double>(bytes) * copies <= memory / 2)) return "";
+  solve = columns;
+  return reason;
+}
+
+std::string ChooseColumnsWithIntercept(const TrainingData& data, std::string reason, SolveOptions& solve) {
+  if (!solve.intercept || !(solve.loss == Loss::kLogistic) || solve.runtime.workers != 0) return "";
+  return ChooseColumnsHere(data, 4, std::move(reason), solve);
+}
+
 Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
@@ -518,10 +548,11 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
 }
 
 Result<GridOutcome> SolveGridByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
-                                       double load_seconds,
+                                       double load_seconds, const std::string& reason,
                                        const std::function<Status(double lambda, Solution solution)>& point) {
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPathPlan(plan, options));
-  const MasterChoice choice = ChooseMaster(options);
+  MasterChoice choice = ChooseMaster(options);
+  if (!reason.empty()) choice.reason = reason;
   const Dataset& data = *plan.data;
   Stopwatch watch;
   NIMBUS_ASSIGN_OR_RETURN(ColumnPath solver, ColumnPath::Start(plan.spec, data.matrix, data.labels, data.weights,

@@ -2,10 +2,7 @@
 // on all the data, as copies of one problem (ProblemSpec::copies), solved side by side along
 // a regularization path's grid; each fold's model scored on the rows it did not see, by the
 // workers that hold those rows (RoundKind::kScore), so the master reads no row.
-#include <unistd.h>
-
 #include <cmath>
-#include <filesystem>
 
 #include "nimbus/api/plan.h"
 #include "nimbus/core/clock.h"
@@ -262,25 +259,11 @@ CvPoint PointOf(const Plan& plan, const SolveOptions& options, double lambda, Fo
 // Fashion-MNIST (97.8 s against 173.4 s), sparse text and dense pixels. Sets `solve` to it and
 // returns the reason, or returns "" and leaves `solve` as it was.
 std::string ChooseColumns(const TrainingData& data, const PathOptions& grid, const CvOptions& cv, SolveOptions& solve) {
-  if (solve.algorithm != Algorithm::kAuto || solve.runtime.kind != RuntimeKind::kThreads ||
-      grid.penalty != Penalty::kL1) {
-    return "";
-  }
-  SolveOptions columns = solve;
-  columns.algorithm = Algorithm::kColumns;
-  columns.runtime.workers = 1;
-  if (!columns.ValidateColumns().ok()) return "";
-  // The data's bytes in memory: 12 a stored entry; a file's text takes at least as many, and
-  // compressed text up to about ten times its size (a list of files or a directory: not here).
-  std::error_code error;
-  const std::string& location = data.location();
-  const bool compressed = location.ends_with(".gz") || location.ends_with(".zst") || location.ends_with(".xz");
-  const uintmax_t bytes = data.in_memory() ? static_cast<uintmax_t>(data.matrix().nnz()) * 12
-                                           : std::filesystem::file_size(location, error) * (compressed ? 10 : 1);
-  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-  if (error || !(static_cast<double>(bytes) * static_cast<double>(cv.folds + 4) <= memory / 2)) return "";
-  solve = columns;
-  return "auto: cross-validation along an l1 grid on this process's threads, each fold's path on a core";
+  if (grid.penalty != Penalty::kL1) return "";
+  return ChooseColumnsHere(data, static_cast<int>(cv.folds) + 4,
+                           "auto: cross-validation along an l1 grid on this process's threads, each fold's path on a "
+                           "core",
+                           solve);
 }
 
 // The grid's points, each scored on the folds' held-out rows: by the column method (each fold's

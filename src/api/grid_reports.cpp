@@ -57,9 +57,15 @@ std::string PathResult::TableRow(std::size_t index, const PathPoint& p, Loss los
 }
 
 std::string PathResult::Heading() const {
-  return Format("nimbus path: %s, %s from %.5g (lambda_max) in %zu points, %s workers (%s)\n", data.c_str(),
-                NameOf(penalty).data(), lambda_max, points.size(),
-                points.empty() ? "-" : std::to_string(points.front().summary.workers).c_str(), NameOf(runtime).data());
+  std::string heading =
+      Format("nimbus path: %s, %s from %.5g (lambda_max) in %zu points, %s workers (%s)\n", data.c_str(),
+             NameOf(penalty).data(), lambda_max, points.size(),
+             points.empty() ? "-" : std::to_string(points.front().summary.workers).c_str(), NameOf(runtime).data());
+  if (!points.empty() && !points.front().summary.algorithm_reason.empty()) {
+    const Summary& first = points.front().summary;
+    heading += Format("  solved by %s (%s)\n", NameOf(first.algorithm).data(), first.algorithm_reason.c_str());
+  }
+  return heading;
 }
 
 std::string PathResult::Footer() const {
@@ -77,13 +83,17 @@ std::string PathResult::ToJson() const {
   json["load_seconds"] = result.load_seconds;
   json["wall_seconds"] = result.wall_seconds;
   json["cost_dollars"] = result.cost_dollars;
+  if (!result.points.empty()) {
+    json["algorithm"] = NameOf(result.points.front().summary.algorithm);
+    json["algorithm_reason"] = result.points.front().summary.algorithm_reason;
+  }
   json["points"] = nlohmann::ordered_json::array();
   for (const PathPoint& p : result.points) {
     const Summary& m = p.summary;
     nlohmann::ordered_json point = {{"lambda", p.lambda},           {"nonzeros", m.nnz},
                                     {"objective", m.objective},     {"rounds", m.rounds},
                                     {"iterations", m.iterations},   {"termination", TerminationName(m.termination)},
-                                    {"algorithm", m.algorithm},     {"setup_seconds", m.setup_seconds},
+                                    {"algorithm", NameOf(m.algorithm)}, {"setup_seconds", m.setup_seconds},
                                     {"solve_seconds", m.solve_seconds}, {"cost_dollars", m.cost_dollars}};
     if (p.validation) point["validation"] = nlohmann::ordered_json::parse(p.validation->ToJson());
     json["points"].push_back(std::move(point));

@@ -245,9 +245,30 @@ Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const Pat
   return outcome;
 }
 
-Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& options, const PathOptions& path) {
+// auto's rule for an l1 path with an intercept (binary, logistic) on this process's threads,
+// --workers not given: the column method, one block (strong rules, warm starts), when 4 copies
+// of the data fit in half the memory (its paths peaked at 1.9-2.5 times their files).
+// docs/benchmarks.md ("auto chooses the column method"): 20 points in 0.05-0.71x of Newton's
+// time on 2 workers on Debian packages, Zipf text and Fashion-MNIST. Without an intercept
+// Newton stays: on dense pixels the column method took 2.9x its time there.
+namespace {
+std::string ChooseColumnsForPath(const TrainingData& data, const PathOptions& path, SolveOptions& solve) {
+  if (path.penalty != Penalty::kL1) return "";
+  return ChooseColumnsWithIntercept(
+      data, "auto: an l1 path with an intercept on this process's threads, one block of columns", solve);
+}
+}  // namespace
+
+Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& requested, const PathOptions& path) {
   Stopwatch wall;
+  SolveOptions options = requested;
+  std::string reason = ChooseColumnsForPath(data, path, options);
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, options, path));
+  if (!reason.empty() && plan.spec.classes > 1) {  // measured on binary problems: classes stay Newton's
+    options = requested;
+    reason.clear();
+    NIMBUS_ASSIGN_OR_RETURN(plan, PlanPath(data, options, path));
+  }
   std::optional<Dataset> validation;
   if (!path.validation.empty()) {
     Result<Dataset> read = ReadLibsvmFileFor(path.validation, plan.labels);
@@ -274,7 +295,7 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& optio
   };
   NIMBUS_ASSIGN_OR_RETURN(const GridOutcome grid,
                           options.algorithm == Algorithm::kColumns
-                              ? SolveGridByColumns(plan, options, path, result.load_seconds, add_point)
+                              ? SolveGridByColumns(plan, options, path, result.load_seconds, reason, add_point)
                               : SolveGrid(plan, options, path, result.load_seconds,
                                           [&](double lambda, Solution solution, PointWorkers&) {
                                             return add_point(lambda, std::move(solution));

@@ -178,9 +178,9 @@ std::string WorkerProgramOf(const RuntimeOptions& options) {
   return options.worker_program.empty() ? CurrentExecutable() : options.worker_program;
 }
 
-namespace {
-
 int64_t DefaultWorkers() { return std::max<unsigned>(1, std::thread::hardware_concurrency()); }
+
+namespace {
 
 // Text the workers read: its files cut into one slice per worker. A slice with no bytes (more
 // workers than compressed files can feed) is refused before any worker starts.

@@ -148,6 +148,45 @@ std::string ThreeClasses(const TempDir& run) {
   return run.File("three.svm");
 }
 
+// auto: an l1 problem with an intercept, binary and logistic, on threads with --workers not
+// given is the column method's, one block (docs/benchmarks.md, "auto chooses the column
+// method"), train's and path's alike; without the intercept, with --workers, l2 alone, on
+// another runtime or with three classes, Newton's.
+TEST(Columns, AutoSolvesL1WithAnInterceptByColumns) {
+  TempDir run;
+  const auto summary_of = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--summary-json", run.File("s.json")});
+    Train(args);
+    return nlohmann::json::parse(ReadTextFile(run.File("s.json")));
+  };
+  const std::vector<std::string> l1 = {"--data", HeartScalePath(), "--l1", "0.01", "--intercept"};
+  const nlohmann::json chosen = summary_of(With(l1, {"--gradient-tolerance", "1e-9", "--out", run.File("m.json")}));
+  EXPECT_EQ(chosen["algorithm"], "columns");
+  EXPECT_NE(chosen["algorithm_reason"].get<std::string>().find("auto: l1 with an intercept"), std::string::npos)
+      << chosen["algorithm_reason"];
+  EXPECT_EQ(chosen["workers"], 1);
+  EXPECT_LT(ViolationOf(run.File("m.json"), HeartScalePath(), LabelMode::kClassification), 1e-7);
+  EXPECT_EQ(summary_of({"--data", HeartScalePath(), "--l1", "0.01"})["algorithm"], "newton");
+  EXPECT_EQ(summary_of(With(l1, {"--workers", "2"}))["algorithm"], "newton");
+  EXPECT_EQ(summary_of({"--data", HeartScalePath(), "--l2", "0.01", "--intercept"})["algorithm"], "newton");
+  EXPECT_EQ(summary_of(With(l1, {"--runtime", "process"}))["algorithm"], "newton");
+  const nlohmann::json three = summary_of({"--data", ThreeClasses(run), "--l1", "0.01", "--intercept"});
+  EXPECT_EQ(three["algorithm"], "newton");
+  // The default's workers, not the one block planned for the column method.
+  EXPECT_EQ(three["workers"], summary_of({"--data", ThreeClasses(run), "--l1", "0.01"})["workers"]);
+  EXPECT_EQ(three["termination"], "converged");
+  const auto path_of = [&](std::vector<std::string> args) {
+    std::vector<std::string> all{"path", "--data", HeartScalePath(), "--path-length", "3", "--json", "--no-plots"};
+    all.insert(all.end(), args.begin(), args.end());
+    return RunNimbusJson(all);
+  };
+  const nlohmann::json path = path_of({"--intercept"});
+  EXPECT_EQ(path["algorithm"], "columns");
+  EXPECT_NE(path["algorithm_reason"].get<std::string>().find("auto: an l1 path with an intercept"), std::string::npos);
+  EXPECT_EQ(path["points"][0]["algorithm"], "columns");
+  EXPECT_EQ(path_of({})["algorithm"], "newton");
+}
+
 TEST(Columns, WhatItDoesNotDoYetIsRefusedByName) {
   TempDir run;
   const std::string data = HeartScalePath();

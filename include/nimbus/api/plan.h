@@ -230,9 +230,10 @@ Result<GridOutcome> SolveGrid(Plan& plan, const SolveOptions& options, const Pat
                               const GridPoint& point);
 // The same by the column method (--algorithm columns: an l1 path of a binary or regression
 // problem, the rows in this process; columns/column_descent.h's strong rules and KKT check),
-// each point's lambda and solution to `point` as it is solved.
+// each point's lambda and solution to `point` as it is solved; `reason`: why the column method
+// (the summaries' algorithm_reason; empty: the options named it).
 Result<GridOutcome> SolveGridByColumns(const Plan& plan, const SolveOptions& options, const PathOptions& path,
-                                       double load_seconds,
+                                       double load_seconds, const std::string& reason,
                                        const std::function<Status(double lambda, Solution solution)>& point);
 // Cross-validation by the column method: the K folds' training rows (fold_of_rows: each row's
 // fold) and all the rows, a path each on the whole's grid, stepped point by point side by side
@@ -250,6 +251,17 @@ Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& op
 // The grid, largest first: the caller's (its Cs over `rows`), or `length` points from
 // `lambda_max` evenly in log.
 std::vector<double> PathGrid(const PathOptions& path, double lambda_max, int64_t rows);
+// Workers when none are asked for: this machine's cores.
+int64_t DefaultWorkers();
+// auto's choice of the column method on this process's threads, one block (the callers' rules:
+// train's, path's and cv's), when no option calls for another and `copies` copies of the data
+// fit in half the machine's memory: sets `solve` to it and returns `reason`, or returns "" and
+// leaves `solve` as it was.
+std::string ChooseColumnsHere(const TrainingData& data, int copies, std::string reason, SolveOptions& solve);
+// The same for an l1 problem (the caller's test) with an intercept, logistic, --workers not
+// given (train's and path's rules: a binary problem's, the caller checks once planned), when 4
+// copies of the data fit (the column method's paths peaked at 1.9-2.5 times their files).
+std::string ChooseColumnsWithIntercept(const TrainingData& data, std::string reason, SolveOptions& solve);
 // The workers a solve plans for: the options' (0: the runtime's default), one block for the
 // column method.
 int64_t PlannedWorkers(const SolveOptions& options);
