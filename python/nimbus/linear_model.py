@@ -182,9 +182,11 @@ class LogisticRegression(_NimbusClassifier):
     tol : float in (0, 1), the stop test: the norm of the minimum subgradient relative to
         its value at the start (nimbus's --gradient-tolerance)
     max_iter : int, Newton steps (or ADMM iterations)
-    solver : 'auto' (distributed Newton), 'newton', 'admm' (consensus ADMM) or 'columns'
-        (coordinate descent on n_workers blocks of columns in this process, liblinear's
-        newGLMNET's kind: for weakly regularized L1; threads runtime, one-vs-rest, no warm start)
+    solver : 'auto' (distributed Newton; the column method, one block in this process, for a
+        binary 'l1' or 'elasticnet' problem with fit_intercept on threads with n_workers None, where
+        it was measured faster), 'newton', 'admm' (consensus ADMM) or 'columns' (coordinate
+        descent on n_workers blocks of columns in this process, liblinear's newGLMNET's kind:
+        for weakly regularized L1; threads runtime, one-vs-rest, no warm start)
     class_weight : None, a dict {label: weight} or 'balanced'
     multi_class : 'auto' (multinomial for three classes or more), 'ovr' or 'multinomial'
     warm_start : bool, start from the previous fit's coef_ and intercept_ (same classes and
