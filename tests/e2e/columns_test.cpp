@@ -175,16 +175,20 @@ TEST(Columns, AutoSolvesL1WithAnInterceptByColumns) {
   // The default's workers, not the one block planned for the column method.
   EXPECT_EQ(three["workers"], summary_of({"--data", ThreeClasses(run), "--l1", "0.01"})["workers"]);
   EXPECT_EQ(three["termination"], "converged");
-  const auto path_of = [&](std::vector<std::string> args) {
-    std::vector<std::string> all{"path", "--data", HeartScalePath(), "--path-length", "3", "--json", "--no-plots"};
+  const auto path_of = [&](const std::string& data, std::vector<std::string> args) {
+    std::vector<std::string> all{"path", "--data", data, "--path-length", "3", "--json", "--no-plots"};
     all.insert(all.end(), args.begin(), args.end());
     return RunNimbusJson(all);
   };
-  const nlohmann::json path = path_of({"--intercept"});
+  const nlohmann::json path = path_of(HeartScalePath(), {"--intercept"});
   EXPECT_EQ(path["algorithm"], "columns");
   EXPECT_NE(path["algorithm_reason"].get<std::string>().find("auto: an l1 path with an intercept"), std::string::npos);
   EXPECT_EQ(path["points"][0]["algorithm"], "columns");
-  EXPECT_EQ(path_of({})["algorithm"], "newton");
+  EXPECT_EQ(path_of(HeartScalePath(), {})["algorithm"], "newton");
+  const nlohmann::json classes = path_of(ThreeClasses(run), {"--intercept"});
+  EXPECT_EQ(classes["algorithm"], "newton");
+  EXPECT_EQ(classes["points"].size(), 3u);
+  EXPECT_EQ(classes["points"][0]["termination"], "converged");
 }
 
 TEST(Columns, WhatItDoesNotDoYetIsRefusedByName) {
