@@ -6,8 +6,8 @@
 namespace nimbus {
 namespace {
 
-constexpr std::size_t kHeader = 11;   // the query's fields before x_block
-constexpr std::size_t kStepTail = 5;  // the step's figures after A_B delta
+constexpr std::size_t kHeader = 12;   // the query's fields before x_block
+constexpr std::size_t kStepTail = 6;  // the step's figures after A_B delta
 
 // A field that must be a whole number in [0, most].
 bool Whole(double value, double most) { return value >= 0 && value <= most && std::floor(value) == value; }
@@ -60,6 +60,7 @@ std::vector<double> EncodeBlockRound(const BlockRound& round) {
                             m.inner_ratio,
                             m.curvature_scale,
                             m.damping,
+                            m.centred ? 1.0 : 0.0,
                             round.eligible.empty() ? 0.0 : 1.0};
   AppendSparse(round.x_block, query);
   for (const uint8_t e : round.eligible) query.push_back(e ? 1.0 : 0.0);
@@ -73,11 +74,13 @@ Result<BlockRound> DecodeBlockRound(std::span<const double> query) {
   if (!Whole(query[0], kMostColumn) || !Whole(query[1], kMostColumn) || query[0] > query[1]) {
     return bad("columns [" + std::to_string(query[0]) + ", " + std::to_string(query[1]) + ") are not a range");
   }
-  if (!Whole(query[2], 1) || !Whole(query[3], 1) || !Whole(query[10], 1)) return bad("a flag that is not 0 or 1");
+  if (!Whole(query[2], 1) || !Whole(query[3], 1) || !Whole(query[10], 1) || !Whole(query[11], 1)) {
+    return bad("a flag that is not 0 or 1");
+  }
   BlockRound round;
   round.block = {static_cast<uint32_t>(query[0]), static_cast<uint32_t>(query[1]), query[2] == 1};
   round.margins_only = query[3] == 1;
-  round.model = {query[4], query[5], 0, query[7], query[8], query[9]};
+  round.model = {query[4], query[5], 0, query[7], query[8], query[9], query[10] == 1};
   if (!Whole(query[6], 1 << 30)) return bad("max passes not a count");
   round.model.max_passes = static_cast<int>(query[6]);
   const std::size_t size = round.block.size();
@@ -85,7 +88,7 @@ Result<BlockRound> DecodeBlockRound(std::span<const double> query) {
   Result<std::vector<double>> x = ReadSparse(query, at, size, "x on the block");
   if (!x.ok()) return bad(x.status().message());
   round.x_block = std::move(x).value();
-  const std::size_t eligible = query[10] == 1 ? size : 0;
+  const std::size_t eligible = query[11] == 1 ? size : 0;
   if (query.size() - at != eligible) {
     return bad(std::to_string(query.size() - at) + " values after x for a block of " + std::to_string(size) +
                " coordinates");
@@ -99,7 +102,7 @@ std::vector<double> EncodeBlockStep(const BlockStep& step) {
   AppendSparse(step.delta, w);
   w.insert(w.end(), step.margin_change.begin(), step.margin_change.end());
   w.insert(w.end(), {step.subgradient_squared, step.subgradient_max, static_cast<double>(step.passes),
-                     static_cast<double>(step.entries_read), static_cast<double>(step.active)});
+                     static_cast<double>(step.entries_read), static_cast<double>(step.active), step.intercept_change});
   return w;
 }
 
@@ -122,6 +125,7 @@ Result<BlockStep> DecodeBlockStep(std::span<const double> w, std::size_t block_s
   step.passes = static_cast<int>(tail[2]);
   step.entries_read = static_cast<int64_t>(tail[3]);
   step.active = static_cast<std::size_t>(tail[4]);
+  step.intercept_change = tail[5];
   return step;
 }
 

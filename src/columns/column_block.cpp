@@ -123,19 +123,24 @@ std::vector<double> BlockLossGradient(const ColumnBlock& block, std::span<const 
 
 namespace {
 
-// Coordinate descent on a block's model q. With the intercept b in the block, weight j's
+// Coordinate descent on a block's model q. Where the problem has an intercept b, weight j's
 // coordinate moves along e_j - m_j e_b (the intercept following by -m_j its step), where
 // m_j = sum_r h_r a_rj / sum_r h_r: column j centred under the rows' curvature, as glmnet centres
 // its columns. Centred columns are orthogonal to the intercept in the model's metric, so the
 // passes no longer trade between the weights and the intercept the offset that columns of one
 // sign share (pixels, counts). Only the coordinates change; q and its minimum do not.
+// A centred column's derivative, dq/ddelta_j - m_j dq/ddelta_b, is the same whatever the
+// intercept's own steps (they change both terms by sigma t h.a_j): so a block without the
+// intercept steps its columns as the intercept's block would, and the blocks' changes of the
+// intercept add up to the centred direction's, the intercept's own steps taken once.
 // r = A_B delta is kept as its columns' part r_c and the intercept's change delta_b (r = r_c +
 // delta_b 1), with sum_r h_r r_c,r, so the intercept's steps cost no pass over the rows.
 class BlockDescent {
  public:
   BlockDescent(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
                const BlockModelOptions& options, BlockStep& step)
-      : block_(block), at_(at), x_(x_block), options_(options), step_(step), coordinates_(block.size()) {
+      : block_(block), at_(at), x_(x_block), options_(options), step_(step), coordinates_(block.size()),
+        centred_(block.intercept || options.centred) {
     step.delta.assign(block.size(), 0.0);
     step.margin_change.assign(static_cast<std::size_t>(block.rows), 0.0);
   }
@@ -159,6 +164,7 @@ class BlockDescent {
         active.push_back(static_cast<uint32_t>(j));
       }
     }
+    MeasureIntercept();
     for (const uint32_t j : active) Centre(j);
     step_.active = active.size();
     return active;
@@ -188,15 +194,16 @@ class BlockDescent {
 
   // r = A_B delta with the intercept's change in every row.
   void Finish() {
-    if (!block_.intercept || step_.delta[Intercept()] == 0) return;
-    for (double& r : step_.margin_change) r += step_.delta[Intercept()];
+    if (!block_.intercept) step_.intercept_change = delta_b_;
+    if (delta_b_ == 0) return;
+    for (double& r : step_.margin_change) r += delta_b_;
   }
 
  private:
   struct Coordinate {
     double loss_gradient = 0;     // g_j at x
     double weight = 0, squared = 0;  // sum_r h_r a_rj and sum_r h_r a_rj^2
-    double shift = 0;             // m_j (0 without the intercept in the block)
+    double shift = 0;             // m_j (0 without an intercept)
     double curvature = 0;         // q's along the coordinate's direction
   };
 
@@ -204,40 +211,63 @@ class BlockDescent {
   double L1Of(std::size_t j) const { return IsIntercept(block_, j) ? 0.0 : options_.l1; }  // unregularized
   double L2Of(std::size_t j) const { return IsIntercept(block_, j) ? 0.0 : options_.l2; }
 
+  // The intercept's loss gradient sum_r g_r and curvature sum_r h_r: its coordinate's, in its
+  // own block; a pass over the rows' derivatives in another centred one.
+  void MeasureIntercept() {
+    if (block_.intercept) {
+      intercept_gradient_ = coordinates_[Intercept()].loss_gradient;
+      intercept_weight_ = coordinates_[Intercept()].weight;
+    } else if (centred_) {
+      for (const double g : at_.first) intercept_gradient_ += g;
+      for (const double h : at_.second) intercept_weight_ += h;
+    }
+  }
+
   // m_j, and q's curvature along e_j - m_j e_b: sigma sum_r h_r (a_rj - m_j)^2 + l2 + mu (1 + m_j^2) + nu,
   // where sum_r h_r (a_rj - m_j)^2 = sum_r h_r a_rj^2 - m_j sum_r h_r a_rj.
   void Centre(std::size_t j) {
     Coordinate& c = coordinates_[j];
-    const double total = block_.intercept ? coordinates_[Intercept()].weight : 0;  // sum_r h_r
-    c.shift = block_.intercept && !IsIntercept(block_, j) && total > 0 ? c.weight / total : 0;
+    const double total = intercept_weight_;  // sum_r h_r
+    c.shift = centred_ && !IsIntercept(block_, j) && total > 0 ? c.weight / total : 0;
     c.curvature = options_.curvature_scale * std::max(c.squared - c.shift * c.weight, 0.0) + L2Of(j) +
                   options_.damping * (1 + c.shift * c.shift) + kBlockCurvatureFloor;
   }
 
-  // q's gradient on coordinate j at delta: g_j + sigma (A_B^T H r)_j + l2 w_j + mu delta_j.
+  // q's gradient on weight j at delta: g_j + sigma (A_B^T H r)_j + l2 w_j + mu delta_j.
   double ModelGradient(std::size_t j) const {
     const Coordinate& c = coordinates_[j];
-    const double delta_b = block_.intercept ? step_.delta[Intercept()] : 0;
-    const double hr = IsIntercept(block_, j) ? hr_sum_ : ColumnDot(block_, j, at_.second, step_.margin_change);
-    return c.loss_gradient + options_.curvature_scale * (hr + delta_b * c.weight) + L2Of(j) * (x_[j] + step_.delta[j]) +
+    const double hr = ColumnDot(block_, j, at_.second, step_.margin_change);
+    return c.loss_gradient + options_.curvature_scale * (hr + delta_b_ * c.weight) + L2Of(j) * (x_[j] + step_.delta[j]) +
            options_.damping * step_.delta[j];
+  }
+
+  // q's gradient on the intercept at delta: sum_r g_r + sigma sum_r h_r r_r + mu delta_b.
+  double InterceptModelGradient() const {
+    return intercept_gradient_ + options_.curvature_scale * (hr_sum_ + delta_b_ * intercept_weight_) +
+           options_.damping * delta_b_;
   }
 
   // q's derivative along coordinate j's direction, e_j - m_j e_b.
   double CentredGradient(std::size_t j) {
+    if (IsIntercept(block_, j)) return InterceptModelGradient();
     const double shift = coordinates_[j].shift;
-    step_.entries_read += IsIntercept(block_, j) ? 0 : ColumnEntries(block_, j);
-    return ModelGradient(j) - (shift != 0 ? shift * ModelGradient(Intercept()) : 0.0);
+    step_.entries_read += ColumnEntries(block_, j);
+    return ModelGradient(j) - (shift != 0 ? shift * InterceptModelGradient() : 0.0);
   }
 
   // delta += t (e_j - m_j e_b), r_c along column j.
   void Move(std::size_t j, double t) {
     step_.delta[j] += t;
-    if (IsIntercept(block_, j)) return;
+    if (IsIntercept(block_, j)) {
+      delta_b_ += t;
+      return;
+    }
     step_.entries_read += ColumnEntries(block_, j);
     AddColumn(block_, j, t, step_.margin_change);
     hr_sum_ += t * coordinates_[j].weight;
-    if (coordinates_[j].shift != 0) step_.delta[Intercept()] -= coordinates_[j].shift * t;
+    if (coordinates_[j].shift == 0) return;
+    delta_b_ -= coordinates_[j].shift * t;
+    if (block_.intercept) step_.delta[Intercept()] -= coordinates_[j].shift * t;
   }
 
   const ColumnBlock& block_;
@@ -246,7 +276,10 @@ class BlockDescent {
   const BlockModelOptions& options_;
   BlockStep& step_;
   std::vector<Coordinate> coordinates_;
-  double hr_sum_ = 0;  // sum_r h_r r_c,r
+  const bool centred_;  // the problem has an intercept: this block's columns move it
+  double intercept_gradient_ = 0, intercept_weight_ = 0;  // sum_r g_r and sum_r h_r
+  double delta_b_ = 0;  // the intercept's change (in delta too, in its own block)
+  double hr_sum_ = 0;   // sum_r h_r r_c,r
 };
 
 }  // namespace

@@ -91,7 +91,8 @@ void TakeDerivatives(const ColumnProblem& problem, DescentState& state) {
 // Each block's coordinate descent on its model at x: the workers' part of a round.
 Status StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
   const BlockModelOptions model{problem.spec.regularizer.l1, problem.spec.regularizer.l2, options.max_inner_passes,
-                                options.inner_ratio, state.curvature_scale, state.damping};
+                                options.inner_ratio,          state.curvature_scale,        state.damping,
+                                problem.spec.intercept};
   NIMBUS_ASSIGN_OR_RETURN(state.steps, problem.stepper->Step(state.at, state.x, model, problem.eligible));
   double squared = 0;
   int64_t entries = 0;
@@ -121,28 +122,43 @@ bool StationaryToRounding(const DescentState& state) {
   return std::abs(state.decrease) <= 4 * std::numeric_limits<double>::epsilon() * std::abs(state.objective);
 }
 
-// A direction the step is made of: coordinates from `offset` on, and its change of the margins.
+// A direction the step is made of: weights from `offset` on, the intercept's change, and the
+// change of the margins.
 struct Direction {
   std::size_t offset = 0;
-  std::span<const double> coordinates, margins;
+  std::span<const double> weights;
+  double intercept = 0;
+  std::span<const double> margins;
 };
+
+// A step on coordinates from `offset` on (the intercept's last, if it reaches it) as a direction.
+Direction DirectionOf(const ColumnProblem& problem, std::size_t offset, std::span<const double> coordinates,
+                      double intercept, std::span<const double> margins) {
+  if (offset + coordinates.size() > problem.spec.regularized_size()) {  // the intercept's block, or a whole step
+    intercept += coordinates.back();
+    coordinates = coordinates.first(coordinates.size() - 1);
+  }
+  return {offset, coordinates, intercept, margins};
+}
 
 // The blocks' steps, then the last step (once there is one).
 std::vector<Direction> Directions(const ColumnProblem& problem, const DescentState& state) {
   std::vector<Direction> directions;
   for (std::size_t b = 0; b < problem.blocks.size(); ++b) {
-    directions.push_back({problem.blocks[b].begin, state.steps[b].delta, state.steps[b].margin_change});
+    const BlockStep& step = state.steps[b];
+    directions.push_back(
+        DirectionOf(problem, problem.blocks[b].begin, step.delta, step.intercept_change, step.margin_change));
   }
-  if (!state.last_step.empty()) directions.push_back({0, state.last_step, state.last_margin_step});
+  if (!state.last_step.empty()) directions.push_back(DirectionOf(problem, 0, state.last_step, 0, state.last_margin_step));
   return directions;
 }
 
-// sum_j u_j v_j over the coordinates below `below` both directions have.
-double CoordinateDot(const Direction& u, const Direction& v, std::size_t below) {
+// sum_j u_j v_j over the weights both directions have, and the intercept's if `intercept`.
+double CoordinateDot(const Direction& u, const Direction& v, bool intercept) {
   const std::size_t begin = std::max(u.offset, v.offset);
-  const std::size_t end = std::min({u.offset + u.coordinates.size(), v.offset + v.coordinates.size(), below});
-  double sum = 0;
-  for (std::size_t j = begin; j < end; ++j) sum += u.coordinates[j - u.offset] * v.coordinates[j - v.offset];
+  const std::size_t end = std::min(u.offset + u.weights.size(), v.offset + v.weights.size());
+  double sum = intercept ? u.intercept * v.intercept : 0.0;
+  for (std::size_t j = begin; j < end; ++j) sum += u.weights[j - u.offset] * v.weights[j - v.offset];
   return sum;
 }
 
@@ -181,9 +197,9 @@ std::vector<double> WeighDirections(const ColumnProblem& problem, const DescentS
   const std::size_t regularized = problem.spec.regularized_size(), n = directions.size();
   std::vector<double> orthant(regularized, 0.0);
   for (std::size_t b = 0; b < problem.blocks.size(); ++b) {
-    for (std::size_t k = 0; k < directions[b].coordinates.size() && directions[b].offset + k < regularized; ++k) {
+    for (std::size_t k = 0; k < directions[b].weights.size(); ++k) {
       const std::size_t j = directions[b].offset + k;
-      const double sign_of = state.x[j] != 0 ? state.x[j] : directions[b].coordinates[k];
+      const double sign_of = state.x[j] != 0 ? state.x[j] : directions[b].weights[k];
       orthant[j] = sign_of > 0 ? 1.0 : sign_of < 0 ? -1.0 : 0.0;
     }
   }
@@ -192,17 +208,17 @@ std::vector<double> WeighDirections(const ColumnProblem& problem, const DescentS
     const Direction& p = directions[i];
     double c = 0;
     for (std::size_t r = 0; r < p.margins.size(); ++r) c += state.at.first[r] * p.margins[r];
-    for (std::size_t k = 0; k < p.coordinates.size() && p.offset + k < regularized; ++k) {
+    for (std::size_t k = 0; k < p.weights.size(); ++k) {
       const std::size_t j = p.offset + k;
-      c += (g.l2 * state.x[j] + g.l1 * orthant[j]) * p.coordinates[k];
+      c += (g.l2 * state.x[j] + g.l1 * orthant[j]) * p.weights[k];
     }
     linear[i] = -c;
     for (std::size_t k = 0; k <= i; ++k) {
       // l2 (not on the intercept), the damping and the floor, as the blocks' models have them:
       // without the last two a direction on rows with h ~ 0 looked free, and its weight ran to
       // 1e9 (Debian packages' first 2,000 rows, 16 blocks).
-      double curvature = g.l2 * CoordinateDot(p, directions[k], regularized) +
-                         (state.damping + kBlockCurvatureFloor) * CoordinateDot(p, directions[k], state.x.size());
+      double curvature = g.l2 * CoordinateDot(p, directions[k], false) +
+                         (state.damping + kBlockCurvatureFloor) * CoordinateDot(p, directions[k], true);
       for (std::size_t r = 0; r < p.margins.size(); ++r) {
         curvature += state.at.second[r] * p.margins[r] * directions[k].margins[r];
       }
@@ -219,7 +235,8 @@ void Assemble(const ColumnProblem& problem, const std::vector<Direction>& direct
   state.margin_direction.assign(state.margins.size(), 0.0);
   for (std::size_t i = 0; i < directions.size(); ++i) {
     const Direction& p = directions[i];
-    for (std::size_t k = 0; k < p.coordinates.size(); ++k) state.direction[p.offset + k] += weights[i] * p.coordinates[k];
+    for (std::size_t k = 0; k < p.weights.size(); ++k) state.direction[p.offset + k] += weights[i] * p.weights[k];
+    if (problem.spec.intercept) state.direction.back() += weights[i] * p.intercept;
     for (std::size_t r = 0; r < p.margins.size(); ++r) state.margin_direction[r] += weights[i] * p.margins[r];
   }
   const Regularizer& g = problem.spec.regularizer;

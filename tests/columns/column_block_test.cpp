@@ -156,6 +156,45 @@ TEST(ColumnBlock, ColumnsOfOneSignWithTheInterceptReachTheMinimumInFewPasses) {
   for (std::size_t r = 0; r < change.size(); ++r) EXPECT_NEAR(step.margin_change[r], change[r], 1e-12);
 }
 
+// A block centred against an intercept that another block holds steps its columns as the
+// intercept's own block would (a centred column's derivative does not change with the
+// intercept's own steps), and its change of the intercept is its columns' share,
+// -sum_j m_j delta_j with m_j = sum_r h_r a_rj / sum_r h_r.
+TEST(ColumnBlock, ABlockWithoutTheInterceptStepsItsCentredColumnsAsTheInterceptsBlockWould) {
+  SparseProblem p = MakeRandomProblem(80, 6, 6, 11, Loss::kLogistic);
+  for (double& v : p.values) v = 2.0 + std::abs(v);
+  const double l1 = 0.001, l2 = 0.01;
+  const std::vector<double> x = {0.3, -0.2, 0.1, 0.25, -0.15, 0.05, 0.4};  // the intercept last
+  const RowDerivatives at = DerivativesAt(p, Loss::kLogistic, true, x);
+  const BlockStep holding = MinimizeBlockModel(ColumnBlock::Of(p.View(), 0, 6, /*intercept=*/true), at, x,
+                                               {l1, l2, /*max_passes=*/8, /*inner_ratio=*/0.0});
+  BlockModelOptions centred{l1, l2, 8, 0.0};
+  centred.centred = true;
+  const ColumnBlock columns = ColumnBlock::Of(p.View(), 0, 6, /*intercept=*/false);
+  const BlockStep step = MinimizeBlockModel(columns, at, std::span<const double>(x).first(6), centred);
+  ASSERT_EQ(step.delta.size(), 6u);
+  double h_total = 0;
+  for (const double h : at.second) h_total += h;
+  const std::vector<double> dense = p.Dense(false);
+  double expected_change = 0;
+  for (std::size_t j = 0; j < 6; ++j) {
+    EXPECT_NEAR(step.delta[j], holding.delta[j], 1e-12) << "weight " << j;
+    double weight = 0;  // sum_r h_r a_rj
+    for (std::size_t r = 0; r < 80; ++r) weight += at.second[r] * dense[r * 6 + j];
+    expected_change -= weight / h_total * step.delta[j];
+  }
+  EXPECT_NE(step.delta[0], 0.0);
+  EXPECT_NEAR(step.intercept_change, expected_change, 1e-12);
+  std::vector<double> with_intercept = step.delta;
+  with_intercept.push_back(step.intercept_change);
+  const std::vector<double> change = RefMargins(p, true, with_intercept);
+  for (std::size_t r = 0; r < change.size(); ++r) EXPECT_NEAR(step.margin_change[r], change[r], 1e-12);
+  // Not centred, the same block's columns step otherwise, and leave the intercept alone.
+  const BlockStep plain = MinimizeBlockModel(columns, at, std::span<const double>(x).first(6), {l1, l2, 8, 0.0});
+  EXPECT_EQ(plain.intercept_change, 0.0);
+  EXPECT_GT(std::abs(plain.delta[0] - step.delta[0]), 1e-3);
+}
+
 TEST(ColumnBlock, ReportsFsSubgradientAtXAndLeavesOptimalZerosOut) {
   const SparseProblem p = MakeRandomProblem(40, 6, 3, 6, Loss::kLogistic);
   const double l1 = 0.03;

@@ -26,7 +26,7 @@ struct BlockRound {
 };
 
 // query = [begin, end, intercept, margins only, l1, l2, max passes, inner ratio, curvature scale,
-//          damping, eligible given, x_block's nonzeros: their count k, k positions, k values,
+//          damping, centred, eligible given, x_block's nonzeros: their count k, k positions, k values,
 //          then eligible (one per coordinate) if given]
 // (An l1 model's x and step are mostly zeros: their nonzeros alone travel, so that the rows'
 // vectors, not the block's, make a round's bytes.)
@@ -35,7 +35,7 @@ std::vector<double> EncodeBlockRound(const BlockRound& round);
 Result<BlockRound> DecodeBlockRound(std::span<const double> query);
 
 // w = [delta's nonzeros (count k, k positions, k values), A_B delta (one per row), subgradient
-//      squared, subgradient max, passes, entries read, active]
+//      squared, subgradient max, passes, entries read, active, intercept change]
 std::vector<double> EncodeBlockStep(const BlockStep& step);
 Result<BlockStep> DecodeBlockStep(std::span<const double> w, std::size_t block_size, int64_t rows);
 
