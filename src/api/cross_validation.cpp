@@ -299,9 +299,9 @@ Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& opt
   auto [solve, grid] = OneLambdaOrGrid(options, cv.path);
   const std::string reason = ChooseColumns(data, grid, cv, solve);
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, solve, grid));
-  if (!reason.empty() && plan.spec.classes > 1) {  // one-vs-rest's grids are Newton's: plan the data for it
+  if (!reason.empty() && plan.spec.classes > 1) {  // one-vs-rest's grids are Newton's, on the default workers
     solve = OneLambdaOrGrid(options, cv.path).first;
-    NIMBUS_ASSIGN_OR_RETURN(plan, PlanPath(data, solve, grid));
+    NIMBUS_RETURN_IF_ERROR(Repartition(plan, static_cast<int>(std::min(DefaultWorkers(), plan.spec.rows))));
   }
   if (!plan.data && !plan.text) return InvalidArgument(not_a_store);
   CvResult result;
