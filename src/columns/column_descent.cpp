@@ -91,8 +91,7 @@ void TakeDerivatives(const ColumnProblem& problem, DescentState& state) {
 // Each block's coordinate descent on its model at x: the workers' part of a round.
 Status StepEachBlock(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
   const BlockModelOptions model{problem.spec.regularizer.l1, problem.spec.regularizer.l2, options.max_inner_passes,
-                                options.inner_ratio,          state.curvature_scale,        state.damping,
-                                problem.spec.intercept};
+                                options.inner_ratio, state.curvature_scale, state.damping, problem.spec.intercept};
   NIMBUS_ASSIGN_OR_RETURN(state.steps, problem.stepper->Step(state.at, state.x, model, problem.eligible));
   double squared = 0;
   int64_t entries = 0;
