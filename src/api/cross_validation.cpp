@@ -301,7 +301,7 @@ Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& opt
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, solve, grid));
   if (!reason.empty() && plan.spec.classes > 1) {  // one-vs-rest's grids are Newton's, on the default workers
     solve = OneLambdaOrGrid(options, cv.path).first;
-    NIMBUS_RETURN_IF_ERROR(Repartition(plan, static_cast<int>(std::min(DefaultWorkers(), plan.spec.rows))));
+    NIMBUS_RETURN_IF_ERROR(RepartitionForDefaultWorkers(plan));
   }
   if (!plan.data && !plan.text) return InvalidArgument(not_a_store);
   CvResult result;

@@ -267,7 +267,7 @@ Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& reque
   if (!reason.empty() && plan.spec.classes > 1) {  // measured on binary problems: classes stay Newton's
     options = requested;
     reason.clear();
-    NIMBUS_RETURN_IF_ERROR(Repartition(plan, static_cast<int>(std::min(DefaultWorkers(), plan.spec.rows))));
+    NIMBUS_RETURN_IF_ERROR(RepartitionForDefaultWorkers(plan));
   }
   std::optional<Dataset> validation;
   if (!path.validation.empty()) {

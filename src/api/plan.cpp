@@ -529,6 +529,10 @@ Status Repartition(Plan& plan, int workers) {
   return Status::Ok();
 }
 
+Status RepartitionForDefaultWorkers(Plan& plan) {
+  return Repartition(plan, static_cast<int>(std::min(DefaultWorkers(), plan.spec.rows)));
+}
+
 namespace {
 
 // A worker's memory estimate for a shard of `rows` and `nnz` (with an l1 term, L1 Newton's copy

@@ -520,7 +520,7 @@ Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options)
   NIMBUS_RETURN_IF_ERROR(ScanData(plan, chosen));
   NIMBUS_RETURN_IF_ERROR(SetProblem(chosen, &plan));
   if (!reason.empty() && plan.spec.classes > 1) {  // measured on binary problems: classes stay Newton's
-    NIMBUS_RETURN_IF_ERROR(Repartition(plan, static_cast<int>(std::min(DefaultWorkers(), plan.spec.rows))));
+    NIMBUS_RETURN_IF_ERROR(RepartitionForDefaultWorkers(plan));
     return SolvePlanned(plan, options);
   }
   return SolvePlanned(plan, chosen, reason);

@@ -131,6 +131,10 @@ double WorkerMemoryBytes(int64_t rows, int64_t nnz, int64_t model_size, bool gen
 Status CheckWorkerMemory(const Plan& plan, bool general_form, bool working_columns, double limit_mb);
 // An in-memory plan split anew into `workers` row blocks.
 Status Repartition(Plan& plan, int workers);
+// The same into the default workers (DefaultWorkers, at most one a row): where auto had planned
+// one block for the column method and the data turns out multiclass (one-vs-rest stays
+// Newton's: the column rule was measured on binary problems), with the rows already read.
+Status RepartitionForDefaultWorkers(Plan& plan);
 
 // The solution over the plan's columns (spec.model_size() entries) as a model over the data's
 // own features, with the plan's problem and label encoding.
