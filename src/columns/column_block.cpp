@@ -192,9 +192,10 @@ class BlockDescent {
     return largest;
   }
 
-  // r = A_B delta with the intercept's change in every row.
+  // The intercept's change into delta (its own block) or beside it (another centred one), and
+  // r = A_B delta with it in every row.
   void Finish() {
-    if (!block_.intercept) step_.intercept_change = delta_b_;
+    (block_.intercept ? step_.delta[Intercept()] : step_.intercept_change) = delta_b_;
     if (delta_b_ == 0) return;
     for (double& r : step_.margin_change) r += delta_b_;
   }
@@ -255,19 +256,17 @@ class BlockDescent {
     return ModelGradient(j) - (shift != 0 ? shift * InterceptModelGradient() : 0.0);
   }
 
-  // delta += t (e_j - m_j e_b), r_c along column j.
+  // delta += t (e_j - m_j e_b), r_c along column j (the intercept's part in delta_b until Finish).
   void Move(std::size_t j, double t) {
-    step_.delta[j] += t;
     if (IsIntercept(block_, j)) {
       delta_b_ += t;
       return;
     }
+    step_.delta[j] += t;
     step_.entries_read += ColumnEntries(block_, j);
     AddColumn(block_, j, t, step_.margin_change);
     hr_sum_ += t * coordinates_[j].weight;
-    if (coordinates_[j].shift == 0) return;
     delta_b_ -= coordinates_[j].shift * t;
-    if (block_.intercept) step_.delta[Intercept()] -= coordinates_[j].shift * t;
   }
 
   const ColumnBlock& block_;
@@ -278,7 +277,7 @@ class BlockDescent {
   std::vector<Coordinate> coordinates_;
   const bool centred_;  // the problem has an intercept: this block's columns move it
   double intercept_gradient_ = 0, intercept_weight_ = 0;  // sum_r g_r and sum_r h_r
-  double delta_b_ = 0;  // the intercept's change (in delta too, in its own block)
+  double delta_b_ = 0;  // the intercept's change
   double hr_sum_ = 0;   // sum_r h_r r_c,r
 };
 
