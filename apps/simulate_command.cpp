@@ -26,7 +26,9 @@ int RunCalibrate(int argc, char** argv) {
                    "K on the threads runtime with the master 'nimbus train' would run (--algorithm; workers computing\n"
                    "one at a time, so each worker's round is timed on its own): rounds, work and message vectors per\n"
                    "round; a few rounds of a wide generated problem, messages through ZeroMQ on 127.0.0.1, worker\n"
-                   "process starts and shard loads. Takes about as long as the solves.");
+                   "process starts and shard loads. --algorithm columns measures the column method, a block of\n"
+                   "columns a worker (no wide problem: its messages and the master's work follow the rows).\n"
+                   "Takes about as long as the solves.");
   AddProblemOptions(parser, &problem);
   AddAlgorithmOptions(parser, &problem.options);
   parser.AddChoice("message-precision", "P", "float64, or float32: the messages nimbus train --message-precision\n"
@@ -94,11 +96,12 @@ int RunSimulate(int argc, char** argv) {
   double memory_mb = 0;
   ArgParser parser(
       "simulate", "--profile PROFILE.json [--platform lambda|local] [--workers LIST] [--features LIST] [--out DIR]",
-      "Predicts runs of the profile's master (consensus ADMM or distributed Newton) with a discrete-event\n"
-      "simulation of every round: the master sending ROUND through its link, the workers' work (their cost\n"
-      "from the profile, with stragglers), the REPLYs coming back and the master's own work; and before them\n"
-      "the workers' launches, cold starts and shard loads. ADMM's rounds grow with K as its profile's\n"
-      "iterations do; Newton's stay the profile's at every K.\n"
+      "Predicts runs of the profile's algorithm (consensus ADMM, distributed Newton or the column method)\n"
+      "with a discrete-event simulation of every round: the master sending ROUND through its link, the\n"
+      "workers' work (their cost from the profile, with stragglers), the REPLYs coming back and the master's\n"
+      "own work; and before them the workers' launches, cold starts and shard loads. ADMM's rounds grow with\n"
+      "K as its profile's iterations do, as do the column method's (whose messages carry the rows'\n"
+      "derivatives and margins); Newton's stay the profile's at every K.\n"
       "Reports the time to solution, speedup and efficiency, the share of communication, and dollars per\n"
       "solve for each K and d. The profile comes from 'nimbus simulate calibrate --data FILE.svm'.\n"
       "With --validate SCALE.json it checks its predictions against a 'nimbus scale' run on this machine.");

@@ -40,9 +40,10 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
                    "                            z and w until the stop test first passes, then exact rounds to finish;\n"
                    "                            newton: Hessian-vector products (evaluations stay exact)",
                    &admm.message_precision);
-  parser.AddString("algorithm-profiles", "P1,P2", "auto: a calibrated profile of each algorithm (nimbus simulate\n"
-                   "                            calibrate --algorithm newton, and admm); auto takes the one they predict\n"
-                   "                            the shorter solve for, here (or on Lambda for --runtime lambda)",
+  parser.AddString("algorithm-profiles", "P1,P2[,P3]", "auto: a calibrated profile of each algorithm (nimbus simulate\n"
+                   "                            calibrate --algorithm newton, admm, and columns if it may be chosen);\n"
+                   "                            auto takes the one they predict the shortest solve for, here (or on\n"
+                   "                            Lambda for --runtime lambda)",
                    &flags->algorithm_profiles);
   parser.AddString("barrier", "all|S", "wait for all workers each round, or for S of them (asynchronous ADMM)",
                    &flags->barrier);

@@ -1,6 +1,7 @@
 // Calibrate (nimbus/nimbus.h): measures the Profile the simulator runs on (metrics/simulator.h)
 // on this machine, with the real parts: solves of the user's problem at each K with the master
-// `nimbus train` would run (ADMM or Newton, through the Master seam) on the threads runtime
+// `nimbus train` would run (ADMM or Newton, through the Master seam, or the column method with
+// a block of columns a worker) on the threads runtime
 // (workers computing one at a time, so every worker's round is timed on its own), a short
 // solve of a wide generated problem (to tell the cost per coordinate from the cost per
 // nonzero), ROUND and REPLY messages through ZeroMQ on 127.0.0.1, worker process starts and
@@ -21,6 +22,7 @@
 #include <thread>
 
 #include "nimbus/api/plan.h"
+#include "nimbus/columns/block_round.h"
 #include "nimbus/core/subprocess.h"
 #include "nimbus/core/clock.h"
 #include "nimbus/core/file_io.h"
@@ -44,6 +46,7 @@ namespace {
 struct CalibrationSetup {
   std::vector<int> workers;
   MasterChoice master;  // the algorithm and its options (ChooseMaster)
+  SolveOptions options;  // the column method's (it has no Master)
   WorkerOptions worker;
   std::string executable;  // the nimbus binary, whose start-up is timed
   int64_t wide_features = 0;
@@ -54,12 +57,16 @@ struct CalibrationSetup {
 // One round as the master saw it: what it sent and got back, each worker's compute time, and
 // when it went out and when its last reply was in (seconds on the recorder's clock).
 struct RecordedRound {
+  int64_t round = -1;
   double dispatch = 0, collected = 0;
   int requests = 0, replies = 0;
   // Summed over the round's messages, in vectors of doubles as they go on the wire: a lean one
-  // (float32) counts half, a mostly-zero one its nonzeros' share (VectorFrameBytes).
+  // (float32) counts half, a mostly-zero one its nonzeros' share (VectorFrameBytes). The column
+  // method's: its block's (the block's size each) and the rows' (N doubles each).
   double request_vectors = 0, reply_vectors = 0;
+  double request_row_vectors = 0, reply_row_vectors = 0;
   bool lean = false;
+  std::vector<double> block_sizes;  // the column method's: each worker's block
   std::vector<double> computes;
   std::vector<int> computed_by;  // the worker of each of computes
   double data_passes = 0, local_iterations = 0, cg_iterations = 0;  // summed over its workers
@@ -76,10 +83,12 @@ double WireVectors(const SharedVector& values, bool lean, int vectors) {
 // threads runtime moves no bytes, so the messages are counted as a runtime with a wire sends
 // them: a vector each way, the second of an evaluation's reply, and a product's point where
 // the worker did not evaluate it last (PointFor, the rule every such runtime follows); each
-// counted by its bytes on the wire (WireVectors).
+// counted by its bytes on the wire (WireVectors). The column method's round goes to each worker
+// on its own (its block's question) and counts its block's and its rows' vectors.
 class RoundRecorder final : public Executor {
  public:
-  RoundRecorder(Executor& inner, std::size_t model_size) : inner_(inner), model_size_(model_size) {}
+  RoundRecorder(Executor& inner, std::size_t model_size, int64_t rows)
+      : inner_(inner), model_size_(model_size), rows_(static_cast<double>(std::max<int64_t>(rows, 1))) {}
 
   std::string name() const override { return inner_.name(); }
   int workers() const override { return inner_.workers(); }
@@ -96,7 +105,12 @@ class RoundRecorder final : public Executor {
     return ready;
   }
   void Dispatch(const RoundRequest& request, std::span<const int> workers) override {
+    if (request.kind == RoundKind::kColumnStep) {
+      DispatchColumns(request, workers);
+      return;
+    }
     RecordedRound round;
+    round.round = request.round;
     round.dispatch = clock_.ElapsedSeconds();
     round.lean = request.lean;
     const double z_vectors = WireVectors(request.z, request.lean, 1);
@@ -116,7 +130,13 @@ class RoundRecorder final : public Executor {
     for (const WorkerReply& r : replies) {
       if (r.status != ReplyStatus::kOk) continue;
       ++round.replies;
-      round.reply_vectors += WireVectors(r.w, round.lean, r.w_vectors);
+      if (round.block_sizes.empty()) {
+        round.reply_vectors += WireVectors(r.w, round.lean, r.w_vectors);
+      } else {  // the rows' margins (or A_B delta), and the block's step
+        const double block = round.block_sizes[static_cast<std::size_t>(r.worker)];
+        round.reply_row_vectors += 1;
+        round.reply_vectors += std::max(0.0, static_cast<double>(r.w.size()) - rows_) / block;
+      }
       round.computes.push_back(r.timings.compute_seconds);
       round.computed_by.push_back(r.worker);
       round.data_passes += static_cast<double>(r.timings.data_passes);
@@ -134,8 +154,31 @@ class RoundRecorder final : public Executor {
   double local_fraction() const { return local_fraction_; }
 
  private:
+  // One worker's part of a column round: the rows' derivatives (2 N doubles; none for margins)
+  // and its block's question (the block's weights, and what the strong rules let it step).
+  void DispatchColumns(const RoundRequest& request, std::span<const int> workers) {
+    if (rounds_.empty() || rounds_.back().round != request.round) {
+      RecordedRound round;
+      round.round = request.round;
+      round.dispatch = clock_.ElapsedSeconds();
+      round.block_sizes.assign(static_cast<std::size_t>(inner_.workers()), 1.0);
+      rounds_.push_back(std::move(round));
+    }
+    RecordedRound& round = rounds_.back();
+    const Result<BlockRound> question = DecodeBlockRound(request.query.span());
+    const double block = question.ok() ? std::max<double>(1.0, static_cast<double>(question->block.size())) : 1.0;
+    for (const int worker : workers) {
+      round.block_sizes[static_cast<std::size_t>(worker)] = block;
+      round.request_row_vectors += static_cast<double>(request.z.size()) / rows_;
+      round.request_vectors += static_cast<double>(request.query.size()) / block;
+      ++round.requests;
+    }
+    inner_.Dispatch(request, workers);
+  }
+
   Executor& inner_;
   const std::size_t model_size_;
+  const double rows_;
   double local_fraction_ = 1;  // the mean worker's support over the model (1: the dense form)
   Stopwatch clock_;
   std::vector<int64_t> last_evaluated_;  // per worker, the round of the point it evaluated last
@@ -147,6 +190,7 @@ struct Measured {
   ProfilePoint point;
   double shard_nnz = 0;  // mean over workers
   double model_size = 0;
+  double rows = 0;
   double local_size() const { return point.local_fraction * model_size; }  // a worker's coordinates
   std::vector<std::vector<double>> round_computes;  // per round, each worker's compute time
   std::vector<double> round_spans;                  // per round, dispatch to the last reply
@@ -174,7 +218,7 @@ ProfilePoint PointOf(const std::vector<RecordedRound>& rounds, const Summary& su
   point.rounds = static_cast<int>(rounds.size());
   point.cg_steps = summary.algorithm == Algorithm::kNewton ? static_cast<int>(summary.cg_iterations) : 0;
   double worker_rounds = 0, compute = 0, passes = 0, local = 0, cg = 0, gaps = 0;
-  double requests = 0, replies = 0, request_vectors = 0, reply_vectors = 0;
+  double requests = 0, replies = 0, request_vectors = 0, reply_vectors = 0, request_rows = 0, reply_rows = 0;
   std::map<int, double> worker_compute;  // each worker's compute over the solve
   for (std::size_t i = 0; i < rounds.size(); ++i) {
     const RecordedRound& round = rounds[i];
@@ -188,6 +232,8 @@ ProfilePoint PointOf(const std::vector<RecordedRound>& rounds, const Summary& su
     replies += round.replies;
     request_vectors += round.request_vectors;
     reply_vectors += round.reply_vectors;
+    request_rows += round.request_row_vectors;
+    reply_rows += round.reply_row_vectors;
     if (i > 0) gaps += round.dispatch - rounds[i - 1].collected;
     for (std::size_t c = 0; c < round.computes.size(); ++c) worker_compute[round.computed_by[c]] += round.computes[c];
   }
@@ -200,32 +246,47 @@ ProfilePoint PointOf(const std::vector<RecordedRound>& rounds, const Summary& su
   point.master_seconds = rounds.size() > 1 ? gaps / static_cast<double>(rounds.size() - 1) : 0;
   point.request_vectors = requests > 0 ? request_vectors / requests : 1;
   point.reply_vectors = replies > 0 ? reply_vectors / replies : 1;
+  point.request_row_vectors = requests > 0 ? request_rows / requests : 0;
+  point.reply_row_vectors = replies > 0 ? reply_rows / replies : 0;
   return point;
 }
 
-Result<Measured> MeasureSolve(const ProblemSpec& spec, std::vector<ShardSource> shards, const MasterChoice& master,
-                              const WorkerOptions& worker, int64_t nnz, int concurrency) {
+// What a calibration solves at K: the problem on its workers' shards, and for the column method
+// the plan of its blocks (ColumnLayoutFor), which it solves instead of a master.
+struct SolveAt {
+  const ProblemSpec& spec;
+  const Plan* column_layout = nullptr;
+};
+
+Result<Measured> MeasureSolve(const SolveAt& at, std::vector<ShardSource> shards, const CalibrationSetup& setup,
+                              const MasterChoice& master, int64_t nnz, int concurrency) {
+  const ProblemSpec& spec = at.spec;
   const int k = static_cast<int>(shards.size());
-  ThreadsExecutor executor(std::move(shards), spec, worker, concurrency);
-  RoundRecorder recorder(executor, spec.model_size());
-  NIMBUS_ASSIGN_OR_RETURN(Solution solution, master.Make(spec, &recorder)->Solve());
+  ThreadsExecutor executor(std::move(shards), spec, setup.worker, concurrency);
+  RoundRecorder recorder(executor, spec.model_size(), spec.rows);
+  NIMBUS_ASSIGN_OR_RETURN(Solution solution, at.column_layout != nullptr
+                                                 ? SolveByColumnsOn(*at.column_layout, setup.options, master, recorder)
+                                                 : master.Make(spec, &recorder)->Solve());
+  if (at.column_layout != nullptr) executor.Stop();
   const Summary& summary = solution.summary;
   if (!summary.ok()) return Unavailable("calibration solve at K = " + std::to_string(k) + ": " + summary.message);
   Measured m;
   m.point = PointOf(recorder.rounds(), summary, k);
-  m.point.local_fraction = recorder.local_fraction();
+  // A block of columns a worker: 1/K of the model each (the layout's blocks hold about as many).
+  m.point.local_fraction = at.column_layout != nullptr ? 1.0 / k : recorder.local_fraction();
   for (const RecordedRound& round : recorder.rounds()) {
     m.round_computes.push_back(round.computes);
     m.round_spans.push_back(round.collected - round.dispatch);
   }
   m.shard_nnz = static_cast<double>(nnz) / k;
   m.model_size = static_cast<double>(spec.model_size());
+  m.rows = static_cast<double>(spec.rows);
   return m;
 }
 
 // A few rounds of a problem with many more features than nonzeros: its rounds are mostly
 // the per-coordinate work (ADMM's x-update; the master's vectors for both algorithms).
-Result<Measured> MeasureWideProblem(int64_t features, const MasterChoice& master) {
+Result<Measured> MeasureWideProblem(int64_t features, const CalibrationSetup& setup) {
   NIMBUS_ASSIGN_OR_RETURN(TemporaryDirectory scratch, TemporaryDirectory::Create("nimbus-calibrate-wide"));
   SyntheticOptions gen;
   gen.rows = 2000;
@@ -244,11 +305,13 @@ Result<Measured> MeasureWideProblem(int64_t features, const MasterChoice& master
   data.matrix.cols = features;
   std::vector<ShardSource> shards;
   shards.push_back(ShardSource::InMemory(std::move(data)));
-  MasterChoice few = master;
+  MasterChoice few = setup.master;
   few.admm.max_iterations = few.newton.max_iterations = 6;
   few.admm.target_objective.reset();
   few.newton.target_objective.reset();
-  return MeasureSolve(spec, std::move(shards), few, WorkerOptions{}, nnz, /*concurrency=*/1);
+  CalibrationSetup plain = setup;
+  plain.worker = WorkerOptions{};
+  return MeasureSolve({spec}, std::move(shards), plain, few, nnz, /*concurrency=*/1);
 }
 
 // Half the round trip of a ROUND of d doubles out and a REPLY of d doubles back through real
@@ -405,6 +468,7 @@ using Say = std::function<void(const std::string&)>;
 // files, as process workers do (the rows' place in memory changes what a pass over them costs).
 struct ShardsAt {
   int k = 0;
+  std::optional<Plan> column_layout;  // the column method's blocks, a worker's each
   TemporaryDirectory directory;
   std::shared_ptr<Store> store;
   Manifest manifest;
@@ -414,16 +478,27 @@ struct ShardsAt {
     for (const ShardEntry& entry : manifest.shards) sources.push_back(ShardSource::InStore(store, entry.key, entry.checksum));
     return sources;
   }
+  SolveAt Solve(const Plan& plan) const {
+    return column_layout ? SolveAt{column_layout->spec, &*column_layout} : SolveAt{plan.spec};
+  }
 };
 
-Result<ShardsAt> WriteShardsAt(Plan& plan, int k) {
+// Rows at K, or for the column method every row's entries in K blocks of columns.
+Result<ShardsAt> WriteShardsAt(Plan& plan, int k, const CalibrationSetup& setup) {
   NIMBUS_RETURN_IF_ERROR(Repartition(plan, k));
   ShardsAt at;
   at.k = k;
   NIMBUS_ASSIGN_OR_RETURN(at.directory, TemporaryDirectory::Create("nimbus-calibrate-shards"));
   NIMBUS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(at.directory.path(), /*create=*/true));
   at.store = std::move(store);
-  NIMBUS_ASSIGN_OR_RETURN(at.manifest, WriteShards(*plan.data, k, plan.source, *at.store));
+  if (setup.master.algorithm != Algorithm::kColumns) {
+    NIMBUS_ASSIGN_OR_RETURN(at.manifest, WriteShards(*plan.data, k, plan.source, *at.store));
+    return at;
+  }
+  NIMBUS_ASSIGN_OR_RETURN(at.column_layout, ColumnLayoutFor(plan, setup.options, setup.master));
+  const Plan& layout = *at.column_layout;
+  NIMBUS_ASSIGN_OR_RETURN(at.manifest, WriteColumnShards(*layout.data, layout.column_blocks, layout.column_position,
+                                                         layout.source, *at.store));
   return at;
 }
 
@@ -438,12 +513,12 @@ struct SolvesAt {
 
 Status SolveOnceMore(const Plan& plan, const ShardsAt& shards, const CalibrationSetup& options, int cores,
                      int64_t nnz, SolvesAt& solves) {
-  NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(plan.spec, shards.Sources(), options.master, options.worker, nnz, 1));
+  NIMBUS_ASSIGN_OR_RETURN(Measured m, MeasureSolve(shards.Solve(plan), shards.Sources(), options, options.master, nnz, 1));
   solves.slowest_alone = std::max(solves.slowest_alone, m.point.compute_seconds);
   if (!solves.alone || m.point.compute_seconds < solves.alone->point.compute_seconds) solves.alone = std::move(m);
   if (shards.k > 1 && cores > 1) {
     NIMBUS_ASSIGN_OR_RETURN(Measured together,
-                            MeasureSolve(plan.spec, shards.Sources(), options.master, options.worker, nnz, 0));
+                            MeasureSolve(shards.Solve(plan), shards.Sources(), options, options.master, nnz, 0));
     solves.together_span = std::min(solves.together_span,
                                     std::accumulate(together.round_spans.begin(), together.round_spans.end(), 0.0));
   }
@@ -475,7 +550,7 @@ Result<std::vector<Measured>> MeasureEveryK(Plan& plan, const CalibrationSetup& 
                                             const Say& say) {
   std::vector<ShardsAt> shards;
   for (const int k : options.workers) {
-    NIMBUS_ASSIGN_OR_RETURN(ShardsAt at, WriteShardsAt(plan, k));
+    NIMBUS_ASSIGN_OR_RETURN(ShardsAt at, WriteShardsAt(plan, k, options));
     shards.push_back(std::move(at));
   }
   std::vector<SolvesAt> solves(shards.size());
@@ -488,6 +563,19 @@ Result<std::vector<Measured>> MeasureEveryK(Plan& plan, const CalibrationSetup& 
   std::vector<Measured> measured;
   for (const SolvesAt& at : solves) measured.push_back(MeasuredAt(at, cores));
   return measured;
+}
+
+// The fitted worker cost of each solve against its measured one.
+void SayFitted(const Profile& profile, const std::vector<const Measured*>& solves, const Say& say) {
+  std::string fitted = "the fitted worker cost against the measured, ms per round:";
+  for (const Measured* m : solves) {
+    const double model = profile.seconds_per_nnz * m->point.data_passes * m->shard_nnz +
+                         profile.CoordinateSeconds(m->local_size()) *
+                             (m->point.cg_iterations + m->point.local_iterations) * m->local_size() +
+                         profile.seconds_per_round + profile.seconds_per_row * m->rows;
+    fitted += Format(" K=%d d=%.0f %.2f/%.2f", m->point.workers, m->model_size, 1e3 * model, 1e3 * m->point.compute_seconds);
+  }
+  say(fitted);
 }
 
 // Worker: y = a passes nnz_i + b (cg + local) d + c on the calibration's d, each row weighted
@@ -516,15 +604,40 @@ void FitWorkerCosts(const std::vector<Measured>& measured, const Measured& wide,
   std::vector<const Measured*> all;
   for (const Measured& m : measured) all.push_back(&m);
   all.push_back(&wide);
-  std::string fitted = "the fitted worker cost against the measured, ms per round:";
-  for (const Measured* m : all) {
-    const double model = profile.seconds_per_nnz * m->point.data_passes * m->shard_nnz +
-                         profile.CoordinateSeconds(m->local_size()) *
-                             (m->point.cg_iterations + m->point.local_iterations) * m->local_size() +
-                         profile.seconds_per_round;
-    fitted += Format(" K=%d d=%.0f %.2f/%.2f", m->point.workers, m->model_size, 1e3 * model, 1e3 * m->point.compute_seconds);
+  SayFitted(profile, all, say);
+}
+
+// The column method's worker: y = a passes nnz_i + b local D_i + r N, D_i its block; the rows'
+// term is a round's reading of their derivatives and writing of its change of the margins, with
+// the round's fixed costs (the calibration's solves all have its N). Weighted as above. Its
+// master: y = r_reply K N + r N (summing the K blocks' changes of the margins; the line search
+// and the next derivatives over the rows). No wide problem: its cost per coordinate is the
+// problem's at every d.
+void FitColumnCosts(const std::vector<Measured>& measured, Profile& profile, const Say& say) {
+  std::vector<std::vector<double>> rows, master_rows;
+  std::vector<double> y;
+  for (const Measured& m : measured) {
+    const double weight = 1 / std::max(m.point.compute_seconds, 1e-9);
+    const double master_weight = 1 / std::max(m.point.master_seconds, 1e-9);
+    rows.push_back({m.point.data_passes * m.shard_nnz * weight, m.point.local_iterations * m.local_size() * weight,
+                    m.rows * weight});
+    master_rows.push_back({m.point.workers * m.rows * master_weight, m.rows * master_weight});
+    y.push_back(1.0);
   }
-  say(fitted);
+  const std::vector<double> fit = NonNegativeLeastSquares(rows, y);
+  profile.seconds_per_nnz = fit[0];
+  profile.seconds_per_coordinate = profile.seconds_per_coordinate_wide = fit[1];
+  profile.seconds_per_row = fit[2];
+  const std::vector<double> master = NonNegativeLeastSquares(master_rows, y);
+  profile.master_seconds_per_reply_row = master[0];
+  profile.master_seconds_per_row = master[1];
+  std::vector<const Measured*> all;
+  for (const Measured& m : measured) all.push_back(&m);
+  SayFitted(profile, all, say);
+  say(Format("fitted: %.3g ns per nonzero pass, %.3g ns per coordinate and pass, %.3g ns per row and round; master "
+             "%.3g ns per reply row, %.3g ns per row",
+             1e9 * profile.seconds_per_nnz, 1e9 * profile.seconds_per_coordinate, 1e9 * profile.seconds_per_row,
+             1e9 * profile.master_seconds_per_reply_row, 1e9 * profile.master_seconds_per_row));
 }
 
 // Master: y = r K d_i + c d per round (d_i a worker's coordinates, which its reply carries),
@@ -573,12 +686,15 @@ Status MeasureMessages(int passes, Profile& profile) {
 std::string Described(const ProfilePoint& p, Algorithm algorithm, int repetitions) {
   return Format("K = %d: %d rounds (%d %s), %.3f ms per worker and round (%.2f passes; slowest %.2fx the mean; %.2fx "
                 "sharing the cores%s), %.3f ms master per round, %.2f and %.2f vectors per request and reply of %.1f%% "
-                "of the model",
+                "of the model%s",
                 p.workers, p.rounds, p.iterations, algorithm == Algorithm::kNewton ? "Newton steps" : "iterations",
                 1e3 * p.compute_seconds, p.data_passes, p.imbalance, p.shared_slowdown,
                 repetitions > 1 ? Format("; the fastest of %d solves, the slowest +%.1f%%", repetitions, 100 * p.spread).c_str()
                                 : "",
-                1e3 * p.master_seconds, p.request_vectors, p.reply_vectors, 100 * p.local_fraction);
+                1e3 * p.master_seconds, p.request_vectors, p.reply_vectors, 100 * p.local_fraction,
+                p.request_row_vectors + p.reply_row_vectors > 0
+                    ? Format(", and %.2f and %.2f of the rows", p.request_row_vectors, p.reply_row_vectors).c_str()
+                    : "");
 }
 
 // This machine's speed drifts (other tenants of its host: 30-75 ms for one 40 ms pass over a
@@ -593,6 +709,26 @@ void WarnOfSpread(const std::vector<Measured>& measured, const Say& say) {
              "keeps each K's fastest, and predictions from it are good to about that. More --repeat narrows it, "
              "as does a quieter machine.",
              100 * widest->point.spread, widest->point.workers));
+}
+
+// A master's costs: its workers' and its own, the wide problem's rounds telling the cost per
+// coordinate from the cost per nonzero.
+Status FitMasterCostsWithWideProblem(const std::vector<Measured>& measured, const CalibrationSetup& options,
+                                     Profile& profile, const Say& say) {
+  NIMBUS_ASSIGN_OR_RETURN(Measured wide, MeasureWideProblem(options.wide_features, options));
+  say(Format("wide problem (d = %lld): %d rounds, %.3f ms per worker and round over %.1f CG and %.1f Newton "
+             "iterations, %.3f ms master per round",
+             static_cast<long long>(options.wide_features), wide.point.rounds, 1e3 * wide.point.compute_seconds,
+             wide.point.cg_iterations, wide.point.local_iterations, 1e3 * wide.point.master_seconds));
+  FitWorkerCosts(measured, wide, profile, say);
+  FitMasterCosts(measured, wide, profile);
+  say(Format("fitted: %.3g ns per nonzero pass, %.3g ns per coordinate and local iteration (%.3g ns at d = %lld), "
+             "%.3g ms per round; master %.3g ns per reply coordinate, %.3g ns per coordinate",
+             1e9 * profile.seconds_per_nnz, 1e9 * profile.seconds_per_coordinate,
+             1e9 * profile.seconds_per_coordinate_wide, static_cast<long long>(profile.wide_cols),
+             1e3 * profile.seconds_per_round,
+             1e9 * profile.master_seconds_per_reply_coordinate, 1e9 * profile.master_seconds_per_coordinate));
+  return Status::Ok();
 }
 
 Result<Profile> CalibrateOn(Plan& plan, const CalibrationSetup& options) {
@@ -616,20 +752,11 @@ Result<Profile> CalibrateOn(Plan& plan, const CalibrationSetup& options) {
     profile.points.push_back(m.point);
   }
   WarnOfSpread(measured, say);
-  NIMBUS_ASSIGN_OR_RETURN(Measured wide, MeasureWideProblem(options.wide_features, options.master));
-  say(Format("wide problem (d = %lld): %d rounds, %.3f ms per worker and round over %.1f CG and %.1f Newton "
-             "iterations, %.3f ms master per round",
-             static_cast<long long>(options.wide_features), wide.point.rounds, 1e3 * wide.point.compute_seconds,
-             wide.point.cg_iterations, wide.point.local_iterations, 1e3 * wide.point.master_seconds));
-  FitWorkerCosts(measured, wide, profile, say);
-  FitMasterCosts(measured, wide, profile);
-  say(Format("fitted: %.3g ns per nonzero pass, %.3g ns per coordinate and local iteration (%.3g ns at d = %lld), "
-             "%.3g ms per round; master %.3g ns per reply coordinate, %.3g ns per coordinate",
-             1e9 * profile.seconds_per_nnz, 1e9 * profile.seconds_per_coordinate,
-             1e9 * profile.seconds_per_coordinate_wide, static_cast<long long>(profile.wide_cols),
-             1e3 * profile.seconds_per_round,
-             1e9 * profile.master_seconds_per_reply_coordinate, 1e9 * profile.master_seconds_per_coordinate));
-
+  if (profile.columns()) {
+    FitColumnCosts(measured, profile, say);
+  } else {
+    NIMBUS_RETURN_IF_ERROR(FitMasterCostsWithWideProblem(measured, options, profile, say));
+  }
   NIMBUS_RETURN_IF_ERROR(MeasureMessages(options.repetitions, profile));
   NIMBUS_ASSIGN_OR_RETURN(profile.process_spawn_seconds, ProcessSpawnSeconds(options.executable, 5));
   NIMBUS_ASSIGN_OR_RETURN(const WorkerStart worker, MeasureWorkerStart(plan, 1, options.worker, options.executable, 3));
@@ -666,12 +793,12 @@ Result<Profile> Calibrate(const TrainingData& data, const SolveOptions& options,
   SolveOptions checked = options;
   checked.admm.message_precision = MessagePrecision::kFloat64;
   NIMBUS_RETURN_IF_ERROR(checked.Validate());
-  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "nimbus simulate calibrate"));
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanForEveryK(data, options, calibration.workers.front()));
   CalibrationSetup setup;
   setup.workers = calibration.workers;
   setup.master = ChooseMaster(options);
-  setup.worker = WorkerOptionsOf(options);
+  setup.options = checked;
+  setup.worker = setup.master.algorithm == Algorithm::kColumns ? ColumnWorkerOptionsOf(options) : WorkerOptionsOf(options);
   setup.executable = WorkerProgramOf(options.runtime);
   setup.wide_features = calibration.wide_features;
   setup.repetitions = calibration.repetitions;

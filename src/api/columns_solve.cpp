@@ -59,8 +59,8 @@ ColumnDescentOptions ObservedOptionsOf(const Plan& plan, const SolveOptions& opt
   return columns;
 }
 
-// The method's outcome as every solve's summary: an iteration is a round, as it is with a block
-// per worker. `summary`: the run's so far (a runtime's counters, the checkpoints), if any.
+// The method's outcome as every solve's summary. `summary`: the run's so far (a runtime's
+// counters and rounds, the checkpoints), if any.
 Summary SummaryOf(const Plan& plan, const MasterChoice& choice, const ColumnDescentSummary& outcome,
                   const SolveOptions& options, double solve_seconds, Summary summary) {
   summary.algorithm = Algorithm::kColumns;
@@ -70,7 +70,10 @@ Summary SummaryOf(const Plan& plan, const MasterChoice& choice, const ColumnDesc
   summary.rows = plan.spec.rows;
   summary.cols = summary.solved_cols = plan.spec.cols;
   summary.data_nnz = plan.data->nnz();
-  summary.iterations = summary.rounds = outcome.iterations;
+  // On workers, the rounds they answered (the last, whose steps met the stop test, is no
+  // iteration); in this process, an iteration a round.
+  summary.iterations = outcome.iterations;
+  summary.rounds = std::max(summary.rounds, outcome.iterations);
   summary.objective = outcome.objective;
   summary.gradient_norm = outcome.subgradient_norm;
   summary.gradient_tolerance = outcome.subgradient_tolerance;
@@ -307,14 +310,17 @@ struct WorkerRound {
   std::vector<WorkerReply> replies;
 };
 
-void TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, ColumnDescentOptions& columns,
-                     Stopwatch& watch, std::shared_ptr<WorkerRound> last_round) {
-  if (trace == nullptr) return;
+// Writes each iteration's "round" event; returns what writes one, for the last round the
+// workers answered (its steps met the stop test: no iteration, but a round of theirs). Null
+// without a trace.
+using RoundTracer = std::function<void(const ColumnDescentSummary& now)>;
+RoundTracer TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, ColumnDescentOptions& columns,
+                            Stopwatch& watch, std::shared_ptr<WorkerRound> last_round) {
+  if (trace == nullptr) return {};
   const int blocks = runtime == RuntimeKind::kThreads ? columns.blocks : plan.workers;
   trace->Write(SetupEvent(std::string(NameOf(runtime)), blocks, plan.spec, {}, 0, 0));
   auto last_end = std::make_shared<double>(0.0);
-  columns.on_iteration = [trace, &watch, last_end, last_round, observer = std::move(columns.on_iteration)](
-                             const ColumnDescentSummary& now) {
+  RoundTracer write = [trace, &watch, last_end, last_round](const ColumnDescentSummary& now) {
     TraceRound round;
     round.round = now.iterations;
     round.kind = RoundKind::kColumnStep;
@@ -334,8 +340,12 @@ void TraceIterations(TraceSink* trace, const Plan& plan, RuntimeKind runtime, Co
     }
     *last_end = round.time;
     trace->Write(TraceLine(round));
+  };
+  columns.on_iteration = [write, observer = std::move(columns.on_iteration)](const ColumnDescentSummary& now) {
+    write(now);
     return !observer || observer(now);
   };
+  return write;
 }
 
 // The columns of the plan's workers' blocks, as the options ask.
@@ -460,27 +470,35 @@ Result<Plan> ColumnLayoutOf(const Plan& plan, const SolveOptions& options, const
   return layout;
 }
 
+// The layout's blocks, the last holding the intercept (if any).
+std::vector<BlockRange> BlockRangesOf(const Plan& layout) {
+  std::vector<BlockRange> blocks;
+  for (const auto& [begin, end] : layout.column_blocks) {
+    blocks.push_back({begin, end, layout.spec.intercept && blocks.size() + 1 == layout.column_blocks.size()});
+  }
+  return blocks;
+}
+
+// The method with the layout's blocks stepped on `executor`'s workers, started here (their
+// counters into `run`; the caller stops them).
+Result<ColumnDescentResult> SolveOnExecutor(const Plan& layout, const SolveOptions& options,
+                                            const ColumnDescentOptions& columns, Executor& executor,
+                                            std::shared_ptr<WorkerRound> last_round, Summary& run) {
+  NIMBUS_RETURN_IF_ERROR(StartWorkers(executor, layout.spec, options.admm.start_timeout_seconds, run).status());
+  WorkerBlockStepper stepper(executor, BlockRangesOf(layout), layout.data->nnz(), layout.spec.rows,
+                             NewtonOptionsOf(options).round_timeout_seconds, run, std::move(last_round));
+  return SolveByColumns(layout.spec, layout.data->labels, layout.data->weights, stepper, columns);
+}
+
 // The method with its blocks stepped on the options' runtime, a worker each for the layout's
 // blocks; the runtime's counters into `run`.
 Result<ColumnDescentResult> SolveOnWorkers(const Plan& layout, const SolveOptions& options,
                                            const ColumnDescentOptions& columns, TraceSink* trace,
                                            std::shared_ptr<WorkerRound> last_round, Summary& run) {
-  std::vector<BlockRange> blocks;
-  for (const auto& [begin, end] : layout.column_blocks) {
-    blocks.push_back({begin, end, layout.spec.intercept && blocks.size() + 1 == layout.column_blocks.size()});
-  }
-  WorkerOptions worker_options = WorkerOptionsOf(options);
-  worker_options.general_form = false;  // a worker's vectors follow its rows and block, not the model
-  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, layout, worker_options));
+  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, layout, ColumnWorkerOptionsOf(options)));
   if (runtime.remote != nullptr && trace != nullptr) runtime.remote->SetTraceSink(trace);
   Executor& executor = *runtime.executor;
-  const auto solve = [&]() -> Result<ColumnDescentResult> {
-    NIMBUS_RETURN_IF_ERROR(StartWorkers(executor, layout.spec, options.admm.start_timeout_seconds, run).status());
-    WorkerBlockStepper stepper(executor, std::move(blocks), layout.data->nnz(), layout.spec.rows,
-                               NewtonOptionsOf(options).round_timeout_seconds, run, std::move(last_round));
-    return SolveByColumns(layout.spec, layout.data->labels, layout.data->weights, stepper, columns);
-  };
-  Result<ColumnDescentResult> solved = solve();
+  Result<ColumnDescentResult> solved = SolveOnExecutor(layout, options, columns, executor, std::move(last_round), run);
   executor.Stop();
   executor.AddCounters(run);
   return solved;
@@ -515,6 +533,30 @@ std::string ChooseColumnsWithIntercept(const TrainingData& data, std::string rea
   return ChooseColumnsHere(data, 4, std::move(reason), solve);
 }
 
+WorkerOptions ColumnWorkerOptionsOf(const SolveOptions& options) {
+  WorkerOptions worker = WorkerOptionsOf(options);
+  worker.general_form = false;  // a worker's vectors follow its rows and block, not the model
+  return worker;
+}
+
+Result<Plan> ColumnLayoutFor(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
+  NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
+  NIMBUS_ASSIGN_OR_RETURN(const ColumnLayout blocks, BlockLayoutOf(plan, options.column_blocks));
+  return ColumnLayoutOf(plan, options, choice, blocks);
+}
+
+Result<Solution> SolveByColumnsOn(const Plan& layout, const SolveOptions& options, const MasterChoice& choice,
+                                  Executor& executor) {
+  Stopwatch watch;
+  ColumnDescentOptions columns = ObservedOptionsOf(layout, options, watch);
+  Summary run;
+  NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved, SolveOnExecutor(layout, options, columns, executor,
+                                                                      std::make_shared<WorkerRound>(), run));
+  executor.AddCounters(run);
+  const double seconds = watch.ElapsedSeconds() - run.setup_seconds;
+  return SolutionOf(layout, choice, std::move(solved.x), solved.summary, options, seconds, std::move(run));
+}
+
 Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice) {
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
   const std::unique_ptr<TraceSink> trace = TraceSinkOf(options);
@@ -535,12 +577,13 @@ Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& opt
   NIMBUS_RETURN_IF_ERROR(SetCheckpoints(plan, options, columns, run));
   InjectDelay(options, columns);
   const auto last_round = std::make_shared<WorkerRound>();
-  TraceIterations(trace.get(), plan, runtime, columns, watch, last_round);
+  const RoundTracer trace_round = TraceIterations(trace.get(), plan, runtime, columns, watch, last_round);
   const Dataset& data = *plan.data;
   NIMBUS_ASSIGN_OR_RETURN(ColumnDescentResult solved,
                           runtime == RuntimeKind::kThreads
                               ? SolveByColumns(plan.spec, data.matrix, data.labels, data.weights, columns)
                               : SolveOnWorkers(*layout, options, columns, trace.get(), last_round, run));
+  if (trace_round && last_round->round >= 0) trace_round(solved.summary);
   const double seconds = watch.ElapsedSeconds() - run.setup_seconds;
   Solution solution = SolutionOf(plan, choice, std::move(solved.x), solved.summary, options, seconds, std::move(run));
   if (trace != nullptr) trace->Write(TraceLine(solution.summary));

@@ -1,8 +1,11 @@
 // auto's choice from measurements: each algorithm's calibrated profile predicts this solve
-// (metrics/simulator.h), and the shorter prediction wins. One of ADMM's rounds carries an
-// x-update, many passes over the shard; one of Newton's a pass or two. Where rounds cost
+// (metrics/simulator.h), and the shortest prediction wins. One of ADMM's rounds carries an
+// x-update, many passes over the shard; one of Newton's a pass or two; one of the column
+// method's a block's coordinate descent, its messages the size of the rows. Where rounds cost
 // little, Newton's light rounds win; where each round pays a platform's latency and a link's
-// bytes, ADMM's fewer rounds can.
+// bytes, ADMM's fewer rounds can; where the rows are few against the model, or an l1 problem
+// needs many of Newton's rounds, the column method can.
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -32,9 +35,6 @@ struct Predicted {
 
 Result<Predicted> Predict(const std::string& path, const Plan& plan, const SolveOptions& options) {
   NIMBUS_ASSIGN_OR_RETURN(const Profile profile, Profile::Read(path));
-  if (profile.algorithm != Algorithm::kNewton && profile.algorithm != Algorithm::kAdmm) {
-    return InvalidArgument(path + ": a profile of newton or admm, not " + std::string(NameOf(profile.algorithm)));
-  }
   const Platform platform =
       options.runtime.kind == RuntimeKind::kLambda ? Platform::Lambda() : Platform::Local(profile);
   Scenario scenario;
@@ -47,12 +47,45 @@ Result<Predicted> Predict(const std::string& path, const Plan& plan, const Solve
   return Predicted{profile.algorithm, predicted->total_seconds, path};
 }
 
+// The column method can solve the plan: rows in this process, not the softmax, on a runtime
+// whose workers can hold a block each (not MPI's allreduce, whose ranks are the master's peers).
+bool ColumnsCanSolve(const Plan& plan, const SolveOptions& options) {
+  return plan.data && !plan.spec.multinomial && options.runtime.topology != Topology::kAllreduce &&
+         plan.workers <= plan.spec.cols;
+}
+
+// "a's 1.2 s and b's 3.4 s"
+std::string Others(const std::vector<Predicted>& predicted, const Predicted& best) {
+  std::string text;
+  for (const Predicted& p : predicted) {
+    if (&p == &best) continue;
+    if (!text.empty()) text += " and ";
+    text += Format("%s's %.3g s", NameOf(p.algorithm).data(), p.seconds);
+  }
+  return text;
+}
+
+std::string Sources(const std::vector<Predicted>& predicted) {
+  std::string text;
+  for (const Predicted& p : predicted) text += (text.empty() ? "" : ", ") + p.profile;
+  return text;
+}
+
 }  // namespace
+
+bool ProfilesMayChooseColumns(const SolveOptions& options) {
+  if (options.algorithm != Algorithm::kAuto) return false;
+  return std::any_of(options.algorithm_profiles.begin(), options.algorithm_profiles.end(), [](const std::string& path) {
+    const Result<Profile> profile = Profile::Read(path);  // an unreadable one is reported by ChooseMasterFor
+    return profile.ok() && profile->columns();
+  });
+}
 
 Result<MasterChoice> ChooseMasterFor(const Plan& plan, const SolveOptions& options) {
   MasterChoice choice = ChooseMaster(options);
   if (!choice.by_default || options.algorithm_profiles.empty()) return choice;
   std::vector<Predicted> predicted;
+  bool newton = false, admm = false;
   for (const std::string& path : options.algorithm_profiles) {
     NIMBUS_ASSIGN_OR_RETURN(Predicted p, Predict(path, plan, options));
     for (const Predicted& other : predicted) {
@@ -61,20 +94,23 @@ Result<MasterChoice> ChooseMasterFor(const Plan& plan, const SolveOptions& optio
                                std::string(NameOf(p.algorithm)) + "'s: give one of each algorithm");
       }
     }
-    predicted.push_back(std::move(p));
+    newton = newton || p.algorithm == Algorithm::kNewton;
+    admm = admm || p.algorithm == Algorithm::kAdmm;
+    if (p.algorithm != Algorithm::kColumns || ColumnsCanSolve(plan, options)) predicted.push_back(std::move(p));
   }
-  if (predicted.size() != 2) {
-    return InvalidArgument("--algorithm-profiles: give one profile of each algorithm, newton's and admm's "
-                           "(nimbus simulate calibrate --algorithm newton, and admm)");
+  if (!newton || !admm) {
+    return InvalidArgument("--algorithm-profiles: give one profile of each algorithm, newton's and admm's, and the "
+                           "column method's if it may be chosen (nimbus simulate calibrate --algorithm newton, admm "
+                           "and columns)");
   }
-  const Predicted& best = predicted[0].seconds <= predicted[1].seconds ? predicted[0] : predicted[1];
-  const Predicted& other = &best == &predicted[0] ? predicted[1] : predicted[0];
-  choice.algorithm = best.algorithm;
-  choice.reason = Format("auto: %s, predicted %.3g s to solution against %s's %.3g s at K = %d on %s (from %s and %s)",
-                         NameOf(best.algorithm).data(), best.seconds, NameOf(other.algorithm).data(), other.seconds,
+  const auto best = std::min_element(predicted.begin(), predicted.end(),
+                                     [](const Predicted& a, const Predicted& b) { return a.seconds < b.seconds; });
+  choice.algorithm = best->algorithm;
+  choice.reason = Format("auto: %s, predicted %.3g s to solution against %s at K = %d on %s (from %s)",
+                         NameOf(best->algorithm).data(), best->seconds, Others(predicted, *best).c_str(),
                          std::max(1, plan.workers),
                          options.runtime.kind == RuntimeKind::kLambda ? "Lambda" : "this machine",
-                         best.profile.c_str(), other.profile.c_str());
+                         Sources(predicted).c_str());
   return choice;
 }
 

@@ -24,12 +24,24 @@ ScaleResult ResultWithoutPoints(const TrainingData& data, const SolveOptions& op
   return result;
 }
 
+// The master's solve on a runtime of its own; the column method's on the plan's rows as a
+// block of columns a worker.
+Result<Solution> SolveAnew(const SolveOptions& options, const MasterChoice& master, const Plan& plan) {
+  if (master.algorithm != Algorithm::kColumns) {
+    NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, plan, WorkerOptionsOf(options)));
+    return master.Make(plan.spec, runtime.executor.get())->Solve();
+  }
+  NIMBUS_ASSIGN_OR_RETURN(const Plan layout, ColumnLayoutFor(plan, options, master));
+  NIMBUS_ASSIGN_OR_RETURN(Runtime runtime, MakeRuntime(options.runtime, layout, ColumnWorkerOptionsOf(options)));
+  Result<Solution> solution = SolveByColumnsOn(layout, options, master, *runtime.executor);
+  runtime.executor->Stop();
+  return solution;
+}
+
 // One solve on the plan's workers, started anew; `at` names their count in errors.
 Result<ScalePoint> SolveOnce(const SolveOptions& options, const MasterChoice& master, const Plan& plan,
                              const std::string& at) {
-  Result<Runtime> runtime = MakeRuntime(options.runtime, plan, WorkerOptionsOf(options));
-  if (!runtime.ok()) return runtime.status().WithContext(at);
-  Result<Solution> solution = master.Make(plan.spec, runtime->executor.get())->Solve();
+  Result<Solution> solution = SolveAnew(options, master, plan);
   if (!solution.ok()) return solution.status().WithContext(at);
   Summary& summary = solution->summary;
   if (!summary.ok()) return Unavailable(at + ": " + summary.message);
@@ -85,7 +97,6 @@ Status ScaleOptions::Validate() const { return ValidateRepeatedSolves(workers, r
 Result<ScaleResult> MeasureScaling(const TrainingData& data, const SolveOptions& options, const ScaleOptions& scale) {
   NIMBUS_RETURN_IF_ERROR(scale.Validate());
   NIMBUS_RETURN_IF_ERROR(options.Validate());
-  NIMBUS_RETURN_IF_ERROR(RefuseColumns(options, "nimbus scale"));
   const MasterChoice master = ChooseMaster(options);
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanForEveryK(data, options, scale.workers.front()));
   ScaleResult result = ResultWithoutPoints(data, options, master.algorithm, plan);

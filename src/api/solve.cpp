@@ -514,9 +514,9 @@ Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options)
   SolveOptions chosen = options;
   const std::string reason = ChooseColumnsToTrain(data, chosen);
   const int64_t workers = PlannedWorkers(chosen);
-  NIMBUS_ASSIGN_OR_RETURN(Plan plan, chosen.algorithm == Algorithm::kColumns
-                                         ? PlanDataInMemory(data, workers, chosen.loss)
-                                         : PlanData(data, workers, chosen.loss));
+  const bool rows_here = chosen.algorithm == Algorithm::kColumns || ProfilesMayChooseColumns(chosen);
+  NIMBUS_ASSIGN_OR_RETURN(Plan plan, rows_here ? PlanDataInMemory(data, workers, chosen.loss)
+                                               : PlanData(data, workers, chosen.loss));
   NIMBUS_RETURN_IF_ERROR(ScanData(plan, chosen));
   NIMBUS_RETURN_IF_ERROR(SetProblem(chosen, &plan));
   if (!reason.empty() && plan.spec.classes > 1) {  // measured on binary problems: classes stay Newton's

@@ -36,11 +36,12 @@ double ShardBytesOf(const Scenario& scenario) {
 }
 
 // The per-round work of a calibration point, in the units of the fitted costs: the x-update's
-// steps run on the worker's own coordinates.
-double ModelSeconds(const Profile& p, const ProfilePoint& at, double shard_nnz, double features) {
-  const double local = p.LocalFraction(shard_nnz, features) * p.ModelSize(features);
+// (or a block's coordinate descent's) steps run on the worker's own coordinates.
+double ModelSeconds(const Profile& p, const ProfilePoint& at, double shard_nnz, double features, double rows) {
+  const double local = p.LocalSize(at, shard_nnz, features);
   return p.seconds_per_nnz * at.data_passes * shard_nnz +
-         p.CoordinateSeconds(local) * (at.cg_iterations + at.local_iterations) * local + p.seconds_per_round;
+         p.CoordinateSeconds(local) * (at.cg_iterations + at.local_iterations) * local + p.seconds_per_round +
+         p.seconds_per_row * rows;
 }
 
 // Least squares a + b x.
@@ -65,10 +66,11 @@ struct MessageSizes {
   double reply = 0;
 };
 
-// `local_size`: the coordinates the worker holds, which its vectors carry.
-MessageSizes MessagesOf(const ProfilePoint& at, double local_size) {
-  return {8 * local_size * at.request_vectors + kMessageOverheadBytes,
-          8 * local_size * at.reply_vectors + kMessageOverheadBytes};
+// `local_size`: the coordinates the worker holds, which its vectors carry; `rows`: the rows,
+// which the column method's carry.
+MessageSizes MessagesOf(const ProfilePoint& at, double local_size, double rows) {
+  return {8 * (local_size * at.request_vectors + rows * at.request_row_vectors) + kMessageOverheadBytes,
+          8 * (local_size * at.reply_vectors + rows * at.reply_row_vectors) + kMessageOverheadBytes};
 }
 
 struct RoundTimes {
@@ -427,12 +429,12 @@ RoundTimes SimulateRound(const Platform& platform, const std::vector<double>& co
 
 // The calibration point a fraction t of the way from a to b in log K. Compute time mixes
 // geometrically (the work per worker falls as a power of K); ADMM's rounds are its
-// iterations + 1, Newton's are mixed as measured.
-ProfilePoint Between(const ProfilePoint& a, const ProfilePoint& b, double t, bool newton) {
+// iterations + 1, Newton's and the column method's are mixed as measured (`measured_rounds`).
+ProfilePoint Between(const ProfilePoint& a, const ProfilePoint& b, double t, bool measured_rounds) {
   auto mix = [t](double x, double y) { return x + t * (y - x); };
   ProfilePoint at;
   at.iterations = static_cast<int>(std::lround(mix(a.iterations, b.iterations)));
-  at.rounds = newton ? static_cast<int>(std::lround(mix(a.rounds, b.rounds))) : at.iterations + 1;
+  at.rounds = measured_rounds ? static_cast<int>(std::lround(mix(a.rounds, b.rounds))) : at.iterations + 1;
   at.compute_seconds = std::exp(mix(std::log(std::max(a.compute_seconds, 1e-12)), std::log(std::max(b.compute_seconds, 1e-12))));
   at.imbalance = mix(a.imbalance, b.imbalance);
   at.data_passes = mix(a.data_passes, b.data_passes);
@@ -443,6 +445,8 @@ ProfilePoint Between(const ProfilePoint& a, const ProfilePoint& b, double t, boo
   at.spread = mix(a.spread, b.spread);
   at.request_vectors = mix(a.request_vectors, b.request_vectors);
   at.reply_vectors = mix(a.reply_vectors, b.reply_vectors);
+  at.request_row_vectors = mix(a.request_row_vectors, b.request_row_vectors);
+  at.reply_row_vectors = mix(a.reply_row_vectors, b.reply_row_vectors);
   at.local_fraction = std::exp(mix(std::log(a.local_fraction), std::log(b.local_fraction)));
   at.cg_steps = static_cast<int>(std::lround(mix(a.cg_steps, b.cg_steps)));
   return at;
@@ -484,8 +488,9 @@ std::vector<double> ShareCores(const std::vector<double>& arrival, const std::ve
 double ShardBytes(double rows, double nnz) { return rows * 16 + nnz * 12; }
 
 Status Profile::Validate() const {
-  if (algorithm != Algorithm::kAdmm && algorithm != Algorithm::kNewton) {
-    return InvalidArgument("profile: algorithm must be admm or newton, got '" + std::string(NameOf(algorithm)) + "'");
+  if (algorithm != Algorithm::kAdmm && algorithm != Algorithm::kNewton && algorithm != Algorithm::kColumns) {
+    return InvalidArgument("profile: algorithm must be admm, newton or columns, got '" + std::string(NameOf(algorithm)) +
+                           "'");
   }
   if (points.empty()) return InvalidArgument("profile: has no calibration points");
   if (rows <= 0 || cols <= 0 || nnz <= 0) return InvalidArgument("profile: rows, cols and nnz must be positive");
@@ -499,6 +504,7 @@ Status Profile::Validate() const {
     }
     if (p.iterations < 1) return InvalidArgument(where + "iterations must be >= 1");
     if (newton() && p.rounds < 1) return InvalidArgument(where + "rounds must be >= 1");
+    if (columns() && p.rounds < p.iterations) return InvalidArgument(where + "rounds must be >= iterations");
     for (const double vectors : {p.request_vectors, p.reply_vectors}) {
       if (!(vectors > 0) || !std::isfinite(vectors)) {
         return InvalidArgument(where + "request_vectors and reply_vectors must be > 0 (a message carries a vector, "
@@ -509,7 +515,8 @@ Status Profile::Validate() const {
     if (!(p.local_fraction > 0 && p.local_fraction <= 1)) {
       return InvalidArgument(where + "local_fraction must be in (0, 1] (a share of the model)");
     }
-    for (const double value : {p.compute_seconds, p.data_passes, p.local_iterations, p.cg_iterations, p.master_seconds}) {
+    for (const double value : {p.compute_seconds, p.data_passes, p.local_iterations, p.cg_iterations, p.master_seconds,
+                               p.request_row_vectors, p.reply_row_vectors}) {
       if (!FiniteNonNegative(value)) return InvalidArgument(where + "times and counts must be finite and >= 0");
     }
     if (!(p.imbalance >= 1) || !std::isfinite(p.imbalance)) return InvalidArgument(where + "imbalance must be >= 1");
@@ -520,7 +527,8 @@ Status Profile::Validate() const {
   }
   for (const double value : {seconds_per_nnz, seconds_per_coordinate, seconds_per_coordinate_wide, seconds_per_round, master_seconds_per_reply_coordinate,
                              master_seconds_per_coordinate, message_latency_seconds, process_start_seconds,
-                             process_spawn_seconds, prepare_seconds_per_nnz}) {
+                             process_spawn_seconds, prepare_seconds_per_nnz, seconds_per_row,
+                             master_seconds_per_reply_row, master_seconds_per_row}) {
     if (!FiniteNonNegative(value)) return InvalidArgument("profile: fitted costs must be finite and >= 0");
   }
   if (!(message_bandwidth > 0) || !(shard_load_bandwidth > 0)) {
@@ -535,33 +543,36 @@ ProfilePoint Profile::At(int workers) const {
   for (std::size_t i = 0; i + 1 < points.size(); ++i) {
     const ProfilePoint &a = points[i], &b = points[i + 1];
     if (workers < a.workers || workers > b.workers) continue;
-    ProfilePoint at = Between(a, b, (log_k - log_of(a)) / (log_of(b) - log_of(a)), newton());
+    ProfilePoint at = Between(a, b, (log_k - log_of(a)) / (log_of(b) - log_of(a)), newton() || columns());
     at.workers = workers;
     return at;
   }
   if (points.size() == 1 && workers == points[0].workers) return points[0];
   // Outside the measured range: the nearest point's work per round, its compute scaled by the
-  // fitted model to the shard at this K. Newton's rounds and steps stay the nearest point's.
+  // fitted model to the shard at this K. Newton's rounds and steps stay the nearest point's;
+  // the column method's rounds beyond its iterations too.
   const bool below = workers < points.front().workers;
   const ProfilePoint& nearest = below ? points.front() : points.back();
   ProfilePoint at = nearest;
   at.workers = workers;
   if (!newton()) {
     at.iterations = AdmmIterationsBeyond(points, workers, below);
-    at.rounds = at.iterations + 1;
+    at.rounds = at.iterations + (columns() ? nearest.rounds - nearest.iterations : 1);
   }
-  const double here = ModelSeconds(*this, nearest, static_cast<double>(nnz) / workers, static_cast<double>(cols));
-  const double there = ModelSeconds(*this, nearest, static_cast<double>(nnz) / nearest.workers, static_cast<double>(cols));
+  const double d = static_cast<double>(cols), n = static_cast<double>(rows);
+  const double here = ModelSeconds(*this, at, static_cast<double>(nnz) / workers, d, n);
+  const double there = ModelSeconds(*this, nearest, static_cast<double>(nnz) / nearest.workers, d, n);
   if (here > 0 && there > 0) at.compute_seconds = nearest.compute_seconds * here / there;
   return at;
 }
 
-double Profile::WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double features) const {
+double Profile::WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double features, double rows_of) const {
   // Exact at the calibration problem (the measured time); elsewhere scaled by the fitted model.
-  const double measured_model =
-      ModelSeconds(*this, at, static_cast<double>(nnz) / std::max(1, at.workers), static_cast<double>(cols));
+  const double measured_model = ModelSeconds(*this, at, static_cast<double>(nnz) / std::max(1, at.workers),
+                                             static_cast<double>(cols), static_cast<double>(rows));
   if (!(measured_model > 0)) return at.compute_seconds;
-  return at.compute_seconds * ModelSeconds(*this, at, shard_nnz, features) / measured_model;
+  const double scenario_rows = rows_of > 0 ? rows_of : static_cast<double>(rows);
+  return at.compute_seconds * ModelSeconds(*this, at, shard_nnz, features, scenario_rows) / measured_model;
 }
 
 double Profile::CoordinateSeconds(double coordinates) const {
@@ -596,6 +607,11 @@ double Profile::LocalFraction(double shard_nnz, double features) const {
   return std::min({1.0, fraction, (shard_nnz + 1) / features});
 }
 
+double Profile::LocalSize(const ProfilePoint& at, double shard_nnz, double features) const {
+  if (columns()) return ModelSize(features) / std::max(1, at.workers);
+  return LocalFraction(shard_nnz, features) * ModelSize(features);
+}
+
 std::string Profile::ToJson() const {
   nlohmann::ordered_json json;
   json["machine"] = machine;
@@ -614,6 +630,9 @@ std::string Profile::ToJson() const {
   json["seconds_per_round"] = seconds_per_round;
   json["master_seconds_per_reply_coordinate"] = master_seconds_per_reply_coordinate;
   json["master_seconds_per_coordinate"] = master_seconds_per_coordinate;
+  json["seconds_per_row"] = seconds_per_row;
+  json["master_seconds_per_reply_row"] = master_seconds_per_reply_row;
+  json["master_seconds_per_row"] = master_seconds_per_row;
   json["message_latency_seconds"] = message_latency_seconds;
   json["message_bandwidth"] = message_bandwidth;
   json["process_start_seconds"] = process_start_seconds;
@@ -634,6 +653,8 @@ std::string Profile::ToJson() const {
                               {"shared_slowdown", p.shared_slowdown},
                               {"request_vectors", p.request_vectors},
                               {"reply_vectors", p.reply_vectors},
+                              {"request_row_vectors", p.request_row_vectors},
+                              {"reply_row_vectors", p.reply_row_vectors},
                               {"cg_steps", p.cg_steps},
                               {"local_fraction", p.local_fraction},
                               {"spread", p.spread}});
@@ -688,6 +709,9 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
   number(json, "seconds_per_round", &profile.seconds_per_round);
   number(json, "master_seconds_per_reply_coordinate", &profile.master_seconds_per_reply_coordinate);
   number(json, "master_seconds_per_coordinate", &profile.master_seconds_per_coordinate);
+  optional_number(json, "seconds_per_row", &profile.seconds_per_row);
+  optional_number(json, "master_seconds_per_reply_row", &profile.master_seconds_per_reply_row);
+  optional_number(json, "master_seconds_per_row", &profile.master_seconds_per_row);
   number(json, "message_latency_seconds", &profile.message_latency_seconds);
   number(json, "message_bandwidth", &profile.message_bandwidth);
   number(json, "process_start_seconds", &profile.process_start_seconds);
@@ -710,6 +734,8 @@ Result<Profile> Profile::FromJson(const std::string& text, const std::string& or
     number(item, "shared_slowdown", &p.shared_slowdown);
     optional_number(item, "request_vectors", &p.request_vectors);
     optional_number(item, "reply_vectors", &p.reply_vectors);
+    optional_number(item, "request_row_vectors", &p.request_row_vectors);
+    optional_number(item, "reply_row_vectors", &p.reply_row_vectors);
     optional_number(item, "cg_steps", &p.cg_steps);
     optional_number(item, "local_fraction", &p.local_fraction);
     optional_number(item, "spread", &p.spread);
@@ -812,9 +838,10 @@ struct Draws {
 };
 
 // The rounds a run at this K takes: the profile's, or those of a given number of ADMM
-// iterations (the stop test of iteration k lags one round) or Newton steps (at the profile's
-// rounds per step).
+// iterations (the stop test of iteration k lags one round), column method iterations (with
+// the profile's rounds beyond them) or Newton steps (at the profile's rounds per step).
 int RoundsAt(const Profile& profile, const ProfilePoint& at, int iterations) {
+  if (profile.columns()) return iterations > 0 ? iterations + (at.rounds - at.iterations) : at.rounds;
   if (!profile.newton()) return (iterations > 0 ? iterations : at.iterations) + 1;
   if (iterations <= 0) return at.rounds;
   const double per_step = static_cast<double>(at.rounds) / std::max(1, at.iterations);
@@ -871,7 +898,7 @@ class TreeBuilder {
     node.begin = begin;
     node.end = end;
     node.bandwidth = bandwidth;
-    node.messages = MessagesOf(at_, local);
+    node.messages = MessagesOf(at_, local, static_cast<double>(scenario_.rows));
     node.sum_seconds = profile_.master_seconds_per_reply_coordinate * local;
     return node;
   }
@@ -1017,6 +1044,10 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
     return InvalidArgument("simulate: relays are modelled where every worker has its own CPU (--platform lambda), "
                            "not on platform " + platform.name + "'s shared cores");
   }
+  if (profile.columns() && (scenario.relays > 0 || scenario.storage_reduction)) {
+    return InvalidArgument("simulate: the column method's replies are each block's own, not summed: no relays or "
+                           "storage reduction");
+  }
   if (scenario.storage_reduction && (scenario.relays > 0 || platform.cores > 0)) {
     return InvalidArgument("simulate: the storage reduction is modelled where every worker has its own CPU "
                            "(--platform lambda), without relays");
@@ -1028,12 +1059,15 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   SimulateStart(profile, platform, scenario, tree, draws, out);
 
   // On shared cores, workers computing side by side slow each other down (memory, caches).
-  const double base = profile.WorkerRoundSeconds(at, static_cast<double>(scenario.nnz) / k, d) /
-                      platform.compute_speed * (platform.cores > 0 ? at.shared_slowdown : 1.0);
-  const double local_size = profile.LocalFraction(static_cast<double>(scenario.nnz) / k, d) * profile.ModelSize(d);
-  const MessageSizes messages = MessagesOf(at, local_size);
-  const double master_per_reply = profile.master_seconds_per_reply_coordinate * local_size;
-  const double master_fixed = profile.master_seconds_per_coordinate * profile.ModelSize(d);
+  const double n = static_cast<double>(scenario.rows), shard_nnz = static_cast<double>(scenario.nnz) / k;
+  const double base = profile.WorkerRoundSeconds(at, shard_nnz, d, n) / platform.compute_speed *
+                      (platform.cores > 0 ? at.shared_slowdown : 1.0);
+  const double local_size = profile.LocalSize(at, shard_nnz, d);
+  const MessageSizes messages = MessagesOf(at, local_size, n);
+  const double master_per_reply =
+      profile.master_seconds_per_reply_coordinate * local_size + profile.master_seconds_per_reply_row * n;
+  const double master_fixed =
+      profile.master_seconds_per_coordinate * profile.ModelSize(d) + profile.master_seconds_per_row * n;
   std::optional<StorageSizes> storage;
   if (scenario.storage_reduction) {
     const double model = 8 * profile.ModelSize(d);

@@ -91,12 +91,13 @@ TEST(RuntimeCli, TheAlgorithmIsChosenAndNewtonRunsOnEveryLocalRuntime) {
 }
 
 // auto with a calibrated profile of each algorithm takes the one they predict the shorter solve
-// for: with either profile's rounds made 100 times as many, the other algorithm. An option that
+// for: with either profile's rounds made 100 times as many, the other algorithm; with a column
+// method's profile too, it when the others are slowed, and not when it is. An option that
 // decides (--barrier) still decides, and the profiles must be one of each algorithm.
 TEST(RuntimeCli, AutoTakesTheAlgorithmItsProfilesPredictTheShorterSolveFor) {
   TempDir dir;
   const std::vector<std::string> problem = {"--data", HeartScalePath(), "--l1", "0.01"};
-  for (const std::string algorithm : {"newton", "admm"}) {
+  for (const std::string algorithm : {"newton", "admm", "columns"}) {
     std::vector<std::string> calibrate = {"simulate", "calibrate", "--algorithm", algorithm, "--workers", "1,2",
                                           "--repeat", "1", "--quiet", "--out", dir.File(algorithm + ".json")};
     calibrate.insert(calibrate.end(), problem.begin(), problem.end());
@@ -108,7 +109,7 @@ TEST(RuntimeCli, AutoTakesTheAlgorithmItsProfilesPredictTheShorterSolveFor) {
     Json profile = Json::parse(ReadTextFile(dir.File(algorithm + ".json")));
     for (Json& point : profile["points"]) {
       point["rounds"] = 100 * point["rounds"].get<int>();
-      if (algorithm == "admm") point["iterations"] = 100 * point["iterations"].get<int>();
+      if (algorithm != "newton") point["iterations"] = 100 * point["iterations"].get<int>();
     }
     WriteTextFile(dir.File(algorithm + "-slow.json"), profile.dump());
     return dir.File(algorithm + "-slow.json");
@@ -126,6 +127,14 @@ TEST(RuntimeCli, AutoTakesTheAlgorithmItsProfilesPredictTheShorterSolveFor) {
   EXPECT_NE(admm["algorithm_reason"].get<std::string>().find("auto: admm, predicted"), std::string::npos)
       << admm["algorithm_reason"];
   EXPECT_EQ(chosen(dir.File("newton.json") + "," + slowed("admm"))["algorithm"], "newton");
+  // The column method on the process workers, a block of columns each, to the others' optimum.
+  const Json columns = chosen(slowed("newton") + "," + slowed("admm") + "," + dir.File("columns.json"));
+  EXPECT_EQ(columns["algorithm"], "columns");
+  EXPECT_EQ(columns["runtime"], "process");
+  EXPECT_NEAR(columns["objective"].get<double>(), admm["objective"].get<double>(), 1e-6);
+  EXPECT_NE(columns["algorithm_reason"].get<std::string>().find("against newton's"), std::string::npos)
+      << columns["algorithm_reason"];
+  EXPECT_EQ(chosen(dir.File("newton.json") + "," + slowed("admm") + "," + slowed("columns"))["algorithm"], "newton");
   // ADMM's partial barrier decides before any prediction.
   EXPECT_EQ(chosen(dir.File("newton.json") + "," + slowed("admm"), {"--barrier", "1"})["algorithm"], "admm");
   for (const auto& [profiles, extra, message] :

@@ -676,6 +676,99 @@ TEST(Simulator, AMulticlassModelsVectorsCarryEveryClassesWeights) {
   EXPECT_NE(profile.Validate().message().find("blocks"), std::string::npos);
 }
 
+// The column method's: a block of columns a worker, its messages the block's weights and the
+// rows' derivatives out, its step and the rows' change of the margins back.
+Profile ColumnProfile() {
+  Profile profile = FlatProfile();
+  profile.algorithm = Algorithm::kColumns;
+  profile.points[0].iterations = 9;
+  profile.points[0].rounds = 10;
+  profile.points[0].request_vectors = 1;
+  profile.points[0].reply_vectors = 0.5;
+  profile.points[0].request_row_vectors = 2;
+  profile.points[0].reply_row_vectors = 1;
+  return profile;
+}
+
+TEST(Simulator, ColumnMessagesFollowTheRowsAndTheMastersWorkIsPerRow) {
+  Profile profile = ColumnProfile();
+  profile.master_seconds_per_reply_row = 1e-4;  // 0.1 s per reply of 1000 rows
+  profile.master_seconds_per_row = 2e-4;        // 0.2 s for the line search over them
+  Scenario scenario = ScenarioOf(profile, 4);
+  // A worker holds 100 / 4 = 25 weights: a ROUND of 8 (25 + 2 * 1000) + 160 = 16360 bytes, a
+  // REPLY of 8 (12.5 + 1000) + 160 = 8260.
+  const double request = 8 * (25 + 2000) + 160, reply = 8 * (12.5 + 1000) + 160;
+  Platform platform = FreePlatform(0);
+  platform.master_bandwidth = platform.worker_bandwidth = request;  // 1 s a ROUND
+  // Out at 1, 2, 3, 4; computed by 2, 3, 4, 5; each REPLY (8260 / 16360 s) in as its worker is
+  // done, then 0.1 s to add; the last in at 5 + r, added by 5 + r + 0.1, and 0.2 s more.
+  Result<Prediction> p = Simulate(profile, platform, scenario, Prices{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->rounds, 10);  // the profile's, iterations + 1 here
+  EXPECT_NEAR(p->round_seconds, 5 + reply / request + 0.1 + 0.2, 1e-12);
+  EXPECT_EQ(p->bytes_per_round, static_cast<int64_t>(4 * (request + reply)));
+  // Twice the rows: twice the rows' bytes and the master's work per row.
+  scenario.rows = 2000;
+  scenario.nnz = 20000;
+  Result<Prediction> taller = Simulate(profile, FreePlatform(0), scenario, Prices{});
+  ASSERT_TRUE(taller.ok()) << taller.status().ToString();
+  EXPECT_EQ(taller->bytes_per_round, static_cast<int64_t>(4 * (8 * (25 + 4000) + 160 + 8 * (12.5 + 2000) + 160)));
+  EXPECT_NEAR(taller->master_share * taller->round_seconds, 4 * 0.2 + 0.4, 1e-12);
+  // Replies are each block's own: no relays, no storage reduction.
+  scenario.relays = 2;
+  EXPECT_NE(Simulate(profile, FreePlatform(0), scenario, Prices{}).status().message().find("column method"),
+            std::string::npos);
+}
+
+TEST(Profile, ColumnRoundsGrowInLogKAndAWorkerHoldsItsBlock) {
+  // Iterations measured at K = 1 and 4: 10 and 30 (one round more each). A worker's round: 2
+  // passes over its block at 1 ns per nonzero, a coordinate descent pass over its 100 / K
+  // weights at 10 ns each, and 1 ns per row.
+  Profile profile = ColumnProfile();
+  profile.nnz = 1000000;
+  profile.seconds_per_nnz = 1e-9;
+  profile.seconds_per_coordinate = profile.seconds_per_coordinate_wide = 1e-8;
+  profile.seconds_per_row = 1e-9;
+  auto point = [](int k, int iterations) {
+    ProfilePoint p = ColumnProfile().points[0];
+    p.workers = k;
+    p.iterations = iterations;
+    p.rounds = iterations + 1;
+    p.data_passes = 2;
+    p.local_iterations = 1;
+    p.local_fraction = 1.0 / k;
+    p.compute_seconds = 2e-9 * 1e6 / k + 1e-8 * 100.0 / k + 1e-9 * 1000;
+    return p;
+  };
+  profile.points = {point(1, 10), point(4, 30)};
+  ASSERT_TRUE(profile.Validate().ok()) << profile.Validate().ToString();
+  const ProfilePoint at16 = profile.At(16);
+  EXPECT_EQ(at16.iterations, 50);  // 10 + 10 log2 K
+  EXPECT_EQ(at16.rounds, 51);
+  EXPECT_EQ(profile.At(2).rounds, 21);  // between: mixed in log K
+  EXPECT_NEAR(profile.LocalSize(at16, 1e6 / 16, 100), 100.0 / 16, 1e-12);
+  EXPECT_NEAR(at16.compute_seconds, 2e-9 * 1e6 / 16 + 1e-8 * 100 / 16 + 1e-6, 1e-15);
+  // A problem of 3000 rows: the rows' part three times as long.
+  EXPECT_NEAR(profile.WorkerRoundSeconds(at16, 1e6 / 16, 100, 3000), 2e-9 * 1e6 / 16 + 1e-8 * 100 / 16 + 3e-6,
+              1e-15);
+  Scenario scenario = ScenarioOf(profile, 16);
+  scenario.iterations = 20;
+  Result<Prediction> fixed = Simulate(profile, FreePlatform(0), scenario, Prices{});
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  EXPECT_EQ(fixed->rounds, 21);
+  // Its fields round-trip; fewer rounds than iterations, or negative row vectors, are named.
+  Result<Profile> back = Profile::FromJson(profile.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->columns());
+  EXPECT_EQ(back->points[1].request_row_vectors, 2);
+  EXPECT_EQ(back->seconds_per_row, 1e-9);
+  profile.points[0].rounds = 9;
+  EXPECT_NE(profile.Validate().message().find("rounds must be >= iterations"), std::string::npos);
+  profile.points[0].rounds = 11;
+  profile.points[0].reply_row_vectors = -1;
+  EXPECT_FALSE(profile.Validate().ok());
+}
+
 TEST(Platform, DefaultsAreValidAndBadFiguresAreRefused) {
   EXPECT_TRUE(Platform::Lambda().Validate().ok());
   EXPECT_TRUE(Platform::Local(FlatProfile()).Validate().ok());

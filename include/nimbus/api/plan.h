@@ -188,6 +188,9 @@ Status RefuseColumns(const SolveOptions& options, std::string_view command);
 // are given, the algorithm whose profile predicts the shorter time to solution for the plan's
 // rows, columns, nonzeros and workers (metrics/simulator.h).
 Result<MasterChoice> ChooseMasterFor(const Plan& plan, const SolveOptions& options);
+// Whether auto may choose the column method from the options' profiles (one of them is its):
+// the plan then holds the rows in this process, which the column method's layout needs.
+bool ProfilesMayChooseColumns(const SolveOptions& options);
 
 // on_trace as a sink for masters and executors; null without one.
 std::unique_ptr<TraceSink> TraceSinkOf(const SolveOptions& options);
@@ -201,6 +204,15 @@ std::unique_ptr<Master> MakeMaster(const ProblemSpec& spec, const MasterChoice& 
 // plan.workers blocks stepped on its threads (columns/column_descent.h), the summary's fields as
 // every solve's (an iteration a round). Rows in a store are refused.
 Result<SolveResult> SolveByColumnsHere(const Plan& plan, const SolveOptions& options, const MasterChoice& choice);
+// The column method's workers' options: their vectors follow their rows and block (the dense form).
+WorkerOptions ColumnWorkerOptionsOf(const SolveOptions& options);
+// The plan's rows as plan.workers blocks of columns, a worker's each (Plan::column_blocks, laid
+// out as --column-blocks asks), refused where a block's worker would not fit in its memory.
+Result<Plan> ColumnLayoutFor(const Plan& plan, const SolveOptions& options, const MasterChoice& choice);
+// The column method on `executor`'s workers (ColumnWorkerOptionsOf's), a block of the layout's
+// each (ColumnLayoutFor): the workers started here, not stopped; the summary as every solve's.
+Result<Solution> SolveByColumnsOn(const Plan& layout, const SolveOptions& options, const MasterChoice& choice,
+                                  Executor& executor);
 // The options' checkpoint writer (--checkpoint): each state into the store, a failed write
 // warned of on stderr (the run goes on with the previous checkpoint); empty without a location.
 Result<CheckpointWriter> CheckpointWriterOf(const SolveOptions& options);

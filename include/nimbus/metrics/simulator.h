@@ -1,8 +1,11 @@
 // A discrete-event simulator of distributed runs: K workers in a star around one master,
-// round by round, for either master algorithm (solve/master.h): consensus ADMM, whose rounds
-// are its iterations (more of them as K grows), or distributed Newton, whose rounds are its
-// evaluations and Hessian-vector products (as many at every K: the sums over the shards are
-// the same). It is driven by
+// round by round, for each distributed algorithm: consensus ADMM, whose rounds are its
+// iterations (more of them as K grows); distributed Newton, whose rounds are its evaluations
+// and Hessian-vector products (as many at every K: the sums over the shards are the same); and
+// the column method (columns/column_descent.h), a block of columns a worker, whose rounds are
+// its iterations (more of them as K grows, as the blocks' steps overlap more) and whose
+// messages follow the rows: every row's two derivatives out, each block's change of the
+// margins back. It is driven by
 //   - a Profile measured on this machine (`nimbus simulate calibrate`): which algorithm, how
 //     many rounds the problem takes at each K, a round's work (data passes, x-update steps)
 //     and what its messages carry (model-sized vectors per request and per reply), what a
@@ -43,8 +46,15 @@ struct ProfilePoint {
   // last (after a rejected trial); back the gradient and the Hessian's diagonal (2) or H v (1).
   // A vector counts its bytes on the wire over d doubles': half as float32 (--message-precision
   // float32), its nonzeros' share when it goes as them (mostly zeros: wire/codec.h).
+  // The column method: its block's weights (a worker holds 1/K of the model) out and its step
+  // back.
   double request_vectors = 1;
   double reply_vectors = 1;
+  // Beyond those, in row-sized vectors (N doubles each): the column method's messages carry the
+  // rows' derivatives out (2) and the block's change of the margins back (1). 0 for ADMM and
+  // Newton, whose messages follow the model.
+  double request_row_vectors = 0;
+  double reply_row_vectors = 0;
   int cg_steps = 0;             // Newton: the master's CG steps in the solve (0 for ADMM)
   // The coordinates a worker holds over the model's: in the general form, the mean over the
   // workers of their shard's support over d (+ 1 for an intercept); 1 in the dense form. A
@@ -64,7 +74,7 @@ struct Profile {
   std::string machine;  // the CPU the profile was measured on
   std::string date;
   int cores = 1;
-  // The master algorithm measured: ADMM or Newton. A profile written before Newton
+  // The algorithm measured: ADMM, Newton or the column method. A profile written before Newton
   // existed has no such field and is ADMM's.
   Algorithm algorithm = Algorithm::kAdmm;
   // The calibration problem.
@@ -78,8 +88,12 @@ struct Profile {
   // worker's round on a shard of nnz_i nonzeros, holding D_i = LocalFraction(nnz_i, d) D
   // coordinates, costs
   //   seconds_per_nnz * passes * nnz_i + CoordinateSeconds(D_i) * (cg + local) * D_i + seconds_per_round
+  //     + seconds_per_row * N
   // and the master's round with K replies costs
-  //   master_seconds_per_reply_coordinate * K * D_i + master_seconds_per_coordinate * D.
+  //   master_seconds_per_reply_coordinate * K * D_i + master_seconds_per_coordinate * D
+  //     + master_seconds_per_reply_row * K * N + master_seconds_per_row * N.
+  // The row terms are the column method's (its messages and the master's sums and line search
+  // follow the N rows; it holds D_i = D / K, its block); 0 for ADMM and Newton.
   // A coordinate costs more once the model's vectors outgrow the caches: the cost is measured
   // at the calibration's D and at wide_cols, and interpolated in log D between them.
   double seconds_per_nnz = 0;
@@ -89,6 +103,9 @@ struct Profile {
   double seconds_per_round = 0;
   double master_seconds_per_reply_coordinate = 0;
   double master_seconds_per_coordinate = 0;
+  double seconds_per_row = 0;
+  double master_seconds_per_reply_row = 0;
+  double master_seconds_per_row = 0;
   // ZeroMQ over 127.0.0.1: a message of s bytes takes message_latency + s / message_bandwidth.
   double message_latency_seconds = 0;
   double message_bandwidth = 0;  // bytes per second
@@ -102,13 +119,16 @@ struct Profile {
 
   Status Validate() const;
   bool newton() const { return algorithm == Algorithm::kNewton; }
+  bool columns() const { return algorithm == Algorithm::kColumns; }
   // The calibration point at K, interpolated in log K between measured ones. Beyond them the
   // per-round figures stay those of the nearest K; ADMM's iterations follow a least-squares
-  // fit a + b log2 K (and rounds = iterations + 1), while Newton's rounds and steps stay the
-  // nearest measured K's (they do not depend on K).
+  // fit a + b log2 K (and rounds = iterations + 1), as do the column method's (its rounds beyond
+  // its iterations the nearest K's), while Newton's rounds and steps stay the nearest measured
+  // K's (they do not depend on K).
   ProfilePoint At(int workers) const;
-  // One worker's round on nnz_i nonzeros of a d-feature problem, at the work per round of K.
-  double WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double features) const;
+  // One worker's round on nnz_i nonzeros of a d-feature problem of `rows` rows (0: the
+  // profile's), at the work per round of K.
+  double WorkerRoundSeconds(const ProfilePoint& at, double shard_nnz, double features, double rows = 0) const;
   double CoordinateSeconds(double coordinates) const;
   double ModelSize(double features) const { return features * static_cast<double>(blocks); }
   // The share of a d-feature model a worker with nnz_i nonzeros holds. It depends on the
@@ -117,6 +137,9 @@ struct Profile {
   // (a slope between 0 and 1: the support grows no faster than the nonzeros), and never more
   // than 1 or than s (a support holds at most one coordinate per nonzero).
   double LocalFraction(double shard_nnz, double features) const;
+  // The coordinates a worker holds at K (at.workers) with nnz_i nonzeros of a d-feature
+  // problem: LocalFraction's share of the model, or the column method's block, 1/K of it.
+  double LocalSize(const ProfilePoint& at, double shard_nnz, double features) const;
 
   std::string ToJson() const;
   static Result<Profile> FromJson(const std::string& text, const std::string& origin);
@@ -174,7 +197,8 @@ struct Scenario {
   uint64_t seed = 1;
   // Relays (runtime/relay.h): the workers in this many groups, each behind a relay that sums
   // their replies; a relay with more than relay_fanout workers has relays of its own (0: no
-  // limit). 0 relays: the star. Modelled where every worker has its own CPU (not on shared cores).
+  // limit). 0 relays: the star. Modelled where every worker has its own CPU (not on shared
+  // cores), for ADMM and Newton (the column method's replies are not summed).
   int relays = 0, relay_fanout = 0;
   // The storage reduction instead (LambdaML's ScatterReduce, Jiang et al., SIGMOD 2021): the
   // master puts each round's vector in object storage once, and the workers sum their replies
