@@ -40,8 +40,8 @@ void AddTrainOptions(ArgParser& parser, TrainFlags* flags) {
                    "                            z and w until the stop test first passes, then exact rounds to finish;\n"
                    "                            newton: Hessian-vector products (evaluations stay exact)",
                    &admm.message_precision);
-  parser.AddString("algorithm-profiles", "P1,P2[,P3]", "auto: a calibrated profile of each algorithm (nimbus simulate\n"
-                   "                            calibrate --algorithm newton, admm, and columns if it may be chosen);\n"
+  parser.AddString("algorithm-profiles", "P1,P2[,P3]", "auto: a calibrated profile of each algorithm to choose among, two\n"
+                   "                            or more (nimbus simulate calibrate --algorithm newton, admm, columns);\n"
                    "                            auto takes the one they predict the shortest solve for, here (or on\n"
                    "                            Lambda for --runtime lambda)",
                    &flags->algorithm_profiles);

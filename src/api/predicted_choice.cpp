@@ -6,6 +6,7 @@
 // bytes, ADMM's fewer rounds can; where the rows are few against the model, or an l1 problem
 // needs many of Newton's rounds, the column method can.
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -84,28 +85,37 @@ bool ProfilesMayChooseColumns(const SolveOptions& options) {
 Result<MasterChoice> ChooseMasterFor(const Plan& plan, const SolveOptions& options) {
   MasterChoice choice = ChooseMaster(options);
   if (!choice.by_default || options.algorithm_profiles.empty()) return choice;
-  std::vector<Predicted> predicted;
-  bool newton = false, admm = false;
+  std::vector<Predicted> given;
   for (const std::string& path : options.algorithm_profiles) {
     NIMBUS_ASSIGN_OR_RETURN(Predicted p, Predict(path, plan, options));
-    for (const Predicted& other : predicted) {
+    for (const Predicted& other : given) {
       if (other.algorithm == p.algorithm) {
         return InvalidArgument("--algorithm-profiles: " + other.profile + " and " + path + " are both " +
                                std::string(NameOf(p.algorithm)) + "'s: give one of each algorithm");
       }
     }
-    newton = newton || p.algorithm == Algorithm::kNewton;
-    admm = admm || p.algorithm == Algorithm::kAdmm;
-    if (p.algorithm != Algorithm::kColumns || ColumnsCanSolve(plan, options)) predicted.push_back(std::move(p));
+    given.push_back(std::move(p));
   }
-  if (!newton || !admm) {
-    return InvalidArgument("--algorithm-profiles: give one profile of each algorithm, newton's and admm's, and the "
-                           "column method's if it may be chosen (nimbus simulate calibrate --algorithm newton, admm "
-                           "and columns)");
+  std::vector<Predicted> predicted;  // those that can solve the plan
+  std::copy_if(given.begin(), given.end(), std::back_inserter(predicted), [&](const Predicted& p) {
+    return p.algorithm != Algorithm::kColumns || ColumnsCanSolve(plan, options);
+  });
+  if (given.size() < 2) {
+    return InvalidArgument("--algorithm-profiles: give one profile of each algorithm to choose among, at least two of "
+                           "newton's, admm's and the column method's (nimbus simulate calibrate --algorithm newton, "
+                           "admm, columns)");
   }
   const auto best = std::min_element(predicted.begin(), predicted.end(),
                                      [](const Predicted& a, const Predicted& b) { return a.seconds < b.seconds; });
   choice.algorithm = best->algorithm;
+  if (predicted.size() == 1) {
+    choice.reason = Format("auto: %s, predicted %.3g s to solution at K = %d (from %s; the column method cannot "
+                           "solve this plan: rows in a store or text for the workers, the softmax, or more workers than "
+                           "columns)",
+                           NameOf(best->algorithm).data(), best->seconds, std::max(1, plan.workers),
+                           best->profile.c_str());
+    return choice;
+  }
   choice.reason = Format("auto: %s, predicted %.3g s to solution against %s at K = %d on %s (from %s)",
                          NameOf(best->algorithm).data(), best->seconds, Others(predicted, *best).c_str(),
                          std::max(1, plan.workers),
