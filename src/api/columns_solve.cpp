@@ -203,26 +203,6 @@ Result<std::vector<ColumnPath>> StartFoldPaths(const Plan& plan, const SolveOpti
   return paths;
 }
 
-// Every path's point at l1, the paths shared among this process's cores.
-Result<std::vector<ColumnPathPoint>> StepSideBySide(std::vector<ColumnPath>& paths, double l1) {
-  std::vector<std::optional<ColumnPathPoint>> solved(paths.size());
-  std::vector<Status> statuses(paths.size(), Status::Ok());
-  ForEachOnCores(paths.size(), [&](std::size_t k) {
-    Result<ColumnPathPoint> point = paths[k].Next(l1);
-    if (point.ok()) {
-      solved[k] = std::move(point).value();
-    } else {
-      statuses[k] = point.status();
-    }
-  });
-  std::vector<ColumnPathPoint> points;
-  for (std::size_t k = 0; k < paths.size(); ++k) {
-    NIMBUS_RETURN_IF_ERROR(statuses[k]);
-    points.push_back(std::move(*solved[k]));
-  }
-  return points;
-}
-
 // A fold's work into the point's: its rounds and passes over the data, as the copies of
 // cross-validation's other methods count theirs.
 void AddWork(const ColumnDescentSummary& fold, ColumnDescentSummary& point) {
@@ -630,9 +610,11 @@ Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& op
   for (const ColumnPath& solver : paths) outcome.lambda_max = std::max(outcome.lambda_max, solver.l1_max());
   NIMBUS_RETURN_IF_ERROR(CheckLambdaMax(outcome.lambda_max));
   const double start_seconds = watch.ElapsedSeconds();
-  for (const double l1 : PathGrid(path, outcome.lambda_max, plan.spec.rows)) {
-    watch = Stopwatch();
-    NIMBUS_ASSIGN_OR_RETURN(std::vector<ColumnPathPoint> solved, StepSideBySide(paths, l1));
+  watch = Stopwatch();
+  const int cores = static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u));
+  // A point's seconds: from the last point's emission to its own (the paths run on between).
+  const std::vector<double> grid = PathGrid(path, outcome.lambda_max, plan.spec.rows);
+  NIMBUS_RETURN_IF_ERROR(StepPathsAlongGrid(paths, grid, cores, [&](double l1, std::vector<ColumnPathPoint> solved) {
     FoldSolutions solutions;
     ColumnPathPoint& whole = solved.back();
     for (std::size_t k = 0; k + 1 < solved.size(); ++k) {
@@ -640,8 +622,9 @@ Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& op
       AddWork(solved[k].summary, whole.summary);
     }
     solutions.whole = SolutionOf(plan, choice, std::move(whole.x), whole.summary, options, watch.ElapsedSeconds());
-    NIMBUS_RETURN_IF_ERROR(point(l1, std::move(solutions)));
-  }
+    watch = Stopwatch();
+    return point(l1, std::move(solutions));
+  }));
   outcome.cost_dollars = CostOfGrid(plan, options, load_seconds, start_seconds);
   return outcome;
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -375,6 +377,7 @@ Status ColumnDescentOptions::Validate() const {
 }
 
 std::vector<uint32_t> CutColumns(const CsrView& matrix, int blocks) {
+  if (blocks <= 1) return {0, static_cast<uint32_t>(matrix.cols)};  // no pass over the entries to count
   std::vector<int64_t> per_column(static_cast<std::size_t>(matrix.cols), 0);
   for (int64_t r = 0; r < matrix.rows; ++r) {
     for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) ++per_column[matrix.col_idx[k]];
@@ -879,6 +882,98 @@ Result<ColumnPathPoint> ColumnPath::Next(double l1) {
   ColumnPathPoint point = SolvePoint(path.problem, *path.blocks, path.options, reference, path.gradient, path.descent);
   path.last_l1 = path.last_asked = l1;
   return point;
+}
+
+namespace {
+
+// StepPathsAlongGrid's schedule. On Fashion-MNIST's cross-validation, each path's points timed
+// one after another and replayed on 2 cores took 66.2 s with a barrier after each lambda, 60.8 s
+// without (an ideal split: 58.4 s).
+class PathsAlongGrid {
+ public:
+  PathsAlongGrid(std::vector<ColumnPath>& paths, std::span<const double> grid)
+      : paths_(paths), grid_(grid.begin(), grid.end()), next_(paths.size(), 0), busy_(paths.size(), false),
+        solved_(grid_.size(), std::vector<std::optional<ColumnPathPoint>>(paths.size())), end_(grid_.size()) {}
+
+  Status Run(int thread_count, const std::function<Status(double l1, std::vector<ColumnPathPoint> points)>& emit) {
+    std::vector<std::thread> threads;
+    const std::size_t count = std::min(static_cast<std::size_t>(std::max(thread_count, 1)), paths_.size());
+    for (std::size_t t = 0; t < count; ++t) threads.emplace_back([this] { Work(); });
+    Status status = Status::Ok();
+    for (std::size_t i = 0; status.ok(); ++i) {
+      std::vector<ColumnPathPoint> points;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return i >= end_ || Solved(i); });
+        if (i >= end_) break;  // the grid's end, or a point's error at this lambda
+        for (std::optional<ColumnPathPoint>& point : solved_[i]) points.push_back(std::move(*point));
+      }
+      status = emit(grid_[i], std::move(points));
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (!status.ok()) end_ = 0;  // the caller's error: no point more
+    }
+    changed_.notify_all();
+    for (std::thread& thread : threads) thread.join();
+    return status.ok() ? error_ : status;
+  }
+
+ private:
+  bool Solved(std::size_t i) const {
+    return std::all_of(solved_[i].begin(), solved_[i].end(), [](const auto& point) { return point.has_value(); });
+  }
+  // The path furthest behind that no thread is on; paths_.size() where none is left to take.
+  std::size_t Behind() const {
+    std::size_t best = paths_.size();
+    for (std::size_t k = 0; k < paths_.size(); ++k) {
+      if (busy_[k] || next_[k] >= end_) continue;
+      if (best == paths_.size() || next_[k] < next_[best]) best = k;
+    }
+    return best;
+  }
+  bool Finished() const {
+    return std::all_of(next_.begin(), next_.end(), [&](std::size_t next) { return next >= end_; });
+  }
+  void Work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return Finished() || Behind() < paths_.size(); });
+      const std::size_t k = Behind();
+      if (k == paths_.size()) return;
+      busy_[k] = true;
+      const std::size_t i = next_[k];
+      lock.unlock();
+      Result<ColumnPathPoint> point = paths_[k].Next(grid_[i]);
+      lock.lock();
+      busy_[k] = false;
+      ++next_[k];
+      if (point.ok()) {
+        solved_[i][k] = std::move(point).value();
+      } else if (i < end_) {  // the grid ends before this lambda; the ones before it are still solved
+        end_ = i;
+        error_ = point.status();
+      }
+      changed_.notify_all();
+    }
+  }
+
+  std::vector<ColumnPath>& paths_;
+  const std::vector<double> grid_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::size_t> next_;  // each path's next point
+  std::vector<bool> busy_;         // a thread is on the path
+  std::vector<std::vector<std::optional<ColumnPathPoint>>> solved_;  // [point][path], until emitted
+  std::size_t end_;                // the lambdas solved: the grid's, or up to the first point's error
+  Status error_ = Status::Ok();    // that error
+};
+
+}  // namespace
+
+Status StepPathsAlongGrid(std::vector<ColumnPath>& paths, std::span<const double> grid, int threads,
+                          const std::function<Status(double l1, std::vector<ColumnPathPoint> points)>& emit) {
+  return PathsAlongGrid(paths, grid).Run(threads, emit);
 }
 
 Result<std::vector<ColumnPathPoint>> SolvePathByColumns(const ProblemSpec& spec, const CsrView& matrix,

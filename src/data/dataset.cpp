@@ -96,6 +96,16 @@ Dataset Dataset::SelectRows(std::span<const int64_t> rows) const {
     std::vector<uint8_t> folds;
   };
   auto arrays = std::make_shared<Arrays>();
+  // Sized once: grown entry by entry, the copies of the arrays as they doubled took longer than
+  // the selection itself (a fold of Fashion-MNIST's 19 million entries).
+  int64_t entries = 0;
+  for (const int64_t r : rows) entries += matrix.row_ptr[r + 1] - matrix.row_ptr[r];
+  arrays->row_ptr.reserve(rows.size() + 1);
+  arrays->col_idx.reserve(static_cast<std::size_t>(entries));
+  arrays->values.reserve(static_cast<std::size_t>(entries));
+  arrays->labels.reserve(rows.size());
+  if (!weights.empty()) arrays->weights.reserve(rows.size());
+  if (!folds.empty()) arrays->folds.reserve(rows.size());
   for (const int64_t r : rows) {
     for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
       arrays->col_idx.push_back(matrix.col_idx[k]);

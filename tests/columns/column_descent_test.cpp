@@ -492,6 +492,74 @@ TEST(ColumnPath, SteppedAPointAtATimeStartsAtL1MaxAndRefusesToClimb) {
   EXPECT_NE(climbing.status().message().find("positive and descending"), std::string::npos);
 }
 
+// Three fold-like paths (heart_scale without each third of its rows) stepped along one grid on
+// two threads: every lambda's points reach the caller in the grid's order, each the very point
+// the path gives stepped alone, lambda by lambda. An error of the caller's, or a point's (a grid
+// that climbs), ends the grid with it.
+TEST(ColumnPath, PathsAlongAGridOnThreadsGiveEachPathsOwnPointsInOrder) {
+  const Dataset data = ReadHeartScale();
+  auto start_paths = [&] {
+    std::vector<ColumnPath> paths;
+    for (int64_t k = 0; k < 3; ++k) {
+      std::vector<int64_t> rows;
+      for (int64_t r = 0; r < data.rows(); ++r) {
+        if (r % 3 != k) rows.push_back(r);
+      }
+      const Dataset fold = data.SelectRows(rows);
+      ProblemSpec spec = SpecOf(fold, 0.0, 0.001, true);
+      spec.cols = data.cols();
+      Result<ColumnPath> path = ColumnPath::Start(spec, fold.matrix, fold.labels, {}, ColumnPathOptions{});
+      EXPECT_TRUE(path.ok()) << path.status().ToString();
+      paths.push_back(std::move(path).value());
+    }
+    return paths;
+  };
+  std::vector<ColumnPath> alone = start_paths();
+  double top = 0;
+  for (const ColumnPath& path : alone) top = std::max(top, path.l1_max());
+  const std::vector<double> grid = {0.5 * top, 0.2 * top, 0.1 * top, 0.05 * top, 0.02 * top, 0.01 * top};
+  std::vector<std::vector<std::vector<double>>> expected(grid.size());  // [point][path]
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    for (ColumnPath& path : alone) {
+      Result<ColumnPathPoint> point = path.Next(grid[i]);
+      ASSERT_TRUE(point.ok()) << point.status().ToString();
+      expected[i].push_back(point->x);
+    }
+  }
+  std::vector<ColumnPath> paths = start_paths();
+  std::vector<double> emitted;
+  const Status stepped = StepPathsAlongGrid(paths, grid, 2, [&](double l1, std::vector<ColumnPathPoint> points) {
+    const std::size_t i = emitted.size();
+    emitted.push_back(l1);
+    EXPECT_EQ(points.size(), 3u);
+    for (std::size_t k = 0; k < points.size() && i < grid.size(); ++k) {
+      EXPECT_EQ(points[k].l1, l1);
+      EXPECT_EQ(points[k].x, expected[i][k]) << "lambda " << i << ", path " << k;
+    }
+    return Status::Ok();
+  });
+  ASSERT_TRUE(stepped.ok()) << stepped.ToString();
+  EXPECT_EQ(emitted, grid);
+
+  paths = start_paths();
+  int calls = 0;
+  const Status refused = StepPathsAlongGrid(paths, grid, 2, [&](double, std::vector<ColumnPathPoint>) {
+    return ++calls == 2 ? InvalidArgument("the caller's own error") : Status::Ok();
+  });
+  EXPECT_EQ(refused.message(), "the caller's own error");
+  EXPECT_EQ(calls, 2);
+
+  paths = start_paths();
+  calls = 0;
+  const std::vector<double> climbing = {0.5 * top, 0.6 * top};
+  const Status climbed = StepPathsAlongGrid(paths, climbing, 2, [&](double, std::vector<ColumnPathPoint>) {
+    ++calls;
+    return Status::Ok();
+  });
+  EXPECT_NE(climbed.message().find("positive and descending"), std::string::npos) << climbed.ToString();
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(ColumnDescent, RefusesWhatItCannotSolveYet) {
   const Dataset data = ReadHeartScale();
   ProblemSpec spec = SpecOf(data, 0.01, 0.0);

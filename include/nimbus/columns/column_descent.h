@@ -183,6 +183,17 @@ class ColumnPath {
   std::unique_ptr<State> state_;
 };
 
+// Paths stepped along one grid (descending l1) on `threads` threads, with no barrier between its
+// lambdas: a free thread takes the next point of the path furthest behind that no other thread
+// is on, so no thread waits for a lambda's slowest path (cross-validation's folds and the whole
+// data's path). Each lambda's points, in the paths' order, go to `emit` on the calling thread as
+// soon as the last of them is solved, lambda by lambda in the grid's order. A point's error ends
+// the grid with it once the lambdas before its own are emitted; an error from `emit` ends it
+// there (the points being solved finish first). Each path's points are its own sequence: the
+// same, bit for bit, whatever the threads.
+Status StepPathsAlongGrid(std::vector<ColumnPath>& paths, std::span<const double> grid, int threads,
+                          const std::function<Status(double l1, std::vector<ColumnPathPoint> points)>& emit);
+
 // spec's problem at each of l1_values (descending, positive; spec's l2 kept, its l1 ignored):
 // binary (class weights too) and regression. The path starts at x0, no weight and the intercept
 // at its own optimum.
