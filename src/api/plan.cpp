@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include "nimbus/solve/admm/admm_master.h"
 #include "nimbus/cloud/s3.h"
@@ -328,18 +328,17 @@ Status ReadTextHere(Plan& plan) {
   if (!plan.text) return Status::Ok();
   TextSource& text = *plan.text;
   Stopwatch watch;
-  // Slice by slice, into one block: the workers get the rows their slices hold, as they
-  // would have read them themselves.
-  auto rows = std::make_shared<RowBlock>();
-  std::vector<TextScan> scans;
+  // Into one block, on this machine's cores: the workers get the rows their slices hold, as
+  // they would have read them themselves.
+  const int cores = static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u));
+  NIMBUS_ASSIGN_OR_RETURN(SlicesRead read, ReadSlices(text.files.files, text.slices, {text.libsvm, true}, cores));
+  auto rows = std::make_shared<RowBlock>(std::move(read.rows));
   std::vector<std::pair<int64_t, int64_t>> ranges;
-  for (const TextSlice& slice : text.slices) {
-    const int64_t first = rows->rows();
-    NIMBUS_ASSIGN_OR_RETURN(TextScan scan, ReadTextSlice(text.files.files, slice, {text.libsvm, true}, *rows, true));
-    scans.push_back(std::move(scan));
-    ranges.emplace_back(first, rows->rows());
+  for (const int64_t slice_rows : read.slice_rows) {
+    const int64_t first = ranges.empty() ? 0 : ranges.back().second;
+    ranges.emplace_back(first, first + slice_rows);
   }
-  NIMBUS_ASSIGN_OR_RETURN(const TextPlan whole, PlanText(scans, text.libsvm, plan.source));
+  NIMBUS_ASSIGN_OR_RETURN(const TextPlan whole, PlanText(read.scans, text.libsvm, plan.source));
   NIMBUS_RETURN_IF_ERROR(TextPlanRows(whole).Apply(*rows));
   Dataset data = DatasetOfRows(std::move(rows), whole.cols(), whole.encoding);
   data.columns = whole.columns();

@@ -75,6 +75,27 @@ void RowBlock::Clear() {
   labels.clear();
 }
 
+Status RowBlock::Append(const RowBlock& other) {
+  if (value_kind != CsrValues::kDouble || other.value_kind != CsrValues::kDouble) {
+    return Internal("rows appended before their values are compacted");
+  }
+  if (other.rows() == 0) return Status::Ok();
+  if (row_ptr.size() == 0) {
+    NIMBUS_RETURN_IF_ERROR(row_ptr.Ensure(1));
+    row_ptr.push_back(0);
+  }
+  const auto offset = static_cast<int64_t>(col_idx.size());
+  NIMBUS_RETURN_IF_ERROR(row_ptr.Ensure(static_cast<std::size_t>(other.rows())));
+  NIMBUS_RETURN_IF_ERROR(col_idx.Ensure(other.col_idx.size()));
+  NIMBUS_RETURN_IF_ERROR(values.Ensure(other.values.size()));
+  NIMBUS_RETURN_IF_ERROR(labels.Ensure(other.labels.size()));
+  for (std::size_t r = 1; r < other.row_ptr.size(); ++r) row_ptr.push_back(offset + other.row_ptr[r]);
+  for (const uint32_t j : other.col_idx.span()) col_idx.push_back(j);
+  for (const double v : other.values.span()) values.push_back(v);
+  for (const double y : other.labels.span()) labels.push_back(y);
+  return Status::Ok();
+}
+
 CsrView RowBlock::View(int64_t cols) const {
   CsrView view{rows(), cols, row_ptr.data(), col_idx.data(), values.data()};
   view.values32 = values32.data();

@@ -1,7 +1,9 @@
 #include "nimbus/data/text_rows.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 
 #include "nimbus/core/clock.h"
 #include "nimbus/data/feature_map.h"
@@ -108,6 +110,48 @@ Result<TextScan> ReadTextSlice(const std::vector<TextFile>& files, const TextSli
   scan.bytes_read = lines.bytes_read();
   scan.seconds = watch.ElapsedSeconds();
   return scan;
+}
+
+Result<SlicesRead> ReadSlices(const std::vector<TextFile>& files, const std::vector<TextSlice>& slices,
+                              const TextReadOptions& options, int threads) {
+  struct Part {
+    std::size_t slice = 0;
+    TextSlice text;
+    RowBlock rows;
+    Result<TextScan> scan = TextScan{};
+  };
+  std::vector<Part> parts;
+  for (std::size_t s = 0; s < slices.size(); ++s) {
+    for (TextSlice& text : SubdivideSlice(files, slices[s], std::max(threads, 1))) {
+      parts.push_back({s, std::move(text), {}, TextScan{}});
+    }
+  }
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  const auto read = [&] {
+    for (std::size_t i = next++; i < parts.size() && !failed; i = next++) {
+      parts[i].scan = ReadTextSlice(files, parts[i].text, options, parts[i].rows, true);
+      if (!parts[i].scan.ok()) failed = true;
+    }
+  };
+  std::vector<std::thread> others;
+  for (int t = 1; t < std::min(threads, static_cast<int>(parts.size())); ++t) others.emplace_back(read);
+  read();
+  for (std::thread& thread : others) thread.join();
+  SlicesRead whole;
+  whole.slice_rows.assign(slices.size(), 0);
+  for (Part& part : parts) {
+    NIMBUS_RETURN_IF_ERROR(part.scan.status());  // the first in the text's order
+    if (whole.scans.empty()) {
+      whole.rows = std::move(part.rows);
+    } else {
+      NIMBUS_RETURN_IF_ERROR(whole.rows.Append(part.rows));
+      part.rows = RowBlock{};  // its memory given back as the whole grows
+    }
+    whole.slice_rows[part.slice] += part.scan->rows;
+    whole.scans.push_back(std::move(part.scan).value());
+  }
+  return whole;
 }
 
 ColumnMap TextPlan::columns() const {

@@ -235,6 +235,49 @@ TEST_F(TextInputTest, PartsPlannedTogetherAreTheWholeFile) {
   EXPECT_EQ(rows, testing::RowsOf(*whole));
 }
 
+// Two slices read on three threads at once (each cut in up to three parts): one block of the
+// whole file's rows in its order, each slice's rows counted, the parts' scans planned as the
+// whole; a bad line in a later part still named by its line in the file.
+TEST_F(TextInputTest, SlicesReadOnThreadsAreTheWholeFileInOrder) {
+  std::string text;
+  std::mt19937_64 random(11);
+  for (int r = 0; r < 700; ++r) {
+    text += r % 4 == 0 ? "+1" : "-1";
+    for (uint64_t j = 1; j <= static_cast<uint64_t>(1 + r % 6); ++j) {
+      text += " " + std::to_string(10 * j + random() % 10) + ":" + std::to_string(random() % 7 + 1);
+    }
+    text += "\n";
+  }
+  const std::vector<TextFile> files = {File("t.svm", text)};
+  LibsvmReadOptions libsvm;
+  Result<Dataset> whole = ReadLibsvmFile(dir_.File("t.svm"), libsvm);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  const std::vector<TextSlice> slices = SliceText(files, 2);
+  Result<SlicesRead> read = ReadSlices(files, slices, TextReadOptions{libsvm, true}, 3);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_GT(read->scans.size(), slices.size());  // cut into parts
+  ASSERT_EQ(read->slice_rows.size(), 2u);
+  EXPECT_EQ(read->slice_rows[0] + read->slice_rows[1], 700);
+  RowBlock first;
+  Result<TextScan> first_scan = ReadTextSlice(files, slices[0], TextReadOptions{libsvm, true}, first, true);
+  ASSERT_TRUE(first_scan.ok());
+  EXPECT_EQ(read->slice_rows[0], first_scan->rows);
+  Result<TextPlan> plan = PlanText(read->scans, libsvm, "t.svm");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto rows = std::make_shared<RowBlock>(std::move(read->rows));
+  ASSERT_TRUE(TextPlanRows(*plan).Apply(*rows).ok());
+  EXPECT_EQ(testing::RowsOf(DatasetOfRows(rows, plan->cols(), plan->encoding)), testing::RowsOf(*whole));
+
+  std::string bad;
+  for (int r = 1; r <= 299; ++r) bad += "1 1:" + std::to_string(r) + "\n";
+  bad += "1 2:x\n1 1:1\n";
+  const std::vector<TextFile> bad_files = {File("bad.svm", bad)};
+  Result<SlicesRead> refused = ReadSlices(bad_files, SliceText(bad_files, 1), TextReadOptions{}, 3);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(dir_.File("bad.svm") + ":300: invalid value 'x'"), std::string::npos)
+      << refused.status().message();
+}
+
 // A bad line found in a part that starts past the file's beginning is named by its line in
 // the file.
 TEST_F(TextInputTest, ABadLineInALaterPartIsNamedByItsLineInTheFile) {

@@ -57,6 +57,8 @@ struct RowBlock {
   void CompactValues(CsrValues kind);
   // No rows, the memory kept for the next block.
   void Clear();
+  // `other`'s rows after these (both holding their values as doubles, as parsed).
+  Status Append(const RowBlock& other);
   // The rows as a matrix of `cols` columns.
   CsrView View(int64_t cols) const;
   uint64_t MemoryBytes() const;

@@ -50,6 +50,16 @@ Result<TextScan> ReadTextSlice(const std::vector<TextFile>& files, const TextSli
                                const TextReadOptions& options, RowBlock& rows, bool keep_rows,
                                const std::function<Status(RowBlock&)>& on_block = {});
 
+// Slices read into one block of rows, in their order, each cut into up to `threads` parts that
+// are read at once (SubdivideSlice: the same lines as the slice's), then put end to end.
+struct SlicesRead {
+  RowBlock rows;
+  std::vector<TextScan> scans;      // each part's, in order: what PlanText takes
+  std::vector<int64_t> slice_rows;  // each slice's rows
+};
+Result<SlicesRead> ReadSlices(const std::vector<TextFile>& files, const std::vector<TextSlice>& slices,
+                              const TextReadOptions& options, int threads);
+
 // The whole data set, from its parts' scans in order.
 struct TextPlan {
   int64_t rows = 0, nnz = 0;
