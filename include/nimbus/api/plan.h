@@ -182,7 +182,7 @@ NewtonOptions NewtonOptionsOf(const SolveOptions& options);
 // its summary keeps the choice and the reason.
 MasterChoice ChooseMaster(const SolveOptions& options);
 // An error naming `command` where the options ask for the column method, which has no Master
-// (the commands that make one: scale, calibrate, path, cv).
+// (where a command makes one and has no way of its own to the column method yet).
 Status RefuseColumns(const SolveOptions& options, std::string_view command);
 // The same for a planned problem; where auto chose by default and options.algorithm_profiles
 // are given, the algorithm whose profile predicts the shorter time to solution for the plan's
