@@ -116,21 +116,6 @@ Solution SolutionOf(const Plan& plan, const MasterChoice& choice, std::vector<do
   return solution;
 }
 
-// body(i) for each i in [0, count), on as many threads as cores (and no more than count), each
-// taking the next i in turn.
-void ForEachOnCores(std::size_t count, const std::function<void(std::size_t)>& body) {
-  const std::size_t cores = std::max(std::thread::hardware_concurrency(), 1u);
-  const std::size_t threads = std::max<std::size_t>(std::min(cores, count), 1);
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < count; i = next++) body(i);
-  };
-  std::vector<std::thread> others;
-  for (std::size_t t = 1; t < threads; ++t) others.emplace_back(work);
-  work();
-  for (std::thread& thread : others) thread.join();
-}
-
 // A path's plan: the rows in this process, a binary or regression problem, on its threads.
 Status CheckColumnsPathPlan(const Plan& plan, const SolveOptions& options) {
   NIMBUS_RETURN_IF_ERROR(CheckColumnsPlan(plan));
@@ -161,46 +146,16 @@ double CostOfGrid(const Plan& plan, const SolveOptions& options, double load_sec
   return total.cost_dollars;
 }
 
-// Fold k's training rows (those whose fold is not k) as a data set of their own.
-Dataset TrainingRowsOf(const Dataset& data, std::span<const uint8_t> fold_of_rows, int64_t k) {
-  std::vector<int64_t> rows;
-  for (std::size_t r = 0; r < fold_of_rows.size(); ++r) {
-    if (fold_of_rows[r] != k) rows.push_back(static_cast<int64_t>(r));
-  }
-  return data.SelectRows(rows);
-}
-
-// The K folds' paths on their training rows, then the whole's, each started (its blocks built,
-// its x0 found) on one of this process's cores. A fold's problem is the whole's on its rows:
-// its loss averaged over them, the same lambdas.
+// The K folds' paths on their training rows, then the whole's (ColumnPath::StartFolds), started
+// on this process's cores. A fold's problem is the whole's on its rows: its loss averaged over
+// them, the same lambdas.
 Result<std::vector<ColumnPath>> StartFoldPaths(const Plan& plan, const SolveOptions& options,
-                                               std::span<const uint8_t> fold_of_rows, int64_t folds) {
+                                               std::span<const uint8_t> fold_of_rows, int64_t folds, int cores) {
   ColumnPathOptions one_core{ColumnOptionsOf(plan, options), true, {}};
   one_core.descent.threads = 1;  // the paths share the cores
-  std::vector<std::optional<ColumnPath>> started(static_cast<std::size_t>(folds + 1));
-  std::vector<Status> statuses(started.size(), Status::Ok());
-  ForEachOnCores(started.size(), [&](std::size_t k) {
-    const Dataset& whole = *plan.data;
-    std::optional<Dataset> training;
-    ProblemSpec spec = plan.spec;
-    if (static_cast<int64_t>(k) < folds) {
-      training = TrainingRowsOf(whole, fold_of_rows, static_cast<int64_t>(k));
-      spec.rows = training->rows();
-    }
-    const Dataset& rows = training ? *training : whole;
-    Result<ColumnPath> path = ColumnPath::Start(spec, rows.matrix, rows.labels, rows.weights, one_core);
-    if (!path.ok()) {
-      statuses[k] = path.status().WithContext(static_cast<int64_t>(k) < folds ? "fold " + std::to_string(k) : "all rows");
-      return;
-    }
-    started[k] = std::move(path).value();
-  });
-  std::vector<ColumnPath> paths;
-  for (std::size_t k = 0; k < started.size(); ++k) {
-    NIMBUS_RETURN_IF_ERROR(statuses[k]);
-    paths.push_back(std::move(*started[k]));
-  }
-  return paths;
+  const Dataset& data = *plan.data;
+  return ColumnPath::StartFolds(plan.spec, data.matrix, data.labels, data.weights, fold_of_rows, folds, one_core,
+                                cores);
 }
 
 // A fold's work into the point's: its rounds and passes over the data, as the copies of
@@ -603,7 +558,8 @@ Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& op
   MasterChoice choice = ChooseMaster(options);
   if (!reason.empty()) choice.reason = reason;
   Stopwatch watch;
-  NIMBUS_ASSIGN_OR_RETURN(std::vector<ColumnPath> paths, StartFoldPaths(plan, options, fold_of_rows, folds));
+  const int cores = static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u));
+  NIMBUS_ASSIGN_OR_RETURN(std::vector<ColumnPath> paths, StartFoldPaths(plan, options, fold_of_rows, folds, cores));
   GridOutcome outcome;
   // The largest of the paths' own, as the copies of the other methods' cross-validation have it:
   // at its first point no path has a weight.
@@ -611,7 +567,6 @@ Result<GridOutcome> SolveFoldsByColumns(const Plan& plan, const SolveOptions& op
   NIMBUS_RETURN_IF_ERROR(CheckLambdaMax(outcome.lambda_max));
   const double start_seconds = watch.ElapsedSeconds();
   watch = Stopwatch();
-  const int cores = static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u));
   // A point's seconds: from the last point's emission to its own (the paths run on between).
   const std::vector<double> grid = PathGrid(path, outcome.lambda_max, plan.spec.rows);
   NIMBUS_RETURN_IF_ERROR(StepPathsAlongGrid(paths, grid, cores, [&](double l1, std::vector<ColumnPathPoint> solved) {

@@ -109,6 +109,28 @@ ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end,
   return block;
 }
 
+ColumnBlock ColumnBlock::OnRows(const ColumnBlock& block, std::span<const uint32_t> new_row, int64_t rows) {
+  ColumnBlock kept;
+  kept.begin = block.begin;
+  kept.end = block.end;
+  kept.rows = rows;
+  kept.intercept = block.intercept;
+  kept.col_ptr.reserve(block.col_ptr.size());
+  // Room for every entry, its pages touched only as the kept ones are written.
+  kept.row_idx.reserve(block.row_idx.size());
+  kept.values.reserve(block.values.size());
+  for (std::size_t j = 0; j + 1 < block.col_ptr.size(); ++j) {
+    for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) {
+      const uint32_t row = new_row[block.row_idx[k]];
+      if (row == kDroppedRow) continue;
+      kept.row_idx.push_back(row);
+      kept.values.push_back(block.values[k]);
+    }
+    kept.col_ptr.push_back(static_cast<int64_t>(kept.row_idx.size()));
+  }
+  return kept;
+}
+
 void AddBlockMargins(const ColumnBlock& block, std::span<const double> v, std::span<double> margins) {
   for (std::size_t j = 0; j < block.size(); ++j) {
     if (v[j] != 0) AddColumn(block, j, v[j], margins);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "nimbus/columns/column_block.h"
+#include "nimbus/core/clock.h"
 #include "nimbus/core/format.h"
 #include "nimbus/problem/loss.h"
 
@@ -26,6 +27,8 @@ class LocalBlockStepper final : public BlockStepper {
  public:
   // The matrix's columns in `layout`'s blocks (its cuts given).
   LocalBlockStepper(const CsrView& matrix, const ColumnLayout& layout, bool intercept, int threads);
+  // `whole`'s blocks on a subset of its rows (ColumnBlock::OnRows).
+  LocalBlockStepper(const LocalBlockStepper& whole, std::span<const uint32_t> new_row, int64_t rows);
   const std::vector<BlockRange>& blocks() const override { return ranges_; }
   int64_t nnz() const override { return nnz_; }
   Result<std::vector<BlockStep>> Step(const RowDerivatives& at, std::span<const double> x,
@@ -499,6 +502,14 @@ LocalBlockStepper::LocalBlockStepper(const CsrView& matrix, const ColumnLayout& 
   }
 }
 
+LocalBlockStepper::LocalBlockStepper(const LocalBlockStepper& whole, std::span<const uint32_t> new_row, int64_t rows)
+    : ranges_(whole.ranges_), rows_(rows), threads_(whole.threads_) {
+  for (const ColumnBlock& block : whole.blocks_) {
+    blocks_.push_back(ColumnBlock::OnRows(block, new_row, rows));
+    nnz_ += blocks_.back().nnz();
+  }
+}
+
 Result<std::vector<BlockStep>> LocalBlockStepper::Step(const RowDerivatives& at, std::span<const double> x,
                                                        const BlockModelOptions& model,
                                                        std::span<const uint8_t> eligible) {
@@ -774,6 +785,31 @@ ColumnPathPoint SolvePoint(ColumnProblem& problem, const LocalBlockStepper& bloc
   return point;
 }
 
+// What a path can solve: a binary or regression problem, its blocks contiguous.
+Status CheckPathProblem(const ProblemSpec& spec, int64_t rows, std::span<const double> labels,
+                        std::span<const double> row_weights, const ColumnPathOptions& options) {
+  NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, rows, labels, row_weights));
+  if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
+  if (!options.descent.layout.cuts.empty()) {
+    return InvalidArgument("the column method's paths: contiguous blocks only (no layout)");
+  }
+  return Status::Ok();
+}
+
+// body(i) for each i in [0, count) on up to `threads` threads, each taking the next i in turn.
+void ForEachOnThreads(std::size_t count, int threads, const std::function<void(std::size_t)>& body) {
+  const std::size_t used = std::max<std::size_t>(std::min(static_cast<std::size_t>(std::max(threads, 1)), count), 1);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < count; i = next++) body(i);
+  };
+  std::vector<std::thread> others;
+  for (std::size_t t = 1; t < used; ++t) others.emplace_back(work);
+  work();
+  for (std::thread& thread : others) thread.join();
+}
+
 // spec with one block of weights: one-vs-rest's classes are solved one after another.
 ProblemSpec BinarySpec(const ProblemSpec& spec) {
   ProblemSpec binary = spec;
@@ -846,24 +882,79 @@ ColumnPath::~ColumnPath() = default;
 
 Result<ColumnPath> ColumnPath::Start(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                                      std::span<const double> row_weights, const ColumnPathOptions& options) {
-  NIMBUS_RETURN_IF_ERROR(options.Validate());
-  NIMBUS_RETURN_IF_ERROR(CheckProblem(spec, matrix.rows, labels, row_weights));
-  if (spec.classes > 1) return InvalidArgument("the column method's paths: binary and regression problems only");
-  if (!options.descent.layout.cuts.empty()) {
-    return InvalidArgument("the column method's paths: contiguous blocks only (no layout)");
-  }
+  NIMBUS_RETURN_IF_ERROR(CheckPathProblem(spec, matrix.rows, labels, row_weights, options));
   auto state = std::make_unique<State>();
-  state->options = options;
-  state->options.on_point = nullptr;
   state->rows = RowsOfClass(spec, labels, row_weights, 0);
-  const ColumnLayout contiguous{{}, CutColumns(matrix, options.descent.blocks)};
-  state->blocks.emplace(matrix, contiguous, spec.intercept, options.descent.threads);
+  state->blocks.emplace(matrix, ColumnLayout{{}, CutColumns(matrix, options.descent.blocks)}, spec.intercept,
+                        options.descent.threads);
+  state->options = options;
+  return Begin(std::move(state), spec);
+}
+
+ColumnPath ColumnPath::Begin(std::unique_ptr<State> state, const ProblemSpec& spec) {
+  state->options.on_point = nullptr;
   state->problem = MakeProblem(BinarySpec(spec), state->rows.labels, state->rows.weights, *state->blocks);
-  state->gradient = StartPath(state->problem, *state->blocks, options.descent, state->descent);
+  state->gradient = StartPath(state->problem, *state->blocks, state->options.descent, state->descent);
   state->gradient_at_start = state->gradient;
   state->l2 = spec.regularizer.l2;
   state->l1_max = state->last_l1 = LargestWeightGradient(state->problem, state->gradient);
   return ColumnPath(std::move(state));
+}
+
+Result<std::vector<ColumnPath>> ColumnPath::StartFolds(const ProblemSpec& spec, const CsrView& matrix,
+                                                       std::span<const double> labels,
+                                                       std::span<const double> row_weights,
+                                                       std::span<const uint8_t> fold_of_rows, int64_t folds,
+                                                       const ColumnPathOptions& options, int threads) {
+  NIMBUS_RETURN_IF_ERROR(CheckPathProblem(spec, matrix.rows, labels, row_weights, options));
+  if (folds < 1 || folds > 255 || fold_of_rows.size() != labels.size()) {
+    return InvalidArgument("the column method's folds: 1 to 255 of them, and a fold for each row");
+  }
+  const auto paths = static_cast<std::size_t>(folds + 1);
+  const auto new_state = [&options] {
+    auto state = std::make_unique<State>();
+    state->options = options;
+    return state;
+  };
+  std::unique_ptr<State> whole = new_state();
+  whole->rows = RowsOfClass(spec, labels, row_weights, 0);
+  whole->blocks.emplace(matrix, ColumnLayout{{}, CutColumns(matrix, options.descent.blocks)}, spec.intercept,
+                        options.descent.threads);
+  const State& source = *whole;  // read by the folds' starts while the whole's path begins
+  // Fold k's state: the whole's rows but those of fold k, renumbered in order.
+  const auto fold_state = [&](uint8_t k, ProblemSpec& own) {
+    std::unique_ptr<State> state = new_state();
+    std::vector<uint32_t> new_row(fold_of_rows.size(), ColumnBlock::kDroppedRow);
+    const std::vector<double>& weights = source.rows.weights;
+    uint32_t kept = 0;
+    for (std::size_t r = 0; r < fold_of_rows.size(); ++r) {
+      if (fold_of_rows[r] == k) continue;
+      new_row[r] = kept++;
+      state->rows.labels.push_back(source.rows.labels[r]);
+      if (!weights.empty()) state->rows.weights.push_back(weights[r]);
+    }
+    state->blocks.emplace(*source.blocks, new_row, kept);
+    own.rows = kept;
+    return state;
+  };
+  std::vector<std::optional<ColumnPath>> started(paths);
+  std::vector<Status> statuses(paths, Status::Ok());
+  ForEachOnThreads(paths, threads, [&](std::size_t k) {
+    if (k + 1 == paths) {  // the whole's own path, its blocks read by the folds' meanwhile
+      started[k] = Begin(std::move(whole), spec);
+      return;
+    }
+    ProblemSpec own = spec;
+    std::unique_ptr<State> state = fold_state(static_cast<uint8_t>(k), own);
+    statuses[k] = CheckProblem(own, own.rows, state->rows.labels, state->rows.weights);
+    if (statuses[k].ok()) started[k] = Begin(std::move(state), own);
+  });
+  std::vector<ColumnPath> result;
+  for (std::size_t k = 0; k < paths; ++k) {
+    NIMBUS_RETURN_IF_ERROR(statuses[k].WithContext("fold " + std::to_string(k)));
+    result.push_back(std::move(*started[k]));
+  }
+  return result;
 }
 
 double ColumnPath::l1_max() const { return state_->l1_max; }
@@ -892,7 +983,7 @@ namespace {
 class PathsAlongGrid {
  public:
   PathsAlongGrid(std::vector<ColumnPath>& paths, std::span<const double> grid)
-      : paths_(paths), grid_(grid.begin(), grid.end()), next_(paths.size(), 0), busy_(paths.size(), false),
+      : paths_(paths), grid_(grid.begin(), grid.end()), next_(paths.size(), 0), busy_(paths.size(), false), last_seconds_(paths.size(), 0.0),
         solved_(grid_.size(), std::vector<std::optional<ColumnPathPoint>>(paths.size())), end_(grid_.size()) {}
 
   Status Run(int thread_count, const std::function<Status(double l1, std::vector<ColumnPathPoint> points)>& emit) {
@@ -923,12 +1014,17 @@ class PathsAlongGrid {
   bool Solved(std::size_t i) const {
     return std::all_of(solved_[i].begin(), solved_[i].end(), [](const auto& point) { return point.has_value(); });
   }
-  // The path furthest behind that no thread is on; paths_.size() where none is left to take.
+  // The path furthest behind that no thread is on; of those as far behind, the one whose last
+  // point took longest (the longest work first leaves the shortest to end a lambda with, and the
+  // grid's last lambda ends with both cores busy longer). paths_.size() where none is left.
   std::size_t Behind() const {
     std::size_t best = paths_.size();
     for (std::size_t k = 0; k < paths_.size(); ++k) {
       if (busy_[k] || next_[k] >= end_) continue;
-      if (best == paths_.size() || next_[k] < next_[best]) best = k;
+      if (best == paths_.size() || next_[k] < next_[best] ||
+          (next_[k] == next_[best] && last_seconds_[k] > last_seconds_[best])) {
+        best = k;
+      }
     }
     return best;
   }
@@ -944,8 +1040,10 @@ class PathsAlongGrid {
       busy_[k] = true;
       const std::size_t i = next_[k];
       lock.unlock();
+      const Stopwatch watch;
       Result<ColumnPathPoint> point = paths_[k].Next(grid_[i]);
       lock.lock();
+      last_seconds_[k] = watch.ElapsedSeconds();
       busy_[k] = false;
       ++next_[k];
       if (point.ok()) {
@@ -964,6 +1062,7 @@ class PathsAlongGrid {
   std::condition_variable changed_;
   std::vector<std::size_t> next_;  // each path's next point
   std::vector<bool> busy_;         // a thread is on the path
+  std::vector<double> last_seconds_;  // each path's last point's
   std::vector<std::vector<std::optional<ColumnPathPoint>>> solved_;  // [point][path], until emitted
   std::size_t end_;                // the lambdas solved: the grid's, or up to the first point's error
   Status error_ = Status::Ok();    // that error

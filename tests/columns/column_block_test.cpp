@@ -68,6 +68,41 @@ TEST(ColumnBlock, HoldsItsRangeOfColumnsColumnByColumn) {
   }
 }
 
+// A fold's block from the whole's: the entries of the kept rows alone, renumbered in order, each
+// the dense matrix's at its row of origin, the columns' rows still ascending.
+TEST(ColumnBlock, OnRowsHoldsTheKeptRowsEntriesAlone) {
+  const SparseProblem p = MakeRandomProblem(30, 9, 4, 2, Loss::kLogistic);
+  const ColumnBlock whole = ColumnBlock::Of(p.View(), 2, 8, /*intercept=*/true);
+  std::vector<uint32_t> new_row(30, ColumnBlock::kDroppedRow);
+  std::vector<std::size_t> origin;  // kept row -> row of the whole
+  for (std::size_t r = 0; r < 30; ++r) {
+    if (r % 3 == 1) continue;
+    new_row[r] = static_cast<uint32_t>(origin.size());
+    origin.push_back(r);
+  }
+  const ColumnBlock kept = ColumnBlock::OnRows(whole, new_row, static_cast<int64_t>(origin.size()));
+  EXPECT_EQ(kept.rows, 20);
+  EXPECT_EQ(kept.begin, 2u);
+  EXPECT_EQ(kept.end, 8u);
+  EXPECT_TRUE(kept.intercept);
+  const std::vector<double> dense = p.Dense(false);
+  int64_t inside = 0;
+  for (const std::size_t r : origin) {
+    for (std::size_t j = 2; j < 8; ++j) inside += dense[r * 9 + j] != 0;
+  }
+  EXPECT_EQ(kept.nnz(), inside);
+  ASSERT_EQ(kept.col_ptr.size(), 7u);
+  for (std::size_t j = 0; j < 6; ++j) {
+    for (int64_t k = kept.col_ptr[j]; k < kept.col_ptr[j + 1]; ++k) {
+      ASSERT_LT(kept.row_idx[k], origin.size());
+      if (k > kept.col_ptr[j]) {
+        EXPECT_LT(kept.row_idx[k - 1], kept.row_idx[k]);
+      }
+      EXPECT_EQ(kept.values[k], dense[origin[kept.row_idx[k]] * 9 + 2 + j]);
+    }
+  }
+}
+
 // Blocks that together cover the columns and the intercept add up to A x + b, the test's own
 // dense product (what the column method's workers send for a resumed run's margins).
 TEST(ColumnBlock, BlocksMarginsAddUpToTheWholeProduct) {

@@ -560,6 +560,54 @@ TEST(ColumnPath, PathsAlongAGridOnThreadsGiveEachPathsOwnPointsInOrder) {
   EXPECT_EQ(calls, 1);
 }
 
+// Cross-validation's paths started together, each fold's blocks taken from the whole's: every
+// fold's points are those of the path started alone on a copy of its training rows (their own
+// rows, row weights and class weights), bit for bit, and the last path is the whole data's. A
+// fold that holds every row leaves the others none: the error names it.
+TEST(ColumnPath, FoldsStartedFromTheWholesBlocksAreThePathsOfTheirOwnRows) {
+  const Dataset data = ReadHeartScale();
+  ProblemSpec spec = SpecOf(data, 0.0, 0.001, true);
+  spec.class_weights = {1.0, 2.5};
+  std::vector<double> row_weights;
+  std::vector<uint8_t> fold_of_rows;
+  for (int64_t r = 0; r < data.rows(); ++r) {
+    row_weights.push_back(1.0 + static_cast<double>(r % 4) / 4);
+    fold_of_rows.push_back(static_cast<uint8_t>((r * 7) % 3));
+  }
+  Result<std::vector<ColumnPath>> started =
+      ColumnPath::StartFolds(spec, data.matrix, data.labels, row_weights, fold_of_rows, 3, ColumnPathOptions{}, 2);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  ASSERT_EQ(started->size(), 4u);
+  for (std::size_t k = 0; k < 4; ++k) {
+    std::vector<int64_t> rows;
+    std::vector<double> weights;
+    for (int64_t r = 0; r < data.rows(); ++r) {
+      if (fold_of_rows[r] == k) continue;
+      rows.push_back(r);
+      weights.push_back(row_weights[r]);
+    }
+    const Dataset own = data.SelectRows(rows);
+    ProblemSpec own_spec = spec;
+    own_spec.rows = own.rows();
+    Result<ColumnPath> alone = ColumnPath::Start(own_spec, own.matrix, own.labels, weights, ColumnPathOptions{});
+    ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+    ColumnPath& together = (*started)[k];
+    EXPECT_EQ(together.l1_max(), alone->l1_max()) << "path " << k;
+    for (const double share : {0.5, 0.1, 0.02}) {
+      Result<ColumnPathPoint> expected = alone->Next(share * alone->l1_max());
+      Result<ColumnPathPoint> point = together.Next(share * alone->l1_max());
+      ASSERT_TRUE(expected.ok() && point.ok());
+      EXPECT_TRUE(point->summary.converged) << point->summary.message;
+      EXPECT_EQ(point->x, expected->x) << "path " << k << ", l1 " << share << " l1_max";
+    }
+  }
+  const std::vector<uint8_t> one_fold(static_cast<std::size_t>(data.rows()), 0);
+  Result<std::vector<ColumnPath>> empty =
+      ColumnPath::StartFolds(spec, data.matrix, data.labels, {}, one_fold, 1, ColumnPathOptions{}, 2);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("fold 0: rows"), std::string::npos) << empty.status().ToString();
+}
+
 TEST(ColumnDescent, RefusesWhatItCannotSolveYet) {
   const Dataset data = ReadHeartScale();
   ProblemSpec spec = SpecOf(data, 0.01, 0.0);

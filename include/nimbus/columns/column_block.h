@@ -49,6 +49,11 @@ struct ColumnBlock {
   // [begin, end).
   static ColumnBlock Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept,
                         std::span<const uint32_t> position_of = {});
+  // `block` on a subset of its rows, in one pass over its entries: row r becomes row new_row[r],
+  // or is dropped where new_row[r] is kDroppedRow (the kept rows keep their order; `rows` of
+  // them). A cross-validation fold's block from the whole data's, with no copy of the rows.
+  static constexpr uint32_t kDroppedRow = UINT32_MAX;
+  static ColumnBlock OnRows(const ColumnBlock& block, std::span<const uint32_t> new_row, int64_t rows);
   // The block's coordinates: its columns, and the intercept last.
   std::size_t size() const { return end - begin + (intercept ? 1 : 0); }
   int64_t nnz() const { return col_ptr.back(); }

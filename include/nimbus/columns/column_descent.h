@@ -167,6 +167,17 @@ class ColumnPath {
   // and regression; spec's l2 kept, its l1 ignored).
   static Result<ColumnPath> Start(const ProblemSpec& spec, const CsrView& matrix, std::span<const double> labels,
                                   std::span<const double> row_weights, const ColumnPathOptions& options);
+  // Cross-validation's folds + 1 paths: for k < folds, spec's problem on the rows whose fold
+  // (fold_of_rows) is not k, its loss averaged over them; the last on every row. The matrix's
+  // blocks by columns are built once, and each fold's taken from them without its held-out rows
+  // (a pass over their entries, where a copy of the rows and a build by columns of its own cost
+  // more: docs/benchmarks.md, "Folds' blocks from the whole's"). The paths start on `threads`
+  // threads; an error names its path ("fold k" or "all rows").
+  static Result<std::vector<ColumnPath>> StartFolds(const ProblemSpec& spec, const CsrView& matrix,
+                                                    std::span<const double> labels,
+                                                    std::span<const double> row_weights,
+                                                    std::span<const uint8_t> fold_of_rows, int64_t folds,
+                                                    const ColumnPathOptions& options, int threads);
   ColumnPath(ColumnPath&&) noexcept;
   ColumnPath& operator=(ColumnPath&&) noexcept;
   ~ColumnPath();
@@ -180,6 +191,8 @@ class ColumnPath {
  private:
   struct State;
   explicit ColumnPath(std::unique_ptr<State> state);
+  // The path of a state whose rows and blocks are set: its x0 and l1_max.
+  static ColumnPath Begin(std::unique_ptr<State> state, const ProblemSpec& spec);
   std::unique_ptr<State> state_;
 };
 
