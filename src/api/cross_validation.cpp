@@ -252,8 +252,9 @@ CvPoint PointOf(const Plan& plan, const SolveOptions& options, double lambda, Fo
 
 // auto's choice for cross-validation along an l1 grid on this process's threads: the column
 // method, its folds' paths side by side on the cores (one block each), when K + 4 copies of the
-// data fit in half the machine's memory (the data, its K folds' training rows and the whole's,
-// each again by columns: Debian packages' 5 folds peaked at 8.3 times its 43 MB file).
+// data fit in half the machine's memory (the data, its folds' held-out rows, the whole's blocks
+// by columns and the K folds' taken from them, about K + 2, with room to spare: Fashion-MNIST's
+// 5 folds peaked at 6.7 times its 300 MB file, 8.1 before the folds' blocks came from the whole's).
 // docs/benchmarks.md ("Cross-validation by columns"):
 // 2.5x faster than Newton's copies on Debian packages (7.9 s against 19.5 s) and 1.8x on
 // Fashion-MNIST (97.8 s against 173.4 s), sparse text and dense pixels. Sets `solve` to it and
