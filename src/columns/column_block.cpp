@@ -5,6 +5,8 @@
 #include <limits>
 #include <tuple>
 #include <utility>
+#include <functional>
+#include <thread>
 
 #include "nimbus/problem/problem.h"
 
@@ -76,8 +78,34 @@ int64_t ColumnEntries(const ColumnBlock& block, std::size_t j) {
 
 }  // namespace
 
+namespace {
+
+// Rows cut into `parts` runs of about equal entries: parts + 1 ascending row numbers from 0 to rows.
+std::vector<int64_t> CutRows(const CsrView& matrix, int parts) {
+  std::vector<int64_t> cuts{0};
+  const int64_t total = matrix.nnz();
+  int64_t row = 0;
+  for (int p = 1; p < parts; ++p) {
+    const int64_t due = matrix.row_ptr[0] + total / parts * p;
+    while (row < matrix.rows && matrix.row_ptr[row] < due) ++row;
+    cuts.push_back(row);
+  }
+  cuts.push_back(matrix.rows);
+  return cuts;
+}
+
+// body(p) for p in [0, parts), each on a thread of its own but the first.
+void OnParts(int parts, const std::function<void(int)>& body) {
+  std::vector<std::thread> others;
+  for (int p = 1; p < parts; ++p) others.emplace_back(body, p);
+  body(0);
+  for (std::thread& thread : others) thread.join();
+}
+
+}  // namespace
+
 ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept,
-                            std::span<const uint32_t> position_of) {
+                            std::span<const uint32_t> position_of, int threads) {
   const auto position = [&](uint32_t j) { return position_of.empty() ? j : position_of[j]; };
   ColumnBlock block;
   block.begin = begin;
@@ -85,27 +113,41 @@ ColumnBlock ColumnBlock::Of(const CsrView& matrix, uint32_t begin, uint32_t end,
   block.rows = matrix.rows;
   block.intercept = intercept;
   const std::size_t cols = end - begin;
-  std::vector<int64_t> counts(cols + 1, 0);
-  for (int64_t r = 0; r < matrix.rows; ++r) {
-    for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
-      const uint32_t j = position(matrix.col_idx[k]);
-      if (j >= begin && j < end) ++counts[j - begin + 1];
+  // Each part of the rows counts its entries in each column, then writes them from where the
+  // parts before it end: so each column's rows come out ascending, as one pass in order makes
+  // them. Small matrices are not worth a thread.
+  const int parts = matrix.nnz() < (int64_t{1} << 20) ? 1 : std::max(threads, 1);
+  const std::vector<int64_t> row_cuts = CutRows(matrix, parts);
+  std::vector<std::vector<int64_t>> next(static_cast<std::size_t>(parts), std::vector<int64_t>(cols, 0));
+  OnParts(parts, [&](int p) {
+    std::vector<int64_t>& counts = next[static_cast<std::size_t>(p)];
+    for (int64_t r = row_cuts[p]; r < row_cuts[p + 1]; ++r) {
+      for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
+        const uint32_t j = position(matrix.col_idx[k]);
+        if (j >= begin && j < end) ++counts[j - begin];
+      }
     }
+  });
+  block.col_ptr.assign(cols + 1, 0);
+  for (std::size_t j = 0; j < cols; ++j) {
+    int64_t at = block.col_ptr[j];
+    for (std::vector<int64_t>& counts : next) at += std::exchange(counts[j], at);  // count -> where it starts
+    block.col_ptr[j + 1] = at;
   }
-  for (std::size_t j = 0; j < cols; ++j) counts[j + 1] += counts[j];
-  block.col_ptr = counts;
-  block.row_idx.resize(static_cast<std::size_t>(counts.back()));
-  block.values.resize(static_cast<std::size_t>(counts.back()));
-  // Rows in order, so each column's rows come out ascending.
-  for (int64_t r = 0; r < matrix.rows; ++r) {
-    for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
-      const uint32_t j = position(matrix.col_idx[k]);
-      if (j < begin || j >= end) continue;
-      const int64_t at = counts[j - begin]++;
-      block.row_idx[at] = static_cast<uint32_t>(r);
-      block.values[at] = matrix.Value(k);
+  block.row_idx.resize(static_cast<std::size_t>(block.col_ptr.back()));
+  block.values.resize(static_cast<std::size_t>(block.col_ptr.back()));
+  OnParts(parts, [&](int p) {
+    std::vector<int64_t>& at = next[static_cast<std::size_t>(p)];
+    for (int64_t r = row_cuts[p]; r < row_cuts[p + 1]; ++r) {
+      for (int64_t k = matrix.row_ptr[r]; k < matrix.RowEnd(r); ++k) {
+        const uint32_t j = position(matrix.col_idx[k]);
+        if (j < begin || j >= end) continue;
+        const int64_t to = at[j - begin]++;
+        block.row_idx[to] = static_cast<uint32_t>(r);
+        block.values[to] = matrix.Value(k);
+      }
     }
-  }
+  });
   return block;
 }
 

@@ -26,7 +26,10 @@ constexpr int kMaxHalvings = 40;
 class LocalBlockStepper final : public BlockStepper {
  public:
   // The matrix's columns in `layout`'s blocks (its cuts given).
-  LocalBlockStepper(const CsrView& matrix, const ColumnLayout& layout, bool intercept, int threads);
+  // `build_threads` build each block (0: as many as the machine has cores; `threads` step the
+  // blocks).
+  LocalBlockStepper(const CsrView& matrix, const ColumnLayout& layout, bool intercept, int threads,
+                    int build_threads = 0);
   // `whole`'s blocks on a subset of its rows (ColumnBlock::OnRows).
   LocalBlockStepper(const LocalBlockStepper& whole, std::span<const uint32_t> new_row, int64_t rows);
   const std::vector<BlockRange>& blocks() const override { return ranges_; }
@@ -491,13 +494,15 @@ ColumnLayout LayOutColumns(const CsrView& matrix, int blocks) {
 
 namespace {
 
-LocalBlockStepper::LocalBlockStepper(const CsrView& matrix, const ColumnLayout& layout, bool intercept, int threads)
+LocalBlockStepper::LocalBlockStepper(const CsrView& matrix, const ColumnLayout& layout, bool intercept, int threads,
+                                     int build_threads)
     : nnz_(matrix.nnz()), rows_(matrix.rows), threads_(threads) {
   const std::vector<uint32_t> position_of = layout.PositionOf();
   const int blocks = layout.blocks();
   for (int b = 0; b < blocks; ++b) {
     blocks_.push_back(
-        ColumnBlock::Of(matrix, layout.cuts[b], layout.cuts[b + 1], intercept && b + 1 == blocks, position_of));
+        ColumnBlock::Of(matrix, layout.cuts[b], layout.cuts[b + 1], intercept && b + 1 == blocks, position_of,
+                        build_threads > 0 ? build_threads : static_cast<int>(std::thread::hardware_concurrency())));
     ranges_.push_back(blocks_.back().range());
   }
 }
@@ -919,7 +924,7 @@ Result<std::vector<ColumnPath>> ColumnPath::StartFolds(const ProblemSpec& spec, 
   std::unique_ptr<State> whole = new_state();
   whole->rows = RowsOfClass(spec, labels, row_weights, 0);
   whole->blocks.emplace(matrix, ColumnLayout{{}, CutColumns(matrix, options.descent.blocks)}, spec.intercept,
-                        options.descent.threads);
+                        options.descent.threads, threads);
   const State& source = *whole;  // read by the folds' starts while the whole's path begins
   // Fold k's state: the whole's rows but those of fold k, renumbered in order.
   const auto fold_state = [&](uint8_t k, ProblemSpec& own) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <span>
 #include <utility>
@@ -64,6 +65,33 @@ TEST(ColumnBlock, HoldsItsRangeOfColumnsColumnByColumn) {
         EXPECT_LT(block.row_idx[k - 1], block.row_idx[k]);
       }
       EXPECT_EQ(block.values[k], dense[block.row_idx[k] * 9 + 3 + j]);
+    }
+  }
+}
+
+// Built on two threads, each over a run of the rows (a matrix of 2^20 entries and more; here a
+// view of rows 7 on, whose first row does not start at entry 0), a block holds the entries the
+// rows hold, each column's rows ascending: each entry is found in its row's own entries.
+TEST(ColumnBlock, BuiltOnThreadsHoldsEachColumnsEntriesInRowOrder) {
+  const SparseProblem p = MakeRandomProblem(21000, 300, 50, 6, Loss::kLogistic);
+  const CsrView rows = p.View().RowRange(7, 21000);
+  ASSERT_GE(rows.nnz(), int64_t{1} << 20);
+  const ColumnBlock block = ColumnBlock::Of(rows, 20, 290, /*intercept=*/false, {}, 2);
+  int64_t inside = 0;
+  for (int64_t r = 0; r < rows.rows; ++r) {
+    for (int64_t k = rows.row_ptr[r]; k < rows.RowEnd(r); ++k) inside += rows.col_idx[k] >= 20 && rows.col_idx[k] < 290;
+  }
+  ASSERT_EQ(block.nnz(), inside);
+  for (std::size_t j = 0; j < 270; ++j) {
+    for (int64_t k = block.col_ptr[j]; k < block.col_ptr[j + 1]; ++k) {
+      if (k > block.col_ptr[j]) {
+        ASSERT_LT(block.row_idx[k - 1], block.row_idx[k]) << "column " << j;
+      }
+      const int64_t r = block.row_idx[k];
+      const uint32_t* end = rows.col_idx + rows.RowEnd(r);
+      const uint32_t* at = std::find(rows.col_idx + rows.row_ptr[r], end, static_cast<uint32_t>(20 + j));
+      ASSERT_NE(at, end) << "column " << j << ", row " << r;
+      EXPECT_EQ(block.values[k], rows.values[at - rows.col_idx]);
     }
   }
 }

@@ -44,11 +44,11 @@ struct ColumnBlock {
   std::vector<uint32_t> row_idx;
   std::vector<double> values;
 
-  // The block's columns of `matrix`, in one pass over its rows. `position_of[j]`: where the
-  // matrix's column j stands in the blocks' order (empty: at j), the block holding positions
-  // [begin, end).
+  // The block's columns of `matrix`, in two passes over its rows (on up to `threads` threads,
+  // each over a run of rows). `position_of[j]`: where the matrix's column j stands in the
+  // blocks' order (empty: at j), the block holding positions [begin, end).
   static ColumnBlock Of(const CsrView& matrix, uint32_t begin, uint32_t end, bool intercept,
-                        std::span<const uint32_t> position_of = {});
+                        std::span<const uint32_t> position_of = {}, int threads = 1);
   // `block` on a subset of its rows, in one pass over its entries: row r becomes row new_row[r],
   // or is dropped where new_row[r] is kDroppedRow (the kept rows keep their order; `rows` of
   // them). A cross-validation fold's block from the whole data's, with no copy of the rows.
