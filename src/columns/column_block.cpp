@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <thread>
 #include <tuple>
 #include <utility>
-#include <functional>
-#include <thread>
 
 #include "nimbus/problem/problem.h"
 
@@ -75,10 +75,6 @@ void AddColumn(const ColumnBlock& block, std::size_t j, double t, std::span<doub
 int64_t ColumnEntries(const ColumnBlock& block, std::size_t j) {
   return IsIntercept(block, j) ? block.rows : block.col_ptr[j + 1] - block.col_ptr[j];
 }
-
-}  // namespace
-
-namespace {
 
 // Rows cut into `parts` runs of about equal entries: parts + 1 ascending row numbers from 0 to rows.
 std::vector<int64_t> CutRows(const CsrView& matrix, int parts) {

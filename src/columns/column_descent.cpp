@@ -1,6 +1,7 @@
 #include "nimbus/columns/column_descent.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <condition_variable>
@@ -988,7 +989,8 @@ namespace {
 class PathsAlongGrid {
  public:
   PathsAlongGrid(std::vector<ColumnPath>& paths, std::span<const double> grid)
-      : paths_(paths), grid_(grid.begin(), grid.end()), next_(paths.size(), 0), busy_(paths.size(), false), last_seconds_(paths.size(), 0.0),
+      : paths_(paths), grid_(grid.begin(), grid.end()), next_(paths.size(), 0), busy_(paths.size(), false),
+        last_seconds_(paths.size(), 0.0),
         solved_(grid_.size(), std::vector<std::optional<ColumnPathPoint>>(paths.size())), end_(grid_.size()) {}
 
   Status Run(int thread_count, const std::function<Status(double l1, std::vector<ColumnPathPoint> points)>& emit) {

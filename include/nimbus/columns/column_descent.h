@@ -172,7 +172,7 @@ class ColumnPath {
   // blocks by columns are built once, and each fold's taken from them without its held-out rows
   // (a pass over their entries, where a copy of the rows and a build by columns of its own cost
   // more: docs/benchmarks.md, "Folds' blocks from the whole's"). The paths start on `threads`
-  // threads; an error names its path ("fold k" or "all rows").
+  // threads; a fold left with no rows to train on is named in the error ("fold k").
   static Result<std::vector<ColumnPath>> StartFolds(const ProblemSpec& spec, const CsrView& matrix,
                                                     std::span<const double> labels,
                                                     std::span<const double> row_weights,
