@@ -101,6 +101,7 @@ std::vector<double> EncodeBlockStep(const BlockStep& step) {
   std::vector<double> w;
   AppendSparse(step.delta, w);
   w.insert(w.end(), step.margin_change.begin(), step.margin_change.end());
+  w.insert(w.end(), step.zero_margin_change.begin(), step.zero_margin_change.end());
   w.insert(w.end(), {step.subgradient_squared, step.subgradient_max, static_cast<double>(step.passes),
                      static_cast<double>(step.entries_read), static_cast<double>(step.active), step.intercept_change});
   return w;
@@ -113,13 +114,18 @@ Result<BlockStep> DecodeBlockStep(std::span<const double> w, std::size_t block_s
   Result<std::vector<double>> delta = ReadSparse(w, at, block_size, "a block's step");
   if (!delta.ok()) return delta.status();
   step.delta = std::move(delta).value();
-  if (w.size() - at != n + kStepTail) {
-    return InvalidArgument("a block's step: " + std::to_string(w.size() - at) + " values after its delta, expected " +
-                           std::to_string(n + kStepTail) + " (a margin change per row and its figures)");
+  const std::size_t after = w.size() - at;
+  if (after != n + kStepTail && after != 2 * n + kStepTail) {
+    return InvalidArgument("a block's step: " + std::to_string(after) + " values after its delta, expected " +
+                           std::to_string(n + kStepTail) + " or " + std::to_string(2 * n + kStepTail) +
+                           " (a margin change per row, that of its zeroed weights, and its figures)");
   }
   const auto first = w.begin() + static_cast<std::ptrdiff_t>(at);
   step.margin_change.assign(first, first + static_cast<std::ptrdiff_t>(n));
-  const std::span<const double> tail = w.subspan(at + n);
+  if (after == 2 * n + kStepTail) {
+    step.zero_margin_change.assign(first + static_cast<std::ptrdiff_t>(n), first + static_cast<std::ptrdiff_t>(2 * n));
+  }
+  const std::span<const double> tail = w.subspan(w.size() - kStepTail);
   step.subgradient_squared = tail[0];
   step.subgradient_max = tail[1];
   step.passes = static_cast<int>(tail[2]);

@@ -255,6 +255,11 @@ class BlockDescent {
   // The intercept's change into delta (its own block) or beside it (another centred one), and
   // r = A_B delta with it in every row.
   void Finish() {
+    for (std::size_t j = 0; j < block_.size(); ++j) {
+      if (IsIntercept(block_, j) || step_.delta[j] == 0 || x_[j] + step_.delta[j] != 0) continue;
+      if (step_.zero_margin_change.empty()) step_.zero_margin_change.assign(static_cast<std::size_t>(block_.rows), 0.0);
+      AddColumn(block_, j, step_.delta[j], step_.zero_margin_change);
+    }
     (block_.intercept ? step_.delta[Intercept()] : step_.intercept_change) = delta_b_;
     if (delta_b_ == 0) return;
     for (double& r : step_.margin_change) r += delta_b_;

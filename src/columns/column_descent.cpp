@@ -315,10 +315,10 @@ Status SearchLine(const ColumnProblem& problem, DescentState& state) {
   return FailedPrecondition("the line search found no decrease in " + std::to_string(kMaxHalvings) + " halvings");
 }
 
-// The step from the blocks' (the master's part of a round): along their weighed direction, or
-// along their sum where that one does not descend or no step along it decreases F (the orthant's
-// linear l1 can misjudge the weighing).
-Status MoveAlongSteps(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+// The step from the blocks': along their weighed direction, or along their sum where that one
+// does not descend or no step along it decreases F (the orthant's linear l1 can misjudge the
+// weighing).
+Status MoveAlongBlocks(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
   const std::vector<Direction> directions = Directions(problem, state);
   if (options.combination == BlockCombination::kWeighted) {
     Assemble(problem, directions, WeighDirections(problem, state, directions), state);
@@ -328,6 +328,58 @@ Status MoveAlongSteps(const ColumnProblem& problem, const ColumnDescentOptions& 
   if (!state.last_step.empty()) sum.back() = 0;
   Assemble(problem, directions, sum, state);
   return SearchLine(problem, state);
+}
+
+// The blocks' zeroings taken whole: x + z and its margins, z the parts of the steps that set
+// weights to zero (delta_j = -x_j), moved out of the steps; false where no step zeroes a weight.
+// z and A z (z empty where no step zeroes a weight).
+void TakeZeros(const ColumnProblem& problem, DescentState& state, std::vector<double>& z,
+               std::vector<double>& margins_of_z) {
+  for (std::size_t b = 0; b < problem.blocks.size(); ++b) {
+    BlockStep& step = state.steps[b];
+    if (step.zero_margin_change.empty()) continue;
+    if (z.empty()) {
+      z.assign(state.x.size(), 0.0);
+      margins_of_z.assign(state.margins.size(), 0.0);
+    }
+    const std::size_t offset = problem.blocks[b].begin;
+    for (std::size_t k = 0; k < step.delta.size(); ++k) {
+      const std::size_t j = offset + k;
+      if (j >= problem.spec.regularized_size() || step.delta[k] == 0 || state.x[j] + step.delta[k] != 0) continue;
+      z[j] = step.delta[k];
+      state.x[j] = 0;
+      step.delta[k] = 0;
+    }
+    for (std::size_t r = 0; r < state.margins.size(); ++r) {
+      state.margins[r] += step.zero_margin_change[r];
+      margins_of_z[r] += step.zero_margin_change[r];
+      step.margin_change[r] -= step.zero_margin_change[r];
+    }
+  }
+}
+
+// The master's part of a round. The weights the blocks set to zero go to zero whole; the rest of
+// their steps, and the last step, are weighed at that point (docs/benchmarks.md, "The lead: the
+// tail's tiny weights": weighed with the rest, a zeroed weight kept x_j (1 - alpha w_b), round
+// after round). Where that ends no lower than F(x), the steps are weighed whole from x.
+Status MoveAlongSteps(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+  DescentState before = state;
+  std::vector<double> z, margins_of_z;
+  TakeZeros(problem, state, z, margins_of_z);
+  if (z.empty()) return MoveAlongBlocks(problem, options, state);
+  // F(x) at this l1 (a path's last objective is its last point's l1's).
+  const double at_x = Objective(problem, before.x, before.margins);
+  state.objective = Objective(problem, state.x, state.margins);
+  TakeDerivatives(problem, state);
+  if (MoveAlongBlocks(problem, options, state).ok() && state.objective < at_x) {
+    // The step made: z and alpha d, as the sum of their parts (a difference of the points would
+    // put their rounding into the next round's weighed span, where it can grow).
+    for (std::size_t j = 0; j < z.size(); ++j) state.last_step[j] += z[j];
+    for (std::size_t r = 0; r < margins_of_z.size(); ++r) state.last_margin_step[r] += margins_of_z[r];
+    return Status::Ok();
+  }
+  state = std::move(before);
+  return MoveAlongBlocks(problem, options, state);
 }
 
 // After a cut step (the blocks' models overshot) sigma x 2, up to the number of blocks, if it

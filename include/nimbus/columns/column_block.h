@@ -97,6 +97,11 @@ struct BlockStep {
   // A block centred against an intercept it does not hold: the intercept's change its columns'
   // steps make, -sum_j m_j delta_j (in margin_change too). The intercept's block has it in delta.
   double intercept_change = 0;
+  // A_B z, z the part of delta that sets weights to zero (delta_j = -x_j): the master takes that
+  // part whole and weighs the rest, so a zero the block chose stays zero (weighed, x_j would
+  // keep x_j (1 - alpha w_b), and such tiny weights held K = 16's tail back: docs/benchmarks.md,
+  // "The lead: the tail's tiny weights"). Empty where the step zeroes no weight.
+  std::vector<double> zero_margin_change;
   // F's minimum-norm subgradient over the block's coordinates at x, before the step: its
   // squared norm and its largest magnitude (the stop test and the model's own).
   double subgradient_squared = 0;
