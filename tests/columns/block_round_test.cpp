@@ -84,5 +84,22 @@ TEST(BlockRound, AStepTravelsAsDeltaMarginsAndItsFigures) {
   EXPECT_FALSE(DecodeBlockStep(w, 2, 4).ok());  // a row short
 }
 
+// A step that sets weights to zero carries their margins' change after its own, a value a row.
+TEST(BlockRound, AStepThatZeroesWeightsCarriesTheirMarginsToo) {
+  BlockStep step;
+  step.delta = {0.5, -0.5};
+  step.margin_change = {1, 2, 3};
+  step.zero_margin_change = {-0.5, 0, 0.25};
+  step.passes = 3;
+  step.entries_read = 120;
+  const std::vector<double> w = EncodeBlockStep(step);
+  EXPECT_EQ(w, (std::vector<double>{2, 0, 1, 0.5, -0.5, 1, 2, 3, -0.5, 0, 0.25, 0, 0, 3, 120, 0, 0}));
+  const BlockStep back = DecodeBlockStep(w, 2, 3).value();
+  EXPECT_EQ(back.margin_change, step.margin_change);
+  EXPECT_EQ(back.zero_margin_change, step.zero_margin_change);
+  EXPECT_EQ(back.entries_read, 120);
+  EXPECT_FALSE(DecodeBlockStep(std::span<const double>(w).first(w.size() - 1), 2, 3).ok());  // cut short
+}
+
 }  // namespace
 }  // namespace nimbus

@@ -131,6 +131,29 @@ TEST(ColumnBlock, OnRowsHoldsTheKeptRowsEntriesAlone) {
   }
 }
 
+// A step that sets weights to zero reports their margins' change, A z (z_j = -x_j on those
+// weights), against the test's own dense product; a step that zeroes none reports nothing.
+TEST(ColumnBlock, AStepThatZeroesWeightsReportsTheirMarginsChange) {
+  const SparseProblem p = MakeRandomProblem(40, 8, 4, 9, Loss::kLogistic);
+  const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 8, /*intercept=*/false);
+  const std::vector<double> x = {0.3, -0.2, 0.0, 0.1, 0.0, 0.0, -0.4, 0.2};
+  const RowDerivatives at = DerivativesAt(p, Loss::kLogistic, false, x);
+  BlockModelOptions model;
+  model.l1 = 1.0;  // strong: the model's minimum is 0 on every weight
+  model.max_passes = 50;
+  const BlockStep step = MinimizeBlockModel(block, at, x, model);
+  std::vector<double> z(8, 0.0);
+  for (std::size_t j = 0; j < 8; ++j) {
+    if (step.delta[j] != 0 && x[j] + step.delta[j] == 0) z[j] = step.delta[j];
+  }
+  ASSERT_NE(z, std::vector<double>(8, 0.0));
+  const std::vector<double> expected = RefMargins(p, false, z);
+  ASSERT_EQ(step.zero_margin_change.size(), 40u);
+  for (std::size_t r = 0; r < 40; ++r) EXPECT_NEAR(step.zero_margin_change[r], expected[r], 1e-12) << "row " << r;
+  const BlockStep none = MinimizeBlockModel(block, at, std::vector<double>(8, 0.0), model);
+  EXPECT_TRUE(none.zero_margin_change.empty());
+}
+
 // Blocks that together cover the columns and the intercept add up to A x + b, the test's own
 // dense product (what the column method's workers send for a resumed run's margins).
 TEST(ColumnBlock, BlocksMarginsAddUpToTheWholeProduct) {
