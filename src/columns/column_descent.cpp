@@ -331,8 +331,7 @@ Status MoveAlongBlocks(const ColumnProblem& problem, const ColumnDescentOptions&
 }
 
 // The blocks' zeroings taken whole: x + z and its margins, z the parts of the steps that set
-// weights to zero (delta_j = -x_j), moved out of the steps; false where no step zeroes a weight.
-// z and A z (z empty where no step zeroes a weight).
+// weights to zero (delta_j = -x_j), moved out of the steps; z and A z into the last two.
 void TakeZeros(const ColumnProblem& problem, DescentState& state, std::vector<double>& z,
                std::vector<double>& margins_of_z) {
   for (std::size_t b = 0; b < problem.blocks.size(); ++b) {
@@ -363,10 +362,11 @@ void TakeZeros(const ColumnProblem& problem, DescentState& state, std::vector<do
 // tail's tiny weights": weighed with the rest, a zeroed weight kept x_j (1 - alpha w_b), round
 // after round). Where that ends no lower than F(x), the steps are weighed whole from x.
 Status MoveAlongSteps(const ColumnProblem& problem, const ColumnDescentOptions& options, DescentState& state) {
+  const auto zeroes = [](const BlockStep& step) { return !step.zero_margin_change.empty(); };
+  if (std::none_of(state.steps.begin(), state.steps.end(), zeroes)) return MoveAlongBlocks(problem, options, state);
   DescentState before = state;
   std::vector<double> z, margins_of_z;
   TakeZeros(problem, state, z, margins_of_z);
-  if (z.empty()) return MoveAlongBlocks(problem, options, state);
   // F(x) at this l1 (a path's last objective is its last point's l1's).
   const double at_x = Objective(problem, before.x, before.margins);
   state.objective = Objective(problem, state.x, state.margins);
