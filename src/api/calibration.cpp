@@ -66,7 +66,7 @@ struct RecordedRound {
   double request_vectors = 0, reply_vectors = 0;
   double request_row_vectors = 0, reply_row_vectors = 0;
   bool lean = false;
-  std::vector<double> block_sizes;  // the column method's: each worker's block
+  std::vector<std::size_t> block_sizes;  // the column method's: each worker's block
   std::vector<double> computes;
   std::vector<int> computed_by;  // the worker of each of computes
   double data_passes = 0, local_iterations = 0, cg_iterations = 0;  // summed over its workers
@@ -132,10 +132,8 @@ class RoundRecorder final : public Executor {
       ++round.replies;
       if (round.block_sizes.empty()) {
         round.reply_vectors += WireVectors(r.w, round.lean, r.w_vectors);
-      } else {  // the rows' margins (or A_B delta), and the block's step
-        const double block = round.block_sizes[static_cast<std::size_t>(r.worker)];
-        round.reply_row_vectors += 1;
-        round.reply_vectors += std::max(0.0, static_cast<double>(r.w.size()) - rows_) / block;
+      } else {
+        CountColumnReply(r, round);
       }
       round.computes.push_back(r.timings.compute_seconds);
       round.computed_by.push_back(r.worker);
@@ -154,6 +152,17 @@ class RoundRecorder final : public Executor {
   double local_fraction() const { return local_fraction_; }
 
  private:
+  // A column reply's vectors: its rows' (A_b delta, and A_b z where it set weights to zero: N
+  // doubles each) and its block's (the rest: its step, sparse, and its figures).
+  void CountColumnReply(const WorkerReply& reply, RecordedRound& round) const {
+    const std::size_t block = round.block_sizes[static_cast<std::size_t>(reply.worker)];
+    const Result<BlockStep> step = DecodeBlockStep(reply.w.span(), block, static_cast<int64_t>(rows_));
+    const double row_vectors = step.ok() && !step->zero_margin_change.empty() ? 2 : 1;
+    round.reply_row_vectors += row_vectors;
+    round.reply_vectors += std::max(0.0, static_cast<double>(reply.w.size()) - row_vectors * rows_) /
+                           static_cast<double>(std::max<std::size_t>(block, 1));
+  }
+
   // One worker's part of a column round: the rows' derivatives (2 N doubles; none for margins)
   // and its block's question (the block's weights, and what the strong rules let it step).
   void DispatchColumns(const RoundRequest& request, std::span<const int> workers) {
@@ -161,16 +170,16 @@ class RoundRecorder final : public Executor {
       RecordedRound round;
       round.round = request.round;
       round.dispatch = clock_.ElapsedSeconds();
-      round.block_sizes.assign(static_cast<std::size_t>(inner_.workers()), 1.0);
+      round.block_sizes.assign(static_cast<std::size_t>(inner_.workers()), 1);
       rounds_.push_back(std::move(round));
     }
     RecordedRound& round = rounds_.back();
     const Result<BlockRound> question = DecodeBlockRound(request.query.span());
-    const double block = question.ok() ? std::max<double>(1.0, static_cast<double>(question->block.size())) : 1.0;
+    const std::size_t block = question.ok() ? question->block.size() : 0;
     for (const int worker : workers) {
       round.block_sizes[static_cast<std::size_t>(worker)] = block;
       round.request_row_vectors += static_cast<double>(request.z.size()) / rows_;
-      round.request_vectors += static_cast<double>(request.query.size()) / block;
+      round.request_vectors += static_cast<double>(request.query.size()) / static_cast<double>(std::max<std::size_t>(block, 1));
       ++round.requests;
     }
     inner_.Dispatch(request, workers);

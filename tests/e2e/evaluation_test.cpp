@@ -384,7 +384,12 @@ TEST(Evaluation, CalibrateTheColumnMethodAndCheckItsPredictions) {
     const int k = p["workers"].get<int>();
     EXPECT_EQ(p["local_fraction"].get<double>(), 1.0 / k) << p.dump();
     EXPECT_EQ(p["request_row_vectors"].get<double>(), 2.0) << p.dump();
-    EXPECT_EQ(p["reply_row_vectors"].get<double>(), 1.0) << p.dump();
+    // A_b delta back, and A_b z beside it in the rounds the block set weights to zero (L1).
+    EXPECT_GE(p["reply_row_vectors"].get<double>(), 1.0) << p.dump();
+    EXPECT_LE(p["reply_row_vectors"].get<double>(), 2.0) << p.dump();
+    // The block's step (a count, then at most two values a coordinate) and six figures, so at
+    // most 2 + 7 / |block| vectors of its block; a row vector in it would add 270 / 13 or more.
+    EXPECT_LE(p["reply_vectors"].get<double>(), 9.0) << p.dump();
     EXPECT_EQ(p["rounds"].get<int>(), p["iterations"].get<int>() + 1) << p.dump();
     EXPECT_GT(p["data_passes"].get<double>(), 0) << p.dump();
   }
@@ -404,6 +409,13 @@ TEST(Evaluation, CalibrateTheColumnMethodAndCheckItsPredictions) {
   EXPECT_NE(validated.out.find("columns"), std::string::npos) << validated.out;
   const Json points = Json::parse(ReadTextFile(dir.File("s/scale.json")))["points"];
   for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(points[i]["rounds"], profile["points"][i]["rounds"]) << i;
+  // L2 sets no weight to zero: every reply carries its one row vector.
+  const CommandResult l2 = RunNimbus({"simulate", "calibrate", "--repeat", "1", "--quiet", "--out", dir.File("l2.json"),
+                                      "--data", HeartScalePath(), "--l2", "0.01", "--algorithm", "columns",
+                                      "--workers", "2"});
+  ASSERT_EQ(l2.exit_code, 0) << l2.err;
+  const Json l2_point = Json::parse(ReadTextFile(dir.File("l2.json")))["points"][0];
+  EXPECT_EQ(l2_point["reply_row_vectors"].get<double>(), 1.0) << l2_point.dump();
 }
 
 TEST(Evaluation, SimulateRefusesBadProfilesAndPlatforms) {
