@@ -619,7 +619,8 @@ void FitWorkerCosts(const std::vector<Measured>& measured, const Measured& wide,
 // The column method's worker: y = a passes nnz_i + b local D_i + r N, D_i its block; the rows'
 // term is a round's reading of their derivatives and writing of its change of the margins, with
 // the round's fixed costs (the calibration's solves all have its N). Weighted as above. Its
-// master: y = r_reply K N + r N (summing the K blocks' changes of the margins; the line search
+// master: y = r_reply K v N + r N (summing the K blocks' v row vectors each, their changes of the
+// margins and of their zeroed weights'; the line search
 // and the next derivatives over the rows). No wide problem: its cost per coordinate is the
 // problem's at every d.
 void FitColumnCosts(const std::vector<Measured>& measured, Profile& profile, const Say& say) {
@@ -630,7 +631,8 @@ void FitColumnCosts(const std::vector<Measured>& measured, Profile& profile, con
     const double master_weight = 1 / std::max(m.point.master_seconds, 1e-9);
     rows.push_back({m.point.data_passes * m.shard_nnz * weight, m.point.local_iterations * m.local_size() * weight,
                     m.rows * weight});
-    master_rows.push_back({m.point.workers * m.rows * master_weight, m.rows * master_weight});
+    master_rows.push_back(
+        {m.point.workers * m.point.reply_row_vectors * m.rows * master_weight, m.rows * master_weight});
     y.push_back(1.0);
   }
   const std::vector<double> fit = NonNegativeLeastSquares(rows, y);

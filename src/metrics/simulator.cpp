@@ -1065,7 +1065,7 @@ Result<Prediction> Simulate(const Profile& profile, const Platform& platform, co
   const double local_size = profile.LocalSize(at, shard_nnz, d);
   const MessageSizes messages = MessagesOf(at, local_size, n);
   const double master_per_reply =
-      profile.master_seconds_per_reply_coordinate * local_size + profile.master_seconds_per_reply_row * n;
+      profile.master_seconds_per_reply_coordinate * local_size + profile.master_seconds_per_reply_row * at.reply_row_vectors * n;
   const double master_fixed =
       profile.master_seconds_per_coordinate * profile.ModelSize(d) + profile.master_seconds_per_row * n;
   std::optional<StorageSizes> storage;

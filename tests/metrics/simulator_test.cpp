@@ -714,6 +714,14 @@ TEST(Simulator, ColumnMessagesFollowTheRowsAndTheMastersWorkIsPerRow) {
   ASSERT_TRUE(taller.ok()) << taller.status().ToString();
   EXPECT_EQ(taller->bytes_per_round, static_cast<int64_t>(4 * (8 * (25 + 4000) + 160 + 8 * (12.5 + 2000) + 160)));
   EXPECT_NEAR(taller->master_share * taller->round_seconds, 4 * 0.2 + 0.4, 1e-12);
+  // Under L1 half the replies carry a second row vector (A_b z, the zeroed weights' change of
+  // the margins): 1.5 of them, in bytes and in the master's sums.
+  profile.points[0].reply_row_vectors = 1.5;
+  Result<Prediction> zeroing = Simulate(profile, FreePlatform(0), scenario, Prices{});
+  ASSERT_TRUE(zeroing.ok()) << zeroing.status().ToString();
+  EXPECT_EQ(zeroing->bytes_per_round, static_cast<int64_t>(4 * (8 * (25 + 4000) + 160 + 8 * (12.5 + 3000) + 160)));
+  EXPECT_NEAR(zeroing->master_share * zeroing->round_seconds, 4 * 0.3 + 0.4, 1e-12);
+  profile.points[0].reply_row_vectors = 1;
   // Replies are each block's own: no relays, no storage reduction.
   scenario.relays = 2;
   EXPECT_NE(Simulate(profile, FreePlatform(0), scenario, Prices{}).status().message().find("column method"),
