@@ -24,12 +24,12 @@
 namespace nimbus {
 namespace {
 
-// The facade's options as the column method's: a block per worker, as many threads as blocks
-// and cores allow; the stop test and cap are Newton's (the same subgradient test).
+// The facade's options as the column method's: a block per worker, up to two threads a block
+// as the cores allow; the stop test and cap are Newton's (the same subgradient test).
 ColumnDescentOptions ColumnOptionsOf(const Plan& plan, const SolveOptions& options) {
   ColumnDescentOptions columns;
   columns.blocks = plan.workers;
-  columns.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, plan.workers);
+  columns.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 2 * plan.workers);
   columns.max_iterations = static_cast<int>(std::min<int64_t>(options.admm.max_iterations, 1 << 30));
   // A target objective turns the subgradient test off, as it does Newton's.
   columns.gradient_tolerance = options.admm.target_objective ? 0 : options.gradient_tolerance;

@@ -23,7 +23,8 @@ namespace {
 constexpr double kSufficientDecrease = 0.01;
 constexpr int kMaxHalvings = 40;
 
-// The blocks in this process, stepped on its threads (block b on thread b mod threads).
+// The blocks in this process, stepped on its threads (block b on thread b mod threads; with
+// twice the threads of the blocks, each block on two).
 class LocalBlockStepper final : public BlockStepper {
  public:
   // The matrix's columns in `layout`'s blocks (its cuts given).
@@ -573,12 +574,14 @@ Result<std::vector<BlockStep>> LocalBlockStepper::Step(const RowDerivatives& at,
                                                        std::span<const uint8_t> eligible) {
   const std::size_t blocks = blocks_.size();
   std::vector<BlockStep> steps(blocks);
+  // Twice the threads of the blocks: each block's rows in two sides, a thread each.
+  const int sides = static_cast<std::size_t>(threads_) >= 2 * blocks ? 2 : 1;
   const auto step_blocks = [&](std::size_t first, std::size_t stride) {
     for (std::size_t b = first; b < blocks; b += stride) {
       const ColumnBlock& block = blocks_[b];
       const std::span<const double> x_block = x.subspan(block.begin, block.size());
       const std::span<const uint8_t> own = eligible.empty() ? eligible : eligible.subspan(block.begin, block.size());
-      steps[b] = MinimizeBlockModel(block, at, x_block, model, own);
+      steps[b] = MinimizeBlockModel(block, at, x_block, model, own, sides);
     }
   };
   const std::size_t threads = std::min<std::size_t>(static_cast<std::size_t>(threads_), blocks);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <span>
 #include <utility>
 #include <vector>
@@ -240,6 +241,45 @@ TEST(ColumnBlock, ColumnsOfOneSignWithTheInterceptReachTheMinimumInFewPasses) {
   }
   const std::vector<double> change = RefMargins(p, true, step.delta);
   for (std::size_t r = 0; r < change.size(); ++r) EXPECT_NEAR(step.margin_change[r], change[r], 1e-12);
+}
+
+// Dense columns (pixels) are read in two sides of the rows, on two threads: the step reaches
+// the model's minimum, its margins are A delta, and it is the same bits as on one thread. Two
+// sparse columns among them are read whole between the sided ones (the other thread's last
+// step applied first).
+TEST(ColumnBlock, DenseColumnsStepOnTwoThreadsToTheModelsMinimumAndTheSameBits) {
+  SparseProblem p;
+  p.cols = 8;
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (int64_t r = 0; r < 9000; ++r) {
+    std::vector<std::pair<uint32_t, double>> entries;
+    for (uint32_t j = 0; j < 8; ++j) {
+      const bool present = j < 6 || (j == 6 && r % 50 == 0) || (j == 7 && r % 97 == 3);
+      if (present) entries.emplace_back(j, 2 * uniform(rng) + (j % 2 == 0 ? 1.0 : -0.5));
+    }
+    p.AddRow(entries, uniform(rng) < 0.4 ? 1.0 : -1.0);
+  }
+  const double l1 = 0.002, l2 = 0.001;
+  for (const bool intercept : {false, true}) {
+    // (No weight at zero: one whose gradient at x lies inside [-l1, l1] is left out of the passes.)
+    const std::vector<double> x = RandomVector(intercept ? 9 : 8, 23, 0.2);
+    const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 8, intercept);
+    const RowDerivatives at = DerivativesAt(p, Loss::kLogistic, intercept, x);
+    const BlockModelOptions model{l1, l2, /*max_passes=*/5000, /*inner_ratio=*/1e-12};
+    const BlockStep one = MinimizeBlockModel(block, at, x, model, {}, 1);
+    const BlockStep two = MinimizeBlockModel(block, at, x, model, {}, 2);
+    const std::vector<double> gradient = ModelGradient(p, Loss::kLogistic, intercept, x, two.delta, l2);
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      EXPECT_NEAR(MinimumNormSubgradient(x[j] + two.delta[j], gradient[j], j < 8 ? l1 : 0.0), 0.0, 1e-9)
+          << "coordinate " << j << (intercept ? " with the intercept" : "");
+    }
+    const std::vector<double> change = RefMargins(p, intercept, two.delta);
+    for (std::size_t r = 0; r < change.size(); ++r) ASSERT_NEAR(two.margin_change[r], change[r], 1e-12) << r;
+    EXPECT_EQ(two.delta, one.delta);
+    EXPECT_EQ(two.margin_change, one.margin_change);
+    EXPECT_EQ(two.passes, one.passes);
+  }
 }
 
 // A block centred against an intercept that another block holds steps its columns as the

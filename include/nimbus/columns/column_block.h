@@ -117,8 +117,11 @@ struct BlockStep {
 // zero whose model gradient lies well inside [-l1, l1] is shrunk away, as newGLMNET does (a
 // pass over the whole active set comes before the passes end). So are those `eligible` marks 0 (a path's strong rules: held
 // at zero, their columns not read; empty: every coordinate is eligible).
+// On `threads` >= 2, the columns of many entries are read in two sides of the rows at once, a
+// thread each (the same steps, bit for bit, as on one thread).
 BlockStep MinimizeBlockModel(const ColumnBlock& block, const RowDerivatives& at, std::span<const double> x_block,
-                             const BlockModelOptions& options, std::span<const uint8_t> eligible = {});
+                             const BlockModelOptions& options, std::span<const uint8_t> eligible = {},
+                             int threads = 1);
 
 // margins += A_B v (v on the block's coordinates, the intercept's last): a pass over the block.
 void AddBlockMargins(const ColumnBlock& block, std::span<const double> v, std::span<double> margins);

@@ -90,7 +90,9 @@ struct ColumnDescentOptions {
   // The blocks' models' damping mu (column_block.h) starts here after a cut step, grows 4x after
   // each cut one and shrinks 4x after each full one, to 0 below this.
   double damping = 1e-6;
-  int threads = 1;  // the blocks stepped at once, on threads of this process (the answer is the same)
+  // The threads of this process the blocks are stepped on (the answer is the same): a block
+  // each, or two where there are twice as many threads as blocks (MinimizeBlockModel's sides).
+  int threads = 1;
   // After each iteration, with the summary so far (one-vs-rest: the class's); false stops.
   std::function<bool(const ColumnDescentSummary&)> on_iteration;
   // Binary and regression problems: every `checkpoint_every` iterations (0: never) the loop's
