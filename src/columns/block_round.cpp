@@ -7,7 +7,7 @@ namespace nimbus {
 namespace {
 
 constexpr std::size_t kHeader = 12;   // the query's fields before x_block
-constexpr std::size_t kStepTail = 6;  // the step's figures after A_B delta
+constexpr std::size_t kStepTail = 7;  // the step's figures after A_B delta (and A_B z)
 
 // A field that must be a whole number in [0, most].
 bool Whole(double value, double most) { return value >= 0 && value <= most && std::floor(value) == value; }
@@ -103,7 +103,8 @@ std::vector<double> EncodeBlockStep(const BlockStep& step) {
   w.insert(w.end(), step.margin_change.begin(), step.margin_change.end());
   w.insert(w.end(), step.zero_margin_change.begin(), step.zero_margin_change.end());
   w.insert(w.end(), {step.subgradient_squared, step.subgradient_max, static_cast<double>(step.passes),
-                     static_cast<double>(step.entries_read), static_cast<double>(step.active), step.intercept_change});
+                     static_cast<double>(step.entries_read), static_cast<double>(step.active), step.intercept_change,
+                     step.zero_intercept_change});
   return w;
 }
 
@@ -132,6 +133,7 @@ Result<BlockStep> DecodeBlockStep(std::span<const double> w, std::size_t block_s
   step.entries_read = static_cast<int64_t>(tail[3]);
   step.active = static_cast<std::size_t>(tail[4]);
   step.intercept_change = tail[5];
+  step.zero_intercept_change = tail[6];
   return step;
 }
 

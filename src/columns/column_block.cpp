@@ -386,6 +386,10 @@ class BlockDescent {
       if (IsIntercept(block_, j) || step_.delta[j] == 0 || x_[j] + step_.delta[j] != 0) continue;
       if (step_.zero_margin_change.empty()) step_.zero_margin_change.assign(static_cast<std::size_t>(block_.rows), 0.0);
       AddColumn(block_, j, step_.delta[j], step_.zero_margin_change);
+      step_.zero_intercept_change -= coordinates_[j].shift * step_.delta[j];
+    }
+    if (step_.zero_intercept_change != 0) {
+      for (double& r : step_.zero_margin_change) r += step_.zero_intercept_change;
     }
     (block_.intercept ? step_.delta[Intercept()] : step_.intercept_change) = delta_b_;
     if (delta_b_ == 0) return;

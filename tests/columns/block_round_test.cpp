@@ -74,7 +74,7 @@ TEST(BlockRound, AStepTravelsAsDeltaMarginsAndItsFigures) {
   step.active = 2;
   step.intercept_change = -0.25;
   const std::vector<double> w = EncodeBlockStep(step);
-  EXPECT_EQ(w, (std::vector<double>{2, 0, 1, 0.5, -0.5, 1, 2, 3, 4, 1.5, 3, 120, 2, -0.25}));
+  EXPECT_EQ(w, (std::vector<double>{2, 0, 1, 0.5, -0.5, 1, 2, 3, 4, 1.5, 3, 120, 2, -0.25, 0}));
   const BlockStep back = DecodeBlockStep(w, 2, 3).value();
   EXPECT_EQ(back.delta, step.delta);
   EXPECT_EQ(back.margin_change, step.margin_change);
@@ -92,12 +92,14 @@ TEST(BlockRound, AStepThatZeroesWeightsCarriesTheirMarginsToo) {
   step.zero_margin_change = {-0.5, 0, 0.25};
   step.passes = 3;
   step.entries_read = 120;
+  step.zero_intercept_change = -0.125;
   const std::vector<double> w = EncodeBlockStep(step);
-  EXPECT_EQ(w, (std::vector<double>{2, 0, 1, 0.5, -0.5, 1, 2, 3, -0.5, 0, 0.25, 0, 0, 3, 120, 0, 0}));
+  EXPECT_EQ(w, (std::vector<double>{2, 0, 1, 0.5, -0.5, 1, 2, 3, -0.5, 0, 0.25, 0, 0, 3, 120, 0, 0, -0.125}));
   const BlockStep back = DecodeBlockStep(w, 2, 3).value();
   EXPECT_EQ(back.margin_change, step.margin_change);
   EXPECT_EQ(back.zero_margin_change, step.zero_margin_change);
   EXPECT_EQ(back.entries_read, 120);
+  EXPECT_EQ(back.zero_intercept_change, -0.125);
   EXPECT_FALSE(DecodeBlockStep(std::span<const double>(w).first(w.size() - 1), 2, 3).ok());  // cut short
 }
 

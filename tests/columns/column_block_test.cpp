@@ -153,6 +153,40 @@ TEST(ColumnBlock, AStepThatZeroesWeightsReportsTheirMarginsChange) {
   for (std::size_t r = 0; r < 40; ++r) EXPECT_NEAR(step.zero_margin_change[r], expected[r], 1e-12) << "row " << r;
   const BlockStep none = MinimizeBlockModel(block, at, std::vector<double>(8, 0.0), model);
   EXPECT_TRUE(none.zero_margin_change.empty());
+  EXPECT_EQ(step.zero_intercept_change, 0);  // no intercept: nothing centred
+}
+
+// With an intercept the columns are centred, z's directions e_j - m_j e_b: the zeroed weights'
+// share of the intercept, -sum_j m_j z_j with m_j = sum_r h_r a_rj / sum_r h_r, is reported
+// beside A z and in it, in every row.
+TEST(ColumnBlock, ACentredStepThatZeroesWeightsReportsTheirShareOfTheIntercept) {
+  const SparseProblem p = MakeRandomProblem(40, 8, 4, 9, Loss::kLogistic);
+  const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 8, /*intercept=*/true);
+  const std::vector<double> x = {0.3, -0.2, 0.0, 0.1, 0.0, 0.0, -0.4, 0.2, 0.1};
+  const RowDerivatives at = DerivativesAt(p, Loss::kLogistic, true, x);
+  BlockModelOptions model;
+  model.l1 = 1.0;
+  model.max_passes = 50;
+  const BlockStep step = MinimizeBlockModel(block, at, x, model);
+  std::vector<double> z(9, 0.0);
+  for (std::size_t j = 0; j < 8; ++j) {
+    if (step.delta[j] != 0 && x[j] + step.delta[j] == 0) z[j] = step.delta[j];
+  }
+  ASSERT_NE(z, std::vector<double>(9, 0.0));
+  // m_j from the test's own dense sums.
+  std::vector<double> weight(8, 0.0);
+  double total = 0;
+  for (int64_t r = 0; r < p.rows; ++r) {
+    total += at.second[r];
+    for (int64_t k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k) weight[p.col_idx[k]] += at.second[r] * p.values[k];
+  }
+  double share = 0;
+  for (std::size_t j = 0; j < 8; ++j) share -= weight[j] / total * z[j];
+  EXPECT_NEAR(step.zero_intercept_change, share, 1e-12);
+  z[8] = share;
+  const std::vector<double> expected = RefMargins(p, true, z);
+  ASSERT_EQ(step.zero_margin_change.size(), 40u);
+  for (std::size_t r = 0; r < 40; ++r) EXPECT_NEAR(step.zero_margin_change[r], expected[r], 1e-12) << "row " << r;
 }
 
 // Blocks that together cover the columns and the intercept add up to A x + b, the test's own
