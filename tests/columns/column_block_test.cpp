@@ -132,6 +132,24 @@ TEST(ColumnBlock, OnRowsHoldsTheKeptRowsEntriesAlone) {
   }
 }
 
+// A model whose l1 is strong: its minimum is 0 on every weight.
+BlockModelOptions StrongL1() {
+  BlockModelOptions model;
+  model.l1 = 1.0;
+  model.max_passes = 50;
+  return model;
+}
+
+// z: the step on the first `weights` coordinates where it sets them to zero (x_j + delta_j = 0),
+// 0 elsewhere, as long as x.
+std::vector<double> ZeroedPart(const BlockStep& step, const std::vector<double>& x, std::size_t weights) {
+  std::vector<double> z(x.size(), 0.0);
+  for (std::size_t j = 0; j < weights; ++j) {
+    if (step.delta[j] != 0 && x[j] + step.delta[j] == 0) z[j] = step.delta[j];
+  }
+  return z;
+}
+
 // A step that sets weights to zero reports their margins' change, A z (z_j = -x_j on those
 // weights), against the test's own dense product; a step that zeroes none reports nothing.
 TEST(ColumnBlock, AStepThatZeroesWeightsReportsTheirMarginsChange) {
@@ -139,14 +157,9 @@ TEST(ColumnBlock, AStepThatZeroesWeightsReportsTheirMarginsChange) {
   const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 8, /*intercept=*/false);
   const std::vector<double> x = {0.3, -0.2, 0.0, 0.1, 0.0, 0.0, -0.4, 0.2};
   const RowDerivatives at = DerivativesAt(p, Loss::kLogistic, false, x);
-  BlockModelOptions model;
-  model.l1 = 1.0;  // strong: the model's minimum is 0 on every weight
-  model.max_passes = 50;
+  const BlockModelOptions model = StrongL1();
   const BlockStep step = MinimizeBlockModel(block, at, x, model);
-  std::vector<double> z(8, 0.0);
-  for (std::size_t j = 0; j < 8; ++j) {
-    if (step.delta[j] != 0 && x[j] + step.delta[j] == 0) z[j] = step.delta[j];
-  }
+  const std::vector<double> z = ZeroedPart(step, x, 8);
   ASSERT_NE(z, std::vector<double>(8, 0.0));
   const std::vector<double> expected = RefMargins(p, false, z);
   ASSERT_EQ(step.zero_margin_change.size(), 40u);
@@ -164,14 +177,8 @@ TEST(ColumnBlock, ACentredStepThatZeroesWeightsReportsTheirShareOfTheIntercept) 
   const ColumnBlock block = ColumnBlock::Of(p.View(), 0, 8, /*intercept=*/true);
   const std::vector<double> x = {0.3, -0.2, 0.0, 0.1, 0.0, 0.0, -0.4, 0.2, 0.1};
   const RowDerivatives at = DerivativesAt(p, Loss::kLogistic, true, x);
-  BlockModelOptions model;
-  model.l1 = 1.0;
-  model.max_passes = 50;
-  const BlockStep step = MinimizeBlockModel(block, at, x, model);
-  std::vector<double> z(9, 0.0);
-  for (std::size_t j = 0; j < 8; ++j) {
-    if (step.delta[j] != 0 && x[j] + step.delta[j] == 0) z[j] = step.delta[j];
-  }
+  const BlockStep step = MinimizeBlockModel(block, at, x, StrongL1());
+  std::vector<double> z = ZeroedPart(step, x, 8);
   ASSERT_NE(z, std::vector<double>(9, 0.0));
   // m_j from the test's own dense sums.
   std::vector<double> weight(8, 0.0);
