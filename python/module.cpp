@@ -248,6 +248,95 @@ py::dict FitFile(const std::string& location, const std::optional<std::string>& 
   return FileOutcome(result->model, result->summary);
 }
 
+// A Python object that may be dropped on any thread: the last owner takes the GIL to drop it.
+std::shared_ptr<py::object> SharedObject(py::object object) {
+  return std::shared_ptr<py::object>(new py::object(std::move(object)), [](py::object* held) {
+    py::gil_scoped_acquire gil;
+    delete held;
+  });
+}
+
+// RuntimeOptions::start_worker over a Python callable start(worker, invocation, arguments,
+// client_secret) that returns a handle with done() and cancel() (a Dask future): the master
+// calls it with the GIL released, so each call takes it.
+std::function<Result<StartedWorker>(const WorkerStart&)> StartWorkerOf(py::function start) {
+  std::shared_ptr<py::object> function = SharedObject(std::move(start));
+  return [function](const WorkerStart& request) -> Result<StartedWorker> {
+    py::gil_scoped_acquire gil;
+    try {
+      std::shared_ptr<py::object> handle = SharedObject(
+          (*function)(request.worker, request.invocation, request.arguments, py::bytes(request.client_secret)));
+      StartedWorker started;
+      started.ended = [handle] {
+        py::gil_scoped_acquire held;
+        try {
+          return handle->attr("done")().cast<bool>();
+        } catch (const py::error_already_set&) {
+          return true;  // a handle that cannot say is taken as ended: the master starts another
+        }
+      };
+      started.stop = [handle] {
+        py::gil_scoped_acquire held;
+        try {
+          handle->attr("cancel")();
+        } catch (const py::error_already_set&) {  // best effort: the master's BYE ends it too
+        }
+      };
+      return started;
+    } catch (const py::error_already_set& error) {
+      return Unavailable(std::string("start_worker: ") + error.what());
+    }
+  };
+}
+
+// Solves on parts held where they lie (a Dask cluster's partitions): `start_worker` starts
+// worker i where part i is, which runs serve_worker; this process reads no row.
+py::dict FitHeld(const std::vector<std::string>& parts, int64_t n_features, const py::dict& options,
+                 py::function start_worker) {
+  SolveOptions solve = OptionsOf(options);
+  solve.runtime.kind = RuntimeKind::kCommand;
+  solve.runtime.start_worker = StartWorkerOf(std::move(start_worker));
+  // Tests only: the workers' crash (`nimbus train --inject-crash`'s text), e.g. "@1:3" kills
+  // worker 1's process in round 3, and with it the Dask worker that runs it.
+  if (const std::string crash = Get<std::string>(options, "inject_crash", ""); !crash.empty()) {
+    if (Status injected = InjectFaultsForTests({crash, "", "", 1}, &solve); !injected.ok()) {
+      throw py::value_error(injected.message());
+    }
+  }
+  bool interrupted = false;
+  solve.on_iteration = InterruptibleProgress(Get<int>(options, "verbose", 0), &interrupted);
+  const TrainingData data = TrainingData::HeldByWorkers(parts);
+  Result<SolveResult> result = [&] {
+    py::gil_scoped_release released;
+    return Solve(data, solve);
+  }();
+  if (interrupted) throw py::error_already_set();
+  if (!result.ok()) throw py::value_error(result.status().message());
+  if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
+  py::dict out = OutcomeOf(result->model, result->summary, n_features);
+  out["classes"] = result->model.labels.ClassValues();
+  out["rows"] = result->summary.rows;
+  out["worker_restarts"] = result->summary.worker_restarts;
+  out["bytes_received"] = result->summary.bytes_received;
+  return out;
+}
+
+// One worker of a held-parts fit, served here on this thread (a Dask task) until it leaves:
+// its part's CSR arrays (rows may start past 0 in indices and data), labels and weights.
+int ServeHeldPart(const std::vector<std::string>& arguments, const py::bytes& client_secret, const std::string& key,
+                  const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, const Strict<double>& values,
+                  int64_t n_features, const Strict<double>& labels, const std::optional<Strict<double>>& weights) {
+  const int64_t rows = indptr.size() - 1;
+  if (rows < 0) throw py::value_error("indptr: needs rows + 1 entries");
+  if (indices.size() != values.size()) throw py::value_error("indices and data differ in length");
+  const CsrView matrix{rows, n_features, indptr.data(), indices.data(), values.data()};
+  HeldPart part{key, matrix, std::span<const double>(labels.data(), labels.size()), {}};
+  if (weights) part.weights = std::span<const double>(weights->data(), weights->size());
+  const std::string secret = client_secret;
+  py::gil_scoped_release released;
+  return ServeWorker(arguments, secret, part);
+}
+
 CvOptions CvOptionsOf(const py::dict& cv_options) {
   CvOptions cv;
   cv.folds = Get<int64_t>(cv_options, "folds", cv.folds);
@@ -348,6 +437,15 @@ PYBIND11_MODULE(_nimbus, m) {
         "K-fold cross-validation on LIBSVM text that the workers read, deal the folds of and score themselves.");
   m.def("fit_file", &nimbus::FitFile, py::arg("location"), py::arg("sample_weight_file"), py::arg("options"),
         "Solves on LIBSVM text that the workers read themselves (a file, directory or s3:// prefix).");
+  m.def("fit_held", &nimbus::FitHeld, py::arg("parts"), py::arg("n_features"), py::arg("options"),
+        py::arg("start_worker"),
+        "Solves on parts held where they lie: start_worker(worker, invocation, arguments, client_secret) starts "
+        "worker i where part i is (returning a handle with done() and cancel()), which calls serve_worker.");
+  m.def("serve_worker", &nimbus::ServeHeldPart, py::arg("arguments"), py::arg("client_secret"), py::arg("key"),
+        py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n_features"), py::arg("y"),
+        py::arg("sample_weight"),
+        "Serves one worker of a fit_held run on this thread, with its part's CSR arrays, until it leaves; "
+        "returns its exit code (0: done).");
   m.def(
       "runtime_available",
       [](const std::string& kind) {

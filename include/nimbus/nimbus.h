@@ -89,6 +89,11 @@ class TrainingData {
   // stay alive until Solve returns). A store carries its own (nimbus split --sample-weights).
   TrainingData WithSampleWeights(std::string file) &&;
   TrainingData WithSampleWeights(std::span<const double> weights) &&;
+  // Rows held where they lie, in parts, by the processes that serve them (a Dask cluster's
+  // partitions: python/nimbus/dask.py). Part i is worker i's: runtime.start_worker starts it
+  // where its part is, and it runs ServeWorker with the part's rows. The master plans from
+  // what each worker says its part holds (as it does for text) and reads no row.
+  static TrainingData HeldByWorkers(std::vector<std::string> part_keys);
 
   const std::string& location() const { return location_; }  // file or store; empty for CSR
   bool is_store() const { return store_; }
@@ -96,6 +101,7 @@ class TrainingData {
   const CsrView& matrix() const { return matrix_; }
   std::span<const double> labels() const { return labels_; }
   const std::string& sample_weights_file() const { return sample_weights_file_; }
+  const std::vector<std::string>& held_parts() const { return held_parts_; }
   std::span<const double> sample_weights() const { return sample_weights_; }
 
  private:
@@ -106,9 +112,24 @@ class TrainingData {
   std::span<const double> labels_;
   std::string sample_weights_file_;
   std::span<const double> sample_weights_;
+  std::vector<std::string> held_parts_;
 };
 
 // ---- The options ---------------------------------------------------------------------------
+
+// A worker to start (RuntimeOptions::start_worker): `nimbus worker`'s arguments, and the run's
+// client secret key apart from them (for a secure run; empty for an insecure one).
+struct WorkerStart {
+  int worker = 0;
+  uint64_t invocation = 0;  // 1 for the first start, more for a replacement
+  std::vector<std::string> arguments;
+  std::string client_secret;
+};
+// What a start_worker call started, as the caller sees it.
+struct StartedWorker {
+  std::function<bool()> ended;  // true once it has finished, or failed to start (null: never known)
+  std::function<void()> stop;   // asks it to end; best effort (null: nothing to do)
+};
 
 // Where the workers run.
 struct RuntimeOptions {
@@ -118,6 +139,11 @@ struct RuntimeOptions {
   // nimbus CLI is). command: how to start one, with {args} (and {host}, from hosts).
   std::string worker_program;
   std::string launch, hosts;
+  // command: starts a worker, in place of `launch` (python/nimbus/dask.py's submits a Dask task
+  // that runs ServeWorker). It returns once the start is under way; a worker that never dials
+  // in, or dies, is replaced by a new call when the master's timeouts say so. Called on the
+  // master's thread.
+  std::function<Result<StartedWorker>(const WorkerStart&)> start_worker;
   std::string listen = "tcp://127.0.0.1:0", advertise;
   std::string shard_dir;  // remote runtimes with a file: where its shards go (default: a temporary directory)
   std::string lambda_function, lambda_endpoint;
@@ -549,5 +575,18 @@ bool IsWorkerInvocation(int argc, char** argv);
 // Serves one worker until the master says BYE; returns the process's exit code.
 // `process_start_wall` (WallSeconds() at process start) times cold starts; 0: now.
 int WorkerMain(int argc, char** argv, double process_start_wall = 0);
+
+// A part of TrainingData::HeldByWorkers, as the process that holds it has it: labels as the
+// data has them (encoded as the plan of all the parts says), weights one per row or none.
+struct HeldPart {
+  std::string key;
+  CsrView matrix;
+  std::span<const double> labels, weights;
+};
+// Runs one worker here, on this thread, until it leaves, serving `part` (copied first):
+// `arguments` and `client_secret` as WorkerStart gives them. Returns the worker's exit code
+// (0: the master said BYE); an error (bad arguments, a part that does not fit its CSR) is
+// printed to standard error, as `nimbus worker` prints it, with a non-zero code.
+int ServeWorker(const std::vector<std::string>& arguments, const std::string& client_secret, const HeldPart& part);
 
 }  // namespace nimbus

@@ -221,9 +221,41 @@ Result<Plan> PlanText(const TrainingData& source, TextFiles files, int64_t reque
   return plan;
 }
 
+// Parts held by the processes that serve them: a worker each, whose one "file" names its part
+// (worker/text_part.h: kHeldStore); the workers scan them as they would scan text.
+Result<Plan> PlanHeld(const TrainingData& source, int64_t requested_workers, Loss loss) {
+  const std::vector<std::string>& keys = source.held_parts();
+  const auto parts = static_cast<int64_t>(keys.size());
+  if (requested_workers > 0 && requested_workers != parts) {
+    return InvalidArgument("--workers: " + std::to_string(requested_workers) + " for " + std::to_string(parts) +
+                           " held parts: a held part is one worker's (leave the workers unset)");
+  }
+  if (!source.sample_weights().empty() || !source.sample_weights_file().empty()) {
+    return InvalidArgument("sample weights: held parts carry their own rows' weights");
+  }
+  TextSource text;
+  text.files.location = source.location();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    text.files.files.push_back({kHeldStore, keys[i], 0, Compression::kNone, nullptr});
+    text.slices.push_back({{{static_cast<uint32_t>(i), 0, 0}}});
+  }
+  text.libsvm.label_mode = IsClassification(loss) ? LabelMode::kClassification : LabelMode::kRegression;
+  text.libsvm.renumber_columns = true;
+  Plan plan;
+  plan.workers = static_cast<int>(parts);
+  plan.text = std::move(text);
+  return plan;
+}
+
 }  // namespace
 
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
+  if (!data.held_parts().empty()) {
+    NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanHeld(data, workers, loss));
+    plan.source = data.location();
+    plan.spec.loss = loss;
+    return plan;
+  }
   if (data.is_store() && (!data.sample_weights().empty() || !data.sample_weights_file().empty())) {
     return InvalidArgument("--sample-weights: the store " + data.location() +
                            " holds its rows' weights, if any (give them to nimbus split)");
@@ -643,6 +675,13 @@ Result<RemoteOptions> RemoteOptionsOf(const RuntimeOptions& flags, bool general_
 Result<std::unique_ptr<Launcher>> LauncherOf(const RuntimeOptions& flags) {
   if (flags.kind == RuntimeKind::kProcess) return MakeProcessLauncher(WorkerProgramOf(flags));
   if (flags.kind == RuntimeKind::kLambda) return MakeInvokeLauncher(flags);
+  if (flags.start_worker) {
+    return MakeFunctionLauncher([start = flags.start_worker](const LaunchRequest& request) -> Result<StartedElsewhere> {
+      NIMBUS_ASSIGN_OR_RETURN(StartedWorker started, start({request.worker, request.invocation, WorkerArguments(request),
+                                                            request.credentials.client.secret_key}));
+      return StartedElsewhere{std::move(started.ended), std::move(started.stop)};
+    });
+  }
   const bool relay_hosts = flags.relays > 0 && !flags.relay_hosts.empty();
   return MakeCommandLauncher(flags.launch, SplitList(relay_hosts ? flags.relay_hosts : flags.hosts));
 }

@@ -46,6 +46,13 @@ TrainingData TrainingData::Csr(CsrView matrix, std::span<const double> labels) {
   return data;
 }
 
+TrainingData TrainingData::HeldByWorkers(std::vector<std::string> part_keys) {
+  TrainingData data;
+  data.location_ = "held parts";
+  data.held_parts_ = std::move(part_keys);
+  return data;
+}
+
 TrainingData TrainingData::WithSampleWeights(std::string file) && {
   sample_weights_file_ = std::move(file);
   return std::move(*this);
@@ -83,6 +90,12 @@ Status RuntimeOptions::Validate() const {
   if (workers < 0 || workers > 4096) return InvalidArgument("--workers: must be in [1, 4096]");
   if (topology == Topology::kAllreduce && kind != RuntimeKind::kMpi) {
     return InvalidArgument("--topology allreduce: only for --runtime mpi");
+  }
+  if (start_worker) {
+    if (kind != RuntimeKind::kCommand || !launch.empty() || relays > 0) {
+      return InvalidArgument("start_worker: starts the command runtime's workers in place of --launch (and no relays)");
+    }
+    return Status::Ok();
   }
   if (kind == RuntimeKind::kCommand && launch.empty()) {
     return InvalidArgument("--runtime command: needs --launch 'COMMAND ... {args}'");
@@ -506,8 +519,26 @@ std::string ChooseColumnsToTrain(const TrainingData& data, SolveOptions& solve) 
 }
 }  // namespace
 
+namespace {
+
+// Held parts stay with the workers their hosts run: only workers that start_worker starts can
+// serve them, and no method that reads the rows here.
+Status ValidateHeldParts(const TrainingData& data, const SolveOptions& options) {
+  if (data.held_parts().empty()) return Status::Ok();
+  if (!options.runtime.start_worker) {
+    return InvalidArgument("held parts: their workers start where the parts are (RuntimeOptions::start_worker)");
+  }
+  if (options.algorithm == Algorithm::kColumns) {
+    return InvalidArgument("held parts: --algorithm columns reads the rows in the master's process; give newton or admm");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
+  NIMBUS_RETURN_IF_ERROR(ValidateHeldParts(data, options));
 #ifdef NIMBUS_HAVE_MPI
   if (options.runtime.kind == RuntimeKind::kMpi) return SolveUnderMpi(data, options);
 #endif

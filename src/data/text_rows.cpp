@@ -112,6 +112,15 @@ Result<TextScan> ReadTextSlice(const std::vector<TextFile>& files, const TextSli
   return scan;
 }
 
+TextScan ScanRows(const RowBlock& rows, bool classification, bool collect_features) {
+  Stopwatch watch;
+  Scanner scanner(collect_features);
+  scanner.Add(rows, 0);
+  TextScan scan = scanner.Finish(classification);
+  scan.seconds = watch.ElapsedSeconds();
+  return scan;
+}
+
 Result<SlicesRead> ReadSlices(const std::vector<TextFile>& files, const std::vector<TextSlice>& slices,
                               const TextReadOptions& options, int threads) {
   struct Part {

@@ -204,6 +204,36 @@ class CommandLauncher final : public Launcher {
   std::size_t next_host_ = 0;
 };
 
+class ElsewhereInvocation final : public Invocation {
+ public:
+  explicit ElsewhereInvocation(StartedElsewhere started) : started_(std::move(started)) {}
+  bool Exited(std::string* how) override {
+    if (!started_.ended || !started_.ended()) return false;
+    if (how != nullptr) *how = "its start function says it ended";
+    return true;
+  }
+  void Kill() override {
+    if (started_.stop) started_.stop();
+  }
+  int64_t pid() const override { return -1; }
+
+ private:
+  StartedElsewhere started_;
+};
+
+class FunctionLauncher final : public Launcher {
+ public:
+  explicit FunctionLauncher(std::function<Result<StartedElsewhere>(const LaunchRequest&)> start)
+      : start_(std::move(start)) {}
+  Result<std::unique_ptr<Invocation>> Launch(const LaunchRequest& request) override {
+    NIMBUS_ASSIGN_OR_RETURN(StartedElsewhere started, start_(request));
+    return std::unique_ptr<Invocation>(std::make_unique<ElsewhereInvocation>(std::move(started)));
+  }
+
+ private:
+  std::function<Result<StartedElsewhere>(const LaunchRequest&)> start_;
+};
+
 // 'text' quoted for /bin/sh.
 std::string ShellQuote(const std::string& text) {
   std::string quoted = "'";
@@ -277,6 +307,10 @@ std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary, bool end_with_
 
 std::unique_ptr<Launcher> MakeCommandLauncher(std::string command_template, std::vector<std::string> hosts) {
   return std::make_unique<CommandLauncher>(std::move(command_template), std::move(hosts));
+}
+
+std::unique_ptr<Launcher> MakeFunctionLauncher(std::function<Result<StartedElsewhere>(const LaunchRequest&)> start) {
+  return std::make_unique<FunctionLauncher>(std::move(start));
 }
 
 std::string CurrentExecutable() {

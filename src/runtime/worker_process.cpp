@@ -153,7 +153,7 @@ class ShardServer final : public RoundServer {
 
 class WorkerSession {
  public:
-  explicit WorkerSession(const WorkerProcessOptions& options) : options_(options) {
+  explicit WorkerSession(const WorkerProcessOptions& options) : options_(options), held_(options.held) {
     // Unique per process: a platform that runs one invocation twice yields two peers the
     // master can tell apart (and tell the second to leave).
     char id[96];
@@ -205,7 +205,8 @@ class WorkerSession {
     if (body->text) {
       Stopwatch read_watch;
       doing_ = "reading its part of the data";
-      Result<TextPartRows> read = ReadAssignedText(*body, &text_read_);
+      Result<TextPartRows> read =
+          IsHeldPart(*body->text) ? TakeHeldRows(*body->text, held_) : ReadAssignedText(*body, &text_read_);
       if (!read.ok()) return FatalLoad(read.status());
       while (!body->text->plan) {
         if (Status sent = SendKept(PackScanned(Envelope_(MessageType::kScanned), {read->scan})); !sent.ok()) {
@@ -424,6 +425,7 @@ class WorkerSession {
   }
 
   WorkerProcessOptions options_;
+  std::shared_ptr<HeldRows> held_;  // until the worker takes its rows
   std::string routing_id_;  // "w3.2.PID": worker 3, invocation 2
   std::string name_;
   std::shared_ptr<ZmqContext> context_;

@@ -83,6 +83,22 @@ Result<TextPartRows> ReadTextPart(const TextPart& part, const StoreOpener& open,
   return rows;
 }
 
+bool IsHeldPart(const TextPart& part) { return part.files.size() == 1 && part.files[0].store_uri == kHeldStore; }
+
+Result<TextPartRows> TakeHeldRows(const TextPart& part, std::shared_ptr<HeldRows>& held) {
+  if (!IsHeldPart(part)) return InvalidArgument("not a held part");
+  const std::string& key = part.files[0].key;
+  if (!held) return FailedPrecondition("part " + key + " is held by the process that serves it, and this one holds none");
+  if (held->key != key) return FailedPrecondition("assigned part " + key + ", but this worker holds part " + held->key);
+  TextPartRows rows;
+  rows.scan = ScannedOf(ScanRows(held->rows, part.classification, part.renumber));
+  rows.seconds = rows.scan.seconds;
+  rows.rows = std::make_shared<RowBlock>(std::move(held->rows));
+  rows.weights = std::move(held->weights);
+  held.reset();  // the rows are the worker's now (the plan renumbers them in place)
+  return rows;
+}
+
 LabelEncoding EncodingOf(const TextPlanned& plan) {
   LabelEncoding encoding;
   encoding.classification = plan.classification;
@@ -143,7 +159,13 @@ Result<Dataset> FinishTextPart(TextPartRows rows, const TextPart& part, const St
   // Exact values in fewer bytes where the part's allow it.
   Dataset data = DatasetOfRows(std::move(rows.rows), cols, encoding,
                                CompactValuesOf(rows.scan.all_ones, rows.scan.all_floats));
-  if (!plan.weights.key.empty()) {
+  if (!rows.weights.empty()) {
+    if (static_cast<int64_t>(rows.weights.size()) != data.rows()) {
+      return InvalidArgument("the held part's weights: " + std::to_string(rows.weights.size()) + " for " +
+                             std::to_string(data.rows()) + " rows");
+    }
+    data.AdoptWeights(std::move(rows.weights));
+  } else if (!plan.weights.key.empty()) {
     std::vector<TextFile> file = {{plan.weights.store_uri, plan.weights.key, plan.weights.bytes, Compression::kNone, nullptr}};
     NIMBUS_RETURN_IF_ERROR(OpenTextStores(file, open));
     NIMBUS_ASSIGN_OR_RETURN(SampleWeightReader reader,

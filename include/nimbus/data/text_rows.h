@@ -50,6 +50,10 @@ Result<TextScan> ReadTextSlice(const std::vector<TextFile>& files, const TextSli
                                const TextReadOptions& options, RowBlock& rows, bool keep_rows,
                                const std::function<Status(RowBlock&)>& on_block = {});
 
+// The scan of rows already parsed (held in memory by the process that serves them): what
+// ReadTextSlice returns for text with the same rows, bytes_read 0.
+TextScan ScanRows(const RowBlock& rows, bool classification, bool collect_features);
+
 // Slices read into one block of rows, in their order, each cut into up to `threads` parts that
 // are read at once (SubdivideSlice: the same lines as the slice's), then put end to end.
 struct SlicesRead {

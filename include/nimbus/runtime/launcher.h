@@ -7,6 +7,7 @@
 #include "nimbus/transport/transport.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +73,15 @@ std::unique_ptr<Launcher> MakeProcessLauncher(std::string binary, bool end_with_
 // NIMBUS_CLIENT_SECRET; a command that crosses to another host must carry it there, e.g.
 //   ssh {host} NIMBUS_CLIENT_SECRET={client_secret} /opt/nimbus/bin/nimbus worker {args}
 std::unique_ptr<Launcher> MakeCommandLauncher(std::string command_template, std::vector<std::string> hosts);
+
+// A start made by a function of the caller's (RuntimeOptions::start_worker): what it started is
+// out of this process's sight, so it says itself whether that ended, and how to end it.
+struct StartedElsewhere {
+  std::function<bool()> ended;  // true once the started worker has finished (or failed to start)
+  std::function<void()> stop;   // asks it to end (best effort; the master's BYE ends it too)
+};
+// Calls `start` for each launch.
+std::unique_ptr<Launcher> MakeFunctionLauncher(std::function<Result<StartedElsewhere>(const LaunchRequest&)> start);
 
 // The command line a template gives for a request (exposed for tests and --dry-run output).
 std::string ExpandLaunchTemplate(const std::string& command_template, const LaunchRequest& request,

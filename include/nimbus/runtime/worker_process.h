@@ -28,6 +28,9 @@ struct WorkerProcessOptions {
   double connect_timeout_seconds = 60;
   // The process that started this one (a relay), which it must not outlive; 0: none.
   int64_t parent_pid = 0;
+  // The rows of a held part (text_part.h), given by the program that runs this worker in its own
+  // process (a Dask worker's partition): the part the ASSIGN names must be these.
+  std::shared_ptr<HeldRows> held;
 };
 
 // Exit codes of a worker.

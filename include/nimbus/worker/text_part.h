@@ -31,7 +31,21 @@ struct TextPartRows {
   std::shared_ptr<RowBlock> rows;
   TextScanned scan;
   double seconds = 0;
+  std::vector<double> weights;  // a held part's own (empty: none, or the plan's file's)
 };
+
+// A part held by the process that serves it (a Dask worker's partition: nimbus.h,
+// TrainingData::HeldByWorkers): its one file is {kHeldStore, the part's key, 0 bytes}, and the
+// worker takes its rows from the HeldRows its host gave it instead of reading text.
+inline constexpr const char* kHeldStore = "held:";
+struct HeldRows {
+  std::string key;
+  RowBlock rows;                // labels as the caller has them (encoded by the plan, as text's are)
+  std::vector<double> weights;  // one per row, or none
+};
+bool IsHeldPart(const TextPart& part);
+// The held rows as read text's: fails unless `held` is the part's (its key) and still unread.
+Result<TextPartRows> TakeHeldRows(const TextPart& part, std::shared_ptr<HeldRows>& held);
 // `bytes_so_far` (or null): the text read from the store so far, as it is read.
 Result<TextPartRows> ReadTextPart(const TextPart& part, const StoreOpener& open,
                                   std::atomic<uint64_t>* bytes_so_far = nullptr);
