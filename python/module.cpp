@@ -162,14 +162,59 @@ TrainingData DataOf(const CsrView& matrix, const Strict<double>& labels, const s
   return std::move(data).WithSampleWeights(std::span<const double>(weights->data(), weights->size()));
 }
 
-// The iteration callback: prints with `verbose` > 0; Ctrl-C (a pending KeyboardInterrupt)
-// stops the solve at the next iteration and sets *interrupted (the caller raises it).
-IterationCallback InterruptibleProgress(int verbose, bool* interrupted) {
-  return [verbose, interrupted](const IterationInfo& info) {
+// A Python object that may be dropped on any thread: the last owner takes the GIL to drop it.
+std::shared_ptr<py::object> SharedObject(py::object object) {
+  return std::shared_ptr<py::object>(new py::object(std::move(object)), [](py::object* held) {
+    py::gil_scoped_acquire gil;
+    delete held;
+  });
+}
+
+// Ctrl-C during a solve, as the solve's Python callbacks meet it (Python's error indicator
+// cleared, so that the callbacks after it run): the iteration callback then stops the solve, and
+// its caller raises KeyboardInterrupt once the solve has returned.
+struct CtrlC {
+  bool seen = false;
+  // The caller's part, after the solve, with the GIL held.
+  void RaiseIfSeen() const {
+    if (!seen) return;
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+};
+
+// An error a callback of the master's raised, dropped there, unless it is Ctrl-C's.
+void KeepInterrupt(const py::error_already_set& error, CtrlC& ctrl_c) {
+  if (error.matches(PyExc_KeyboardInterrupt)) ctrl_c.seen = true;
+}
+
+// options["progress"], the estimator's progress display (linear_model.py: _Progress), or None.
+std::shared_ptr<py::object> ProgressOf(const py::dict& options) {
+  if (!options.contains("progress") || options["progress"].is_none()) return nullptr;
+  return SharedObject(options["progress"]);
+}
+
+// The iteration callback: prints with `verbose` > 0, and tells `progress` (if any) the stop
+// test's measure and its target at each iteration; Ctrl-C (a pending KeyboardInterrupt) stops
+// the solve at the next iteration (the caller raises it: CtrlC).
+IterationCallback InterruptibleProgress(const py::dict& options, const std::shared_ptr<CtrlC>& ctrl_c) {
+  const int verbose = Get<int>(options, "verbose", 0);
+  std::shared_ptr<py::object> progress = ProgressOf(options);
+  return [verbose, progress, ctrl_c](const IterationInfo& info) {
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) {
-      *interrupted = true;
-      return false;
+      PyErr_Clear();
+      ctrl_c->seen = true;
+    }
+    if (ctrl_c->seen) return false;
+    if (progress) {
+      const bool subgradient = TestsSubgradient(info.algorithm);
+      try {
+        (*progress)(info.iteration, info.objective, subgradient ? info.gradient_norm : info.primal_residual,
+                    subgradient ? info.gradient_tolerance : info.eps_primal, info.elapsed_seconds);
+      } catch (const py::error_already_set& error) {  // a display that fails does not stop the solve
+        KeepInterrupt(error, *ctrl_c);
+      }
     }
     if (verbose > 0) {
       const bool subgradient = TestsSubgradient(info.algorithm);
@@ -189,13 +234,13 @@ py::dict Fit(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, con
   const CsrView matrix = RowsOf(indptr, indices, values, n_features);
   const TrainingData data = DataOf(matrix, labels, sample_weight);
   SolveOptions solve = OptionsOf(options);
-  bool interrupted = false;
-  solve.on_iteration = InterruptibleProgress(Get<int>(options, "verbose", 0), &interrupted);
+  const auto ctrl_c = std::make_shared<CtrlC>();
+  solve.on_iteration = InterruptibleProgress(options, ctrl_c);
   Result<SolveResult> result = [&] {
     py::gil_scoped_release released;
     return Solve(data, solve);
   }();
-  if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt the handler raised
+  ctrl_c->RaiseIfSeen();
   if (!result.ok()) throw py::value_error(result.status().message());
   if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
   return OutcomeOf(result->model, result->summary, n_features);
@@ -236,54 +281,50 @@ py::dict FitFile(const std::string& location, const std::optional<std::string>& 
   TrainingData data = TrainingData::LibsvmFile(location);
   if (sample_weight_file) data = std::move(data).WithSampleWeights(*sample_weight_file);
   SolveOptions solve = OptionsOf(options);
-  bool interrupted = false;
-  solve.on_iteration = InterruptibleProgress(Get<int>(options, "verbose", 0), &interrupted);
+  const auto ctrl_c = std::make_shared<CtrlC>();
+  solve.on_iteration = InterruptibleProgress(options, ctrl_c);
   Result<SolveResult> result = [&] {
     py::gil_scoped_release released;
     return Solve(data, solve);
   }();
-  if (interrupted) throw py::error_already_set();
+  ctrl_c->RaiseIfSeen();
   if (!result.ok()) throw py::value_error(result.status().message());
   if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
   return FileOutcome(result->model, result->summary);
 }
 
-// A Python object that may be dropped on any thread: the last owner takes the GIL to drop it.
-std::shared_ptr<py::object> SharedObject(py::object object) {
-  return std::shared_ptr<py::object>(new py::object(std::move(object)), [](py::object* held) {
-    py::gil_scoped_acquire gil;
-    delete held;
-  });
-}
-
 // RuntimeOptions::start_worker over a Python callable start(worker, invocation, arguments,
 // client_secret) that returns a handle with done() and cancel() (a Dask future): the master
 // calls it with the GIL released, so each call takes it.
-std::function<Result<StartedWorker>(const WorkerStart&)> StartWorkerOf(py::function start) {
+std::function<Result<StartedWorker>(const WorkerStart&)> StartWorkerOf(py::function start,
+                                                                      const std::shared_ptr<CtrlC>& ctrl_c) {
   std::shared_ptr<py::object> function = SharedObject(std::move(start));
-  return [function](const WorkerStart& request) -> Result<StartedWorker> {
+  return [function, ctrl_c](const WorkerStart& request) -> Result<StartedWorker> {
     py::gil_scoped_acquire gil;
     try {
       std::shared_ptr<py::object> handle = SharedObject(
           (*function)(request.worker, request.invocation, request.arguments, py::bytes(request.client_secret)));
       StartedWorker started;
-      started.ended = [handle] {
+      started.ended = [handle, ctrl_c] {
         py::gil_scoped_acquire held;
         try {
           return handle->attr("done")().cast<bool>();
-        } catch (const py::error_already_set&) {
-          return true;  // a handle that cannot say is taken as ended: the master starts another
+        } catch (const py::error_already_set& error) {
+          KeepInterrupt(error, *ctrl_c);
+          return false;  // not known: the master's own timeouts judge it
         }
       };
-      started.stop = [handle] {
+      started.stop = [handle, ctrl_c] {
         py::gil_scoped_acquire held;
         try {
           handle->attr("cancel")();
-        } catch (const py::error_already_set&) {  // best effort: the master's BYE ends it too
+        } catch (const py::error_already_set& error) {  // best effort: the master's BYE ends it too
+          KeepInterrupt(error, *ctrl_c);
         }
       };
       return started;
     } catch (const py::error_already_set& error) {
+      KeepInterrupt(error, *ctrl_c);
       return Unavailable(std::string("start_worker: ") + error.what());
     }
   };
@@ -291,26 +332,34 @@ std::function<Result<StartedWorker>(const WorkerStart&)> StartWorkerOf(py::funct
 
 // Solves on parts held where they lie (a Dask cluster's partitions): `start_worker` starts
 // worker i where part i is, which runs serve_worker; this process reads no row.
+// The runtime of held parts: workers started by `start_worker` (and, for tests only, the
+// workers' faults as `nimbus train --inject-crash` and `--inject-delay` take them: "@1:3" kills
+// worker 1's process in round 3, and with it the Dask worker that runs it; "200" delays every
+// round's reply by 200 ms).
+void UseStartWorker(const py::dict& options, py::function start_worker, const std::shared_ptr<CtrlC>& ctrl_c,
+                    SolveOptions& solve) {
+  solve.runtime.kind = RuntimeKind::kCommand;
+  solve.runtime.start_worker = StartWorkerOf(std::move(start_worker), ctrl_c);
+  const std::string crash = Get<std::string>(options, "inject_crash", "");
+  const std::string delay = Get<std::string>(options, "inject_delay", "");
+  if (crash.empty() && delay.empty()) return;
+  if (Status injected = InjectFaultsForTests({crash, delay, "", 1}, &solve); !injected.ok()) {
+    throw py::value_error(injected.message());
+  }
+}
+
 py::dict FitHeld(const std::vector<std::string>& parts, int64_t n_features, const py::dict& options,
                  py::function start_worker) {
   SolveOptions solve = OptionsOf(options);
-  solve.runtime.kind = RuntimeKind::kCommand;
-  solve.runtime.start_worker = StartWorkerOf(std::move(start_worker));
-  // Tests only: the workers' crash (`nimbus train --inject-crash`'s text), e.g. "@1:3" kills
-  // worker 1's process in round 3, and with it the Dask worker that runs it.
-  if (const std::string crash = Get<std::string>(options, "inject_crash", ""); !crash.empty()) {
-    if (Status injected = InjectFaultsForTests({crash, "", "", 1}, &solve); !injected.ok()) {
-      throw py::value_error(injected.message());
-    }
-  }
-  bool interrupted = false;
-  solve.on_iteration = InterruptibleProgress(Get<int>(options, "verbose", 0), &interrupted);
+  const auto ctrl_c = std::make_shared<CtrlC>();
+  UseStartWorker(options, std::move(start_worker), ctrl_c, solve);
+  solve.on_iteration = InterruptibleProgress(options, ctrl_c);
   const TrainingData data = TrainingData::HeldByWorkers(parts);
   Result<SolveResult> result = [&] {
     py::gil_scoped_release released;
     return Solve(data, solve);
   }();
-  if (interrupted) throw py::error_already_set();
+  ctrl_c->RaiseIfSeen();
   if (!result.ok()) throw py::value_error(result.status().message());
   if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
   py::dict out = OutcomeOf(result->model, result->summary, n_features);
@@ -353,15 +402,25 @@ CvOptions CvOptionsOf(const py::dict& cv_options) {
 // each fold's scores, the best and 1-SE points, and each point's model on all the data (its
 // outcome by `outcome_of`).
 py::dict CrossValidateData(const TrainingData& data, const py::dict& options, const py::dict& cv_options,
-                           const std::function<py::dict(const Model&, const Summary&)>& outcome_of) {
+                           const std::function<py::dict(const Model&, const Summary&)>& outcome_of,
+                           const std::function<void(SolveOptions&, const std::shared_ptr<CtrlC>&)>& configure = {}) {
   SolveOptions solve = OptionsOf(options);
+  const auto ctrl_c = std::make_shared<CtrlC>();
+  if (configure) configure(solve, ctrl_c);
   CvOptions cv = CvOptionsOf(cv_options);
-  bool interrupted = false;
   const int verbose = Get<int>(options, "verbose", 0);
-  solve.on_iteration = InterruptibleProgress(verbose, &interrupted);
+  solve.on_iteration = InterruptibleProgress(options, ctrl_c);
+  std::shared_ptr<py::object> progress = ProgressOf(options);
   cv.on_point = [&](const CvPoint& point) {
-    if (verbose <= 0) return;
     py::gil_scoped_acquire gil;
+    if (progress) {
+      try {
+        progress->attr("point")(point.lambda);
+      } catch (const py::error_already_set& error) {
+        KeepInterrupt(error, *ctrl_c);
+      }
+    }
+    if (verbose <= 0) return;
     py::print("nimbus: lambda", point.lambda, "rounds", point.summary.rounds, "seconds", point.summary.solve_seconds,
               py::arg("flush") = true);
   };
@@ -369,7 +428,7 @@ py::dict CrossValidateData(const TrainingData& data, const py::dict& options, co
     py::gil_scoped_release released;
     return CrossValidate(data, solve, cv);
   }();
-  if (interrupted) throw py::error_already_set();
+  ctrl_c->RaiseIfSeen();
   if (!result.ok()) throw py::value_error(result.status().message());
   py::list points;
   for (const CvPoint& point : result->points) {
@@ -421,6 +480,17 @@ py::dict CrossValidateFile(const std::string& location, const std::optional<std:
   return CrossValidateData(data, options, cv_options, FileOutcome);
 }
 
+// On parts held where they lie, as FitHeld solves them.
+py::dict CrossValidateHeld(const std::vector<std::string>& parts, int64_t n_features, const py::dict& options,
+                           const py::dict& cv_options, py::function start_worker) {
+  return CrossValidateData(
+      TrainingData::HeldByWorkers(parts), options, cv_options,
+      [n_features](const Model& model, const Summary& summary) { return OutcomeOf(model, summary, n_features); },
+      [&](SolveOptions& solve, const std::shared_ptr<CtrlC>& ctrl_c) {
+        UseStartWorker(options, std::move(start_worker), ctrl_c, solve);
+      });
+}
+
 }  // namespace
 }  // namespace nimbus
 
@@ -441,6 +511,9 @@ PYBIND11_MODULE(_nimbus, m) {
         py::arg("start_worker"),
         "Solves on parts held where they lie: start_worker(worker, invocation, arguments, client_secret) starts "
         "worker i where part i is (returning a handle with done() and cancel()), which calls serve_worker.");
+  m.def("cross_validate_held", &nimbus::CrossValidateHeld, py::arg("parts"), py::arg("n_features"),
+        py::arg("options"), py::arg("cv_options"), py::arg("start_worker"),
+        "K-fold cross-validation on parts held where they lie (as fit_held); each worker deals and scores its folds.");
   m.def("serve_worker", &nimbus::ServeHeldPart, py::arg("arguments"), py::arg("client_secret"), py::arg("key"),
         py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("n_features"), py::arg("y"),
         py::arg("sample_weight"),

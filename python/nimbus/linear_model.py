@@ -6,7 +6,10 @@ scikit-learn's LogisticRegression minimizes C sum_r s_r loss_r + r ||w||_1 + (1 
 l1 = r / (C N) and l2 = (1 - r) / (C N): the same model.
 """
 
+import contextlib
 import os
+import sys
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,6 +34,96 @@ RUNTIME_OPTIONS = ("lambda_function", "lambda_endpoint", "lambda_pass_credential
                    "listen", "advertise", "insecure", "worker_program", "max_restarts", "heartbeat", "max_lifetime",
                    "round_timeout_floor", "worker_memory_mb", "relays", "relay_fanout", "relay_workers",
                    "relay_hosts", "algorithm_profiles")
+
+
+class _Progress:
+    """A fit's progress once it has run a second: a tqdm bar (tqdm.auto: a widget in a notebook,
+    a line on a terminal) where tqdm is installed, else a plain line on standard error every
+    few seconds. A solve's is its stop test's measure on a log scale, from its first value to its
+    target; a cross-validation's, the grid's points done (`points` of them)."""
+
+    delay_seconds = 1.0
+    plain_every_seconds = 5.0
+
+    def __init__(self, points=None):
+        self.points = points
+        self.points_done = 0
+        self.first_measure = None
+        self.started = time.monotonic()
+        self.bar = None
+        self.plain_at = 0.0
+
+    def __call__(self, iteration, objective, measure, target, elapsed):
+        """Each iteration's (from the solver's callback)."""
+        if self.first_measure is None and measure > 0:
+            self.first_measure = measure
+        fraction = 0.0
+        if self.first_measure and target > 0 and measure > 0 and self.first_measure > target:
+            fraction = np.log(self.first_measure / measure) / np.log(self.first_measure / target)
+        if self.points:
+            fraction = (self.points_done + min(max(fraction, 0.0), 1.0)) / self.points
+            return self._show(fraction, "C %d of %d" % (min(self.points_done + 1, self.points), self.points))
+        self._show(fraction, "iteration %d, objective %.8g" % (iteration, objective))
+
+    def point(self, lam):
+        """A cross-validation's point done (from its callback)."""
+        self.points_done += 1
+        self.first_measure = None
+        if self.points:
+            self._show(self.points_done / self.points, "C %d of %d" % (self.points_done, self.points))
+
+    def _show(self, fraction, text):
+        now = time.monotonic()
+        if now - self.started < self.delay_seconds:
+            return
+        percent = int(100 * min(max(fraction, 0.0), 1.0))
+        if self.bar is None and self.plain_at == 0.0:
+            try:
+                from tqdm.auto import tqdm
+                self.bar = tqdm(total=100, desc="nimbus", unit="%", bar_format="{desc}: {percentage:3.0f}%|{bar}| "
+                                "{elapsed}{postfix}")
+            except ImportError:
+                self.plain_at = now - self.plain_every_seconds
+        if self.bar is not None:
+            self.bar.n = max(self.bar.n, percent)
+            self.bar.set_postfix_str(text, refresh=False)
+            self.bar.refresh()
+        elif now - self.plain_at >= self.plain_every_seconds:
+            self.plain_at = now
+            print("nimbus: %d%% (%s, %.0f s)" % (percent, text, now - self.started), file=sys.stderr, flush=True)
+
+    def close(self, finished):
+        """The display ended: at 100% when the solve finished (its last iteration's measure may
+        be reported before the step that met the stop test)."""
+        if self.bar is not None:
+            if finished:
+                self.bar.n = 100
+                self.bar.refresh()
+            self.bar.close()
+            self.bar = None
+        elif finished and self.plain_at != 0.0:
+            print("nimbus: 100%% (%.0f s)" % (time.monotonic() - self.started), file=sys.stderr, flush=True)
+
+
+def grid_points(cv_options):
+    """The points of a cross-validation's grid."""
+    return cv_options.get("length") or len(cv_options.get("lambdas") or cv_options.get("cs") or ())
+
+
+@contextlib.contextmanager
+def shown_progress(options, points=None):
+    """options["progress"] (the estimator's display, if any) for the length of a solve, with
+    `points` for a cross-validation's grid; closed however the solve ends."""
+    progress = options.get("progress")
+    if progress is not None:
+        progress.points = points
+    finished = False
+    try:
+        yield
+        finished = True
+    finally:
+        if progress is not None:
+            progress.close(finished)
 
 
 def csr_arrays(X):
@@ -86,6 +179,8 @@ class _NimbusClassifier(LinearClassifierMixin, SparseCoefMixin, BaseEstimator):
             "runtime": self.runtime,
             "verbose": int(self.verbose),
         }
+        if self.progress and not self.verbose:  # verbose > 0 prints each iteration instead
+            options["progress"] = _Progress()
         if self.n_workers is not None:
             options["workers"] = int(self.n_workers)
         if self.runtime == "process":
@@ -198,11 +293,13 @@ class LogisticRegression(_NimbusClassifier):
     runtime_options : dict of nimbus's runtime options (RUNTIME_OPTIONS: lambda_function,
         lambda_endpoint, shard_dir (s3://bucket/prefix for Lambda workers), launch, hosts, ...)
     verbose : int, > 0 prints each iteration
+    progress : bool, a fit that runs longer than a second shows its progress: a tqdm bar where
+        tqdm is installed (a widget in a notebook), plain lines on standard error otherwise
     """
 
     def __init__(self, penalty="l2", *, C=1.0, l1_ratio=None, fit_intercept=True, tol=1e-5, max_iter=1000,
                  solver="auto", class_weight=None, multi_class="auto", warm_start=False, n_workers=None,
-                 runtime="threads", runtime_options=None, verbose=0):
+                 runtime="threads", runtime_options=None, verbose=0, progress=True):
         self.penalty = penalty
         self.C = C
         self.l1_ratio = l1_ratio
@@ -217,6 +314,7 @@ class LogisticRegression(_NimbusClassifier):
         self.runtime = runtime
         self.runtime_options = runtime_options
         self.verbose = verbose
+        self.progress = progress
 
     _penalties = _PENALTIES
 
@@ -252,7 +350,8 @@ class LogisticRegression(_NimbusClassifier):
         ratio = {"l1": 1.0, "l2": 0.0}.get(self.penalty, self.l1_ratio)
         scale = 1.0 / (self.C * labels.size)
         options.update(l1=ratio * scale, l2=(1.0 - ratio) * scale)
-        self._keep(_nimbus.fit(indptr, indices, data, n_features, labels, weights, options))
+        with shown_progress(options):
+            self._keep(_nimbus.fit(indptr, indices, data, n_features, labels, weights, options))
         return self
 
 
@@ -262,7 +361,8 @@ class LogisticRegression(_NimbusClassifier):
         options, weights = self._location_options(location, y, sample_weight)
         ratio = {"l1": 1.0, "l2": 0.0}.get(self.penalty, self.l1_ratio)
         options.update(l1=float(ratio), l2=float(1.0 - ratio), c=float(self.C))
-        outcome = _nimbus.fit_file(location, weights, options)
+        with shown_progress(options):
+            outcome = _nimbus.fit_file(location, weights, options)
         self.classes_ = np.asarray(outcome["classes"], dtype=np.float64)
         self.n_features_in_ = int(outcome["n_features"])
         _sparse_coef(outcome, self.n_features_in_)
@@ -311,7 +411,7 @@ class LogisticRegressionCV(_NimbusClassifier):
 
     def __init__(self, *, Cs=10, cv=5, penalty="l2", scoring=None, fit_intercept=True, tol=1e-5, max_iter=1000,
                  solver="auto", class_weight=None, multi_class="auto", refit=True, random_state=None,
-                 n_workers=None, runtime="threads", runtime_options=None, verbose=0):
+                 n_workers=None, runtime="threads", runtime_options=None, verbose=0, progress=True):
         self.Cs = Cs
         self.cv = cv
         self.penalty = penalty
@@ -328,6 +428,7 @@ class LogisticRegressionCV(_NimbusClassifier):
         self.runtime = runtime
         self.runtime_options = runtime_options
         self.verbose = verbose
+        self.progress = progress
 
     l1_ratio = None  # no elastic net here
 
@@ -356,7 +457,9 @@ class LogisticRegressionCV(_NimbusClassifier):
 
     def _cross_validate_location(self, location, y, sample_weight):
         options, weights = self._location_options(location, y, sample_weight)
-        result = _nimbus.cross_validate_file(location, weights, options, self._cv_options(None))
+        cv_options = self._cv_options(None)
+        with shown_progress(options, grid_points(cv_options)):
+            result = _nimbus.cross_validate_file(location, weights, options, cv_options)
         best = result["points"][result["best"]]
         self.classes_ = np.asarray(best["classes"], dtype=np.float64)
         self.n_features_in_ = int(best["n_features"])
@@ -373,8 +476,14 @@ class LogisticRegressionCV(_NimbusClassifier):
             result = self._cross_validate_location(os.fspath(X), y, sample_weight)
         else:
             indptr, indices, data, n_features, labels, weights = self._prepare(X, y, sample_weight)
-            result = _nimbus.cross_validate(indptr, indices, data, n_features, labels, weights,
-                                            self._solver_options(self.classes_.size), self._cv_options(labels.size))
+            options, cv_options = self._solver_options(self.classes_.size), self._cv_options(labels.size)
+            with shown_progress(options, grid_points(cv_options)):
+                result = _nimbus.cross_validate(indptr, indices, data, n_features, labels, weights, options,
+                                                cv_options)
+        return self._keep_cv(result)
+
+    def _keep_cv(self, result):
+        """The model at the best C, and the grid's scores, from a cross-validation's result."""
         n_samples = result["rows"]
         points = result["points"]  # largest lambda (smallest C) first
         self.Cs_ = np.array([1.0 / (p["lambda"] * n_samples) for p in points])

@@ -297,6 +297,7 @@ Result<CvResult> CrossValidate(const TrainingData& data, const SolveOptions& opt
   const std::string not_a_store = "cv: give the LIBSVM text, not the store " + data.location() +
                                   " (the folds are dealt by each row's class, which a store does not list)";
   if (data.is_store()) return InvalidArgument(not_a_store);
+  NIMBUS_RETURN_IF_ERROR(ValidateHeldParts(data, options));
   auto [solve, grid] = OneLambdaOrGrid(options, cv.path);
   const std::string reason = ChooseColumns(data, grid, cv, solve);
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, solve, grid));

@@ -261,6 +261,7 @@ std::string ChooseColumnsForPath(const TrainingData& data, const PathOptions& pa
 
 Result<PathResult> SolvePath(const TrainingData& data, const SolveOptions& requested, const PathOptions& path) {
   Stopwatch wall;
+  NIMBUS_RETURN_IF_ERROR(ValidateHeldParts(data, requested));
   SolveOptions options = requested;
   std::string reason = ChooseColumnsForPath(data, path, options);
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanPath(data, options, path));

@@ -280,6 +280,17 @@ Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
   return plan;
 }
 
+Status ValidateHeldParts(const TrainingData& data, const SolveOptions& options) {
+  if (data.held_parts().empty()) return Status::Ok();
+  if (!options.runtime.start_worker) {
+    return InvalidArgument("held parts: their workers start where the parts are (RuntimeOptions::start_worker)");
+  }
+  if (options.algorithm == Algorithm::kColumns) {
+    return InvalidArgument("held parts: --algorithm columns reads the rows in the master's process; give newton or admm");
+  }
+  return Status::Ok();
+}
+
 Result<Plan> PlanDataInMemory(const TrainingData& data, int64_t workers, Loss loss) {
   NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanData(data, workers, loss));
   NIMBUS_RETURN_IF_ERROR(ReadTextHere(plan));

@@ -519,23 +519,6 @@ std::string ChooseColumnsToTrain(const TrainingData& data, SolveOptions& solve) 
 }
 }  // namespace
 
-namespace {
-
-// Held parts stay with the workers their hosts run: only workers that start_worker starts can
-// serve them, and no method that reads the rows here.
-Status ValidateHeldParts(const TrainingData& data, const SolveOptions& options) {
-  if (data.held_parts().empty()) return Status::Ok();
-  if (!options.runtime.start_worker) {
-    return InvalidArgument("held parts: their workers start where the parts are (RuntimeOptions::start_worker)");
-  }
-  if (options.algorithm == Algorithm::kColumns) {
-    return InvalidArgument("held parts: --algorithm columns reads the rows in the master's process; give newton or admm");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 Result<SolveResult> Solve(const TrainingData& data, const SolveOptions& options) {
   NIMBUS_RETURN_IF_ERROR(options.Validate());
   NIMBUS_RETURN_IF_ERROR(ValidateHeldParts(data, options));

@@ -130,3 +130,46 @@ def test_no_partition_reaches_the_client(client, tmp_path, monkeypatch):
     received.count = 0
     dX.compute()
     assert received.count > data_bytes, (received.count, data_bytes)
+
+
+def test_cross_validation_deals_and_scores_the_folds_as_in_memory(client, heart):
+    X, y = heart
+    params = dict(Cs=5, cv=4, penalty="l1", scoring="neg_log_loss", tol=1e-9)
+    model = nimbus.dask.LogisticRegressionCV(**params).fit(sparse_chunks(X, (100, 70, 100)),
+                                                            da.from_array(y, chunks=((100, 70, 100),)))
+    memory = nimbus.LogisticRegressionCV(**params).fit(X, y)
+    np.testing.assert_allclose(model.Cs_, memory.Cs_, rtol=1e-12)
+    np.testing.assert_allclose(model.C_, memory.C_, rtol=1e-12)  # the same point of the grid
+    np.testing.assert_allclose(model.scores_[1.0], memory.scores_[1.0], rtol=1e-6)
+    expect_same_fit(model, memory, rel=1e-6)
+
+
+def nimbus_tasks_running(client):
+    """The Dask workers' nimbus tasks still running (seceded ones included)."""
+    def running(dask_worker):
+        return [key for key, task in dask_worker.state.tasks.items()
+                if str(key).startswith("nimbus-") and task.state in ("executing", "long-running", "cancelled")]
+    return [key for keys in client.run(running).values() for key in keys]
+
+
+def test_ctrl_c_stops_the_fit_and_the_workers_on_the_cluster(client, heart):
+    import _thread
+    import threading
+    import time
+
+    X, y = heart
+    # Every round's replies 200 ms late: the fit's 78 rounds are still running at 1.5 s.
+    model = nimbus.dask.LogisticRegression(penalty="l1", C=0.5, tol=1e-9, progress=False)
+    model._test_faults = {"inject_delay": "200"}
+    timer = threading.Timer(1.5, _thread.interrupt_main)  # as Ctrl-C interrupts a notebook's cell
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(sparse_chunks(X, (90, 90, 90)), da.from_array(y, chunks=90))
+    timer.join()
+    assert time.monotonic() - started < 30
+    for _ in range(100):  # the master's BYE ends the workers' tasks (bounded: 10 s)
+        if not nimbus_tasks_running(client):
+            break
+        time.sleep(0.1)
+    assert nimbus_tasks_running(client) == []

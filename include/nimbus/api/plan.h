@@ -85,6 +85,9 @@ struct Plan {
 // maps back.
 // A LIBSVM file (or several, or a directory or S3 prefix of them) is text the workers read.
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss);
+// Held parts (TrainingData::HeldByWorkers) stay with the workers their hosts run: only
+// workers that start_worker starts can serve them, and no method that reads the rows here.
+Status ValidateHeldParts(const TrainingData& data, const SolveOptions& options);
 // A LIBSVM file read into this process (for the tools that cut the same rows anew for each
 // worker count: scale, calibrate, cross-validation's folds).
 Result<Plan> PlanDataInMemory(const TrainingData& data, int64_t workers, Loss loss);
