@@ -40,6 +40,7 @@ bench: build
 	bench/glmnet.sh $(BUILD_DIR)/apps/nimbus
 	SET=fashion bench/glmnet_cv.sh $(BUILD_DIR)/apps/nimbus
 	bench/auto_columns.sh $(BUILD_DIR)/apps/nimbus
+	PYTHONPATH=$(BUILD_DIR)/python /usr/bin/python3 bench/dask_fit.py
 	if [ -x $(BUILD_DIR)/bench/channel ]; then $(BUILD_DIR)/bench/channel; fi
 	if tests/support/netns.sh check > /dev/null; then bench/relays_netns.sh $(BUILD_DIR)/apps/nimbus; \
 	else echo "bench/relays_netns.sh: skipped: $$(tests/support/netns.sh check)"; fi

@@ -46,6 +46,48 @@ def draws_for_distinct(p, targets):
     return np.maximum(np.round(n).astype(np.int64), targets)
 
 
+def vocabulary(rng, cols, swap_fraction, exponent):
+    """The two topics' orders of the vocabulary (topic -1 reads P, topic +1 reads P with a
+    subset of its ranks shuffled), and the Zipf law over the ranks and its cumulative sums."""
+    order = {0: rng.permutation(cols)}
+    swapped = rng.choice(cols, size=int(round(swap_fraction * cols)), replace=False)
+    order[1] = order[0].copy()
+    order[1][swapped] = order[0][rng.permutation(swapped)]
+    words_of_topic = np.stack([order[0], order[1]])
+    p = np.arange(1, cols + 1, dtype=np.float64) ** -exponent
+    p /= p.sum()
+    cdf = np.cumsum(p)
+    cdf[-1] = 1.0
+    return words_of_topic, p, cdf
+
+
+def draw_rows(rng, rows, words_of_topic, p, cdf, mean_nnz=67.0, sigma=0.7, label_noise=0.1):
+    """`rows` rows as the module's docstring says: labels (+1/-1), CSR row starts, column
+    indices (0-based, ascending in each row) and values (each row of unit norm), and the
+    number of words drawn."""
+    cols = cdf.size
+    topic = (rng.random(rows) < 0.5).astype(np.int64)
+    flip = rng.random(rows) < label_noise
+    label = np.where(topic == 1, 1, -1) * np.where(flip, -1, 1)
+
+    mu = np.log(mean_nnz) - sigma ** 2 / 2
+    distinct = np.clip(np.round(rng.lognormal(mu, sigma, rows)), 1, max(1, cols // 4)).astype(np.int64)
+    draws = draws_for_distinct(p, distinct)
+
+    row_of_draw = np.repeat(np.arange(rows, dtype=np.int64), draws)
+    ranks = np.searchsorted(cdf, rng.random(row_of_draw.size), side="right")
+    ranks = np.minimum(ranks, cols - 1)
+    word = words_of_topic[topic[row_of_draw], ranks]
+
+    keys, counts = np.unique(row_of_draw * cols + word, return_counts=True)  # sorted by row, then word
+    row_of, col_of = keys // cols, keys % cols
+    values = np.log1p(counts.astype(np.float64))
+    norms = np.sqrt(np.bincount(row_of, weights=values * values, minlength=rows))
+    values /= norms[row_of]
+    starts = np.searchsorted(row_of, np.arange(rows + 1))
+    return label, starts, col_of, values, row_of_draw.size
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100000)
@@ -66,38 +108,9 @@ def main():
 
     rng = np.random.Generator(np.random.PCG64(args.seed))
     rows, cols = args.rows, args.cols
-
-    # The vocabulary's two orders: topic -1 reads P, topic +1 reads P with a subset shuffled.
-    order = {0: rng.permutation(cols)}
-    swapped = rng.choice(cols, size=int(round(args.swap_fraction * cols)), replace=False)
-    order[1] = order[0].copy()
-    order[1][swapped] = order[0][rng.permutation(swapped)]
-    words_of_topic = np.stack([order[0], order[1]])
-
-    p = np.arange(1, cols + 1, dtype=np.float64) ** -args.exponent
-    p /= p.sum()
-    cdf = np.cumsum(p)
-    cdf[-1] = 1.0
-
-    topic = (rng.random(rows) < 0.5).astype(np.int64)
-    flip = rng.random(rows) < args.label_noise
-    label = np.where(topic == 1, 1, -1) * np.where(flip, -1, 1)
-
-    mu = np.log(args.mean_nnz) - args.sigma ** 2 / 2
-    distinct = np.clip(np.round(rng.lognormal(mu, args.sigma, rows)), 1, max(1, cols // 4)).astype(np.int64)
-    draws = draws_for_distinct(p, distinct)
-
-    row_of_draw = np.repeat(np.arange(rows, dtype=np.int64), draws)
-    ranks = np.searchsorted(cdf, rng.random(row_of_draw.size), side="right")
-    ranks = np.minimum(ranks, cols - 1)
-    word = words_of_topic[topic[row_of_draw], ranks]
-
-    keys, counts = np.unique(row_of_draw * cols + word, return_counts=True)  # sorted by row, then word
-    row_of, col_of = keys // cols, keys % cols
-    values = np.log1p(counts.astype(np.float64))
-    norms = np.sqrt(np.bincount(row_of, weights=values * values, minlength=rows))
-    values /= norms[row_of]
-    starts = np.searchsorted(row_of, np.arange(rows + 1))
+    words_of_topic, p, cdf = vocabulary(rng, cols, args.swap_fraction, args.exponent)
+    label, starts, col_of, values, drawn = draw_rows(rng, rows, words_of_topic, p, cdf, args.mean_nnz, args.sigma,
+                                                    args.label_noise)
     cols_text = (col_of + 1).astype(str)
 
     def write(f):
@@ -108,9 +121,9 @@ def main():
 
     write_atomically(args.out, write)
     positive = int((label > 0).sum())
-    print(f"zipf_text.py: {args.out}: {rows} rows, {cols} features ({np.unique(col_of).size} used), {keys.size} "
-          f"nonzeros ({keys.size / rows:.1f} per row, {row_of_draw.size / rows:.1f} words drawn per row), "
-          f"{positive} positive ({positive / rows:.1%}), {int(flip.sum())} labels flipped", file=sys.stderr)
+    print(f"zipf_text.py: {args.out}: {rows} rows, {cols} features ({np.unique(col_of).size} used), {col_of.size} "
+          f"nonzeros ({col_of.size / rows:.1f} per row, {drawn / rows:.1f} words drawn per row), "
+          f"{positive} positive ({positive / rows:.1%})", file=sys.stderr)
 
 
 if __name__ == "__main__":
