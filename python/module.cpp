@@ -227,14 +227,10 @@ IterationCallback InterruptibleProgress(const py::dict& options, const std::shar
   };
 }
 
-// Solves on the caller's CSR arrays, the GIL released while the workers run.
-py::dict Fit(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, const Strict<double>& values,
-             int64_t n_features, const Strict<double>& labels, const std::optional<Strict<double>>& sample_weight,
-             const py::dict& options) {
-  const CsrView matrix = RowsOf(indptr, indices, values, n_features);
-  const TrainingData data = DataOf(matrix, labels, sample_weight);
-  SolveOptions solve = OptionsOf(options);
-  const auto ctrl_c = std::make_shared<CtrlC>();
+// Solve with the GIL released while the workers run, Ctrl-C stopping it (raised here as
+// KeyboardInterrupt), and its errors raised as Python's.
+SolveResult SolveInterruptibly(const TrainingData& data, SolveOptions solve, const py::dict& options,
+                               const std::shared_ptr<CtrlC>& ctrl_c) {
   solve.on_iteration = InterruptibleProgress(options, ctrl_c);
   Result<SolveResult> result = [&] {
     py::gil_scoped_release released;
@@ -243,7 +239,17 @@ py::dict Fit(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, con
   ctrl_c->RaiseIfSeen();
   if (!result.ok()) throw py::value_error(result.status().message());
   if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
-  return OutcomeOf(result->model, result->summary, n_features);
+  return std::move(result).value();
+}
+
+// Solves on the caller's CSR arrays.
+py::dict Fit(const Strict<int64_t>& indptr, const Strict<uint32_t>& indices, const Strict<double>& values,
+             int64_t n_features, const Strict<double>& labels, const std::optional<Strict<double>>& sample_weight,
+             const py::dict& options) {
+  const CsrView matrix = RowsOf(indptr, indices, values, n_features);
+  const TrainingData data = DataOf(matrix, labels, sample_weight);
+  const SolveResult result = SolveInterruptibly(data, OptionsOf(options), options, std::make_shared<CtrlC>());
+  return OutcomeOf(result.model, result.summary, n_features);
 }
 
 // The largest feature space whose coef_ comes dense (past it: the held weights, as CSR parts).
@@ -280,17 +286,8 @@ py::dict FitFile(const std::string& location, const std::optional<std::string>& 
                  const py::dict& options) {
   TrainingData data = TrainingData::LibsvmFile(location);
   if (sample_weight_file) data = std::move(data).WithSampleWeights(*sample_weight_file);
-  SolveOptions solve = OptionsOf(options);
-  const auto ctrl_c = std::make_shared<CtrlC>();
-  solve.on_iteration = InterruptibleProgress(options, ctrl_c);
-  Result<SolveResult> result = [&] {
-    py::gil_scoped_release released;
-    return Solve(data, solve);
-  }();
-  ctrl_c->RaiseIfSeen();
-  if (!result.ok()) throw py::value_error(result.status().message());
-  if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
-  return FileOutcome(result->model, result->summary);
+  const SolveResult result = SolveInterruptibly(data, OptionsOf(options), options, std::make_shared<CtrlC>());
+  return FileOutcome(result.model, result.summary);
 }
 
 // RuntimeOptions::start_worker over a Python callable start(worker, invocation, arguments,
@@ -353,20 +350,12 @@ py::dict FitHeld(const std::vector<std::string>& parts, int64_t n_features, cons
   SolveOptions solve = OptionsOf(options);
   const auto ctrl_c = std::make_shared<CtrlC>();
   UseStartWorker(options, std::move(start_worker), ctrl_c, solve);
-  solve.on_iteration = InterruptibleProgress(options, ctrl_c);
-  const TrainingData data = TrainingData::HeldByWorkers(parts);
-  Result<SolveResult> result = [&] {
-    py::gil_scoped_release released;
-    return Solve(data, solve);
-  }();
-  ctrl_c->RaiseIfSeen();
-  if (!result.ok()) throw py::value_error(result.status().message());
-  if (!result->summary.ok()) throw std::runtime_error("nimbus: " + result->summary.message);
-  py::dict out = OutcomeOf(result->model, result->summary, n_features);
-  out["classes"] = result->model.labels.ClassValues();
-  out["rows"] = result->summary.rows;
-  out["worker_restarts"] = result->summary.worker_restarts;
-  out["bytes_received"] = result->summary.bytes_received;
+  const SolveResult result = SolveInterruptibly(TrainingData::HeldByWorkers(parts), std::move(solve), options, ctrl_c);
+  py::dict out = OutcomeOf(result.model, result.summary, n_features);
+  out["classes"] = result.model.labels.ClassValues();
+  out["rows"] = result.summary.rows;
+  out["worker_restarts"] = result.summary.worker_restarts;
+  out["bytes_received"] = result.summary.bytes_received;
   return out;
 }
 
