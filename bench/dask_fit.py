@@ -99,35 +99,43 @@ class DaskObjective:
         return self.smooth(w, gradient=False)[0] + self.l1 * np.abs(w).sum()
 
 
-def dask_lbfgs(objective, d, target, limit):
-    start = time.monotonic()
-    state = {"F": np.inf, "reached": None}
+class Reaching:
+    """When a loop's F first met each of the targets (descending), and its passes then."""
 
+    def __init__(self, targets, limit):
+        self.targets, self.limit = targets, limit
+        self.start = time.monotonic()
+        self.best = np.inf
+        self.reached = [None] * len(targets)  # (seconds, passes)
+
+    def seen(self, F, passes):
+        """True when the loop should stop: every target met, or the time is up."""
+        self.best = min(self.best, F)
+        for i, target in enumerate(self.targets):
+            if self.reached[i] is None and F <= target:
+                self.reached[i] = (time.monotonic() - self.start, passes)
+        return self.reached[-1] is not None or time.monotonic() - self.start > self.limit
+
+
+def dask_lbfgs(objective, d, reaching):
     def fun(w):
         f, g = objective.smooth(w)
-        state["F"] = min(state["F"], f)
-        if state["reached"] is None and f <= target:
-            state["reached"] = time.monotonic() - start
-            raise StopIteration
-        if time.monotonic() - start > limit:
+        if reaching.seen(f, objective.evaluations):
             raise StopIteration
         return f, g
 
     try:
         scipy.optimize.minimize(fun, np.zeros(d), jac=True, method="L-BFGS-B",
-                                options={"maxiter": 100000, "gtol": 0, "ftol": 0})
+                                options={"maxiter": 10**6, "maxfun": 10**6, "gtol": 0, "ftol": 0})
     except StopIteration:
         pass
-    return state["reached"], state["F"], objective.evaluations, time.monotonic() - start
 
 
-def dask_fista(objective, d, target, limit):
+def dask_fista(objective, d, reaching):
     """FISTA with backtracking (Beck and Teboulle): the step 1/L grows back by 2x each iteration."""
-    start = time.monotonic()
     w = np.zeros(d)
     v, t, L = w.copy(), 1.0, 1.0
-    best, reached = np.inf, None
-    while time.monotonic() - start < limit:
+    while True:
         f_v, g_v = objective.smooth(v)
         while True:
             step = v - g_v / L
@@ -137,15 +145,11 @@ def dask_fista(objective, d, target, limit):
             if f_c <= f_v + g_v.dot(diff) + 0.5 * L * diff.dot(diff):
                 break
             L *= 2.0
-        F_c = f_c + objective.l1 * np.abs(candidate).sum()
-        best = min(best, F_c)
-        if F_c <= target:
-            reached = time.monotonic() - start
-            break
+        if reaching.seen(f_c + objective.l1 * np.abs(candidate).sum(), objective.evaluations):
+            return
         t_next = (1 + np.sqrt(1 + 4 * t * t)) / 2
         v = candidate + (t - 1) / t_next * (candidate - w)
         w, t, L = candidate, t_next, L / 2.0
-    return reached, best, objective.evaluations, time.monotonic() - start
 
 
 def run_case(client, X, y, args, name, l1, l2):
@@ -166,13 +170,16 @@ def run_case(client, X, y, args, name, l1, l2):
                  "%d rounds" % model.solve_summary_["rounds"]))
     print("dask_fit.py: %s: nimbus.dask %.2f s" % (name, took), file=sys.stderr, flush=True)
 
-    Xm, ym = client.compute([X, y], sync=True)  # gathered for the in-memory fit (not timed)
+    # Gathered for the in-memory fit (not timed), chunk by chunk: computing X whole would join the
+    # chunks on a worker first, which holds a quarter of the machine's memory.
+    Xm = sp.vstack(client.gather(client.compute(list(X.to_delayed().ravel())))).tocsr()
+    ym = np.concatenate(client.gather(client.compute(list(y.to_delayed().ravel()))))
     start = time.monotonic()
-    memory = nimbus.LogisticRegression(**common).fit(Xm.tocsr(), ym)
+    memory = nimbus.LogisticRegression(**common).fit(Xm, ym)
     took = time.monotonic() - start
     rows.append(("in memory, nimbus.LogisticRegression (threads)", took, memory.objective_,
                  memory.solve_summary_["rounds"], "%d rounds" % memory.solve_summary_["rounds"]))
-    tight = nimbus.LogisticRegression(tol=1e-9, **common).fit(Xm.tocsr(), ym).objective_
+    tight = nimbus.LogisticRegression(tol=1e-9, **common).fit(Xm, ym).objective_
     del Xm, ym
     if abs(tight - fstar) > 1e-9 * fstar:
         print("dask_fit.py: %s: F* from Dask %.12g and in memory %.12g differ" % (name, fstar, tight), file=sys.stderr)
@@ -180,10 +187,18 @@ def run_case(client, X, y, args, name, l1, l2):
     objective = DaskObjective(client, X, y, l1, l2)
     loop = dask_fista if l1 > 0 else dask_lbfgs
     print("dask_fit.py: %s: Dask's own loop (limit %d s)" % (name, args.limit), file=sys.stderr, flush=True)
-    reached, best, evaluations, took = loop(objective, X.shape[1], fstar * (1 + TARGET), args.limit)
+    # To F*(1 + 1e-4), then on to nimbus.dask's own F (the same accuracy), in one run.
+    targets = [fstar * (1 + TARGET), max(model.objective_, fstar * (1 + 1e-15))]
+    reaching = Reaching(targets, args.limit)
+    loop(objective, X.shape[1], reaching)
     label = "Dask's own loop, " + ("FISTA" if l1 > 0 else "L-BFGS")
-    rows.append((label, reached if reached is not None else took, best, evaluations,
-                 "%d passes%s" % (evaluations, "" if reached is not None else ", not there in %d s" % args.limit)))
+    for target_name, reached, F in zip(("to F*(1 + 1e-4)", "to nimbus.dask's F"), reaching.reached, targets):
+        if reached is not None:
+            rows.append(("%s, %s" % (label, target_name), reached[0], F, reached[1], "%d passes" % reached[1]))
+        else:
+            rows.append(("%s, %s" % (label, target_name), time.monotonic() - reaching.start, reaching.best,
+                         objective.evaluations, "%d passes, not there in %d s (its F: its best)"
+                         % (objective.evaluations, args.limit)))
     return fstar, rows
 
 

@@ -60,7 +60,8 @@ def _part_arrays(x, y, weights, classes):
     class indices 0 .. C-1 (as an in-memory fit encodes them), weights or None."""
     if hasattr(x, "to_numpy"):  # pandas
         x = x.to_numpy(dtype=np.float64)
-    matrix = sp.csr_matrix(x, dtype=np.float64) if not sp.issparse(x) else x.tocsr().astype(np.float64)
+    # A CSR chunk of float64 values is used as it is (its arrays shared, not copied).
+    matrix = sp.csr_matrix(x, dtype=np.float64) if not sp.issparse(x) else x.tocsr().astype(np.float64, copy=False)
     indptr, indices, data = linear_model.csr_arrays(matrix)
     y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y).ravel()
     if y.shape[0] != matrix.shape[0]:

@@ -56,6 +56,15 @@ def test_l1_text_in_sparse_partitions_of_unequal_sizes_and_an_empty_one(client, 
     np.testing.assert_array_equal(model.predict(X), nimbus.LogisticRegression(**params).fit(X, y).predict(X))
 
 
+def test_l2_binary_with_an_intercept_on_dense_chunks(client, fashion):
+    X, y = fashion
+    X = X.toarray()
+    params = dict(penalty="l2", C=0.1, tol=1e-10)
+    model = nimbus.dask.LogisticRegression(**params).fit(da.from_array(X, chunks=((1200, 800, 1000), 784)),
+                                                          da.from_array(y, chunks=((1200, 800, 1000),)))
+    expect_same_fit(model, nimbus.LogisticRegression(**params).fit(X, y))
+
+
 def test_l2_multinomial_of_dense_chunks(client):
     X, y = load_iris(return_X_y=True)
     labels = np.array(["setosa", "versicolor", "virginica"])[y]  # any labels, as scikit-learn takes them
