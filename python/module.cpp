@@ -327,8 +327,6 @@ std::function<Result<StartedWorker>(const WorkerStart&)> StartWorkerOf(py::funct
   };
 }
 
-// Solves on parts held where they lie (a Dask cluster's partitions): `start_worker` starts
-// worker i where part i is, which runs serve_worker; this process reads no row.
 // The runtime of held parts: workers started by `start_worker` (and, for tests only, the
 // workers' faults as `nimbus train --inject-crash` and `--inject-delay` take them: "@1:3" kills
 // worker 1's process in round 3, and with it the Dask worker that runs it; "200" delays every
@@ -345,6 +343,8 @@ void UseStartWorker(const py::dict& options, py::function start_worker, const st
   }
 }
 
+// Solves on parts held where they lie (a Dask cluster's partitions): `start_worker` starts
+// worker i where part i is, which runs serve_worker; this process reads no row.
 py::dict FitHeld(const std::vector<std::string>& parts, int64_t n_features, const py::dict& options,
                  py::function start_worker) {
   SolveOptions solve = OptionsOf(options);

@@ -250,18 +250,14 @@ Result<Plan> PlanHeld(const TrainingData& source, int64_t requested_workers, Los
 }  // namespace
 
 Result<Plan> PlanData(const TrainingData& data, int64_t workers, Loss loss) {
-  if (!data.held_parts().empty()) {
-    NIMBUS_ASSIGN_OR_RETURN(Plan plan, PlanHeld(data, workers, loss));
-    plan.source = data.location();
-    plan.spec.loss = loss;
-    return plan;
-  }
   if (data.is_store() && (!data.sample_weights().empty() || !data.sample_weights_file().empty())) {
     return InvalidArgument("--sample-weights: the store " + data.location() +
                            " holds its rows' weights, if any (give them to nimbus split)");
   }
   Result<Plan> planned = Plan{};
-  if (data.in_memory()) {
+  if (!data.held_parts().empty()) {
+    planned = PlanHeld(data, workers, loss);
+  } else if (data.in_memory()) {
     planned = PlanInMemory(data, workers, loss);
   } else if (data.is_store()) {
     planned = PlanFromStore(data.location(), workers, loss);
